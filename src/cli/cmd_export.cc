@@ -1,0 +1,28 @@
+// `offgraph export --model MODEL --output FILE [--dtype ...] [--max-ctx-len N] [--prefill-chunk-size C]`
+#include <unistd.h>
+
+#include <iostream>
+
+#include "cli/commands.h"
+#include "export/exporter.h"
+
+namespace og::cli {
+
+Runner add_export(CLI::App& app) {
+  auto* cmd = app.add_subcommand("export", "Export a HF checkpoint to a program file");
+  auto o = std::make_shared<exporter::ExportOptions>();
+  cmd->add_option("--model,-m", o->model, "model directory, config.json, or hub id in the local HF cache")->required();
+  cmd->add_option("--output,-o", o->output, "program file to write")->required();
+  cmd->add_option("--dtype", o->dtype, "weight dtype: fp32, bf16 or fp16")->capture_default_str();
+  cmd->add_option("--max-ctx-len", o->max_ctx_len, "context capacity (default min(max_position_embeddings, 4096))");
+  cmd->add_option("--prefill-chunk-size", o->prefill_chunk_size, "largest T of one step (default min(512, max-ctx-len))");
+  return [o]() -> Status {
+    o->show_progress = ::isatty(2);
+    OG_ASSIGN_OR_RETURN(exporter::ExportSummary s, exporter::export_program(*o));
+    std::cerr << fmt::format("exported {} -> {}: {} tensors, {} ops, {:.1f} MB in {:.2f} s\n", o->model, o->output,
+                             s.n_tensors, s.n_ops, static_cast<double>(s.bytes) / 1e6, s.seconds);
+    return Status::ok();
+  };
+}
+
+}  // namespace og::cli

@@ -1,0 +1,59 @@
+// `offgraph inspect FILE [--json]`: what a program says about itself.
+#include <iostream>
+#include <map>
+
+#include "cli/commands.h"
+#include "program/program_file.h"
+#include "program/validator.h"
+
+namespace og::cli {
+
+Runner add_inspect(CLI::App& app) {
+  auto* cmd = app.add_subcommand("inspect", "Print a program's metadata, layout and op counts");
+  auto file = std::make_shared<std::string>();
+  auto json = std::make_shared<bool>(false);
+  cmd->add_option("file", *file, "program file")->required();
+  cmd->add_flag("--json", *json, "print one JSON object");
+  return [file, json]() -> Status {
+    OG_ASSIGN_OR_RETURN(auto pf, program::ProgramFile::open(*file));
+    const fb::Program& p = pf->program();
+    const program::CacheLayout layout = program::layout_from_fb(*p.layout());
+    nlohmann::ordered_json j = layout_json(layout);
+    j["max_ctx_len"] = p.max_ctx_len();
+    j["prefill_chunk_size"] = p.prefill_chunk_size();
+    j["vocab_size"] = p.vocab_size();
+    j["dtype"] = p.dtype() == fb::DType::F32 ? "fp32" : p.dtype() == fb::DType::BF16 ? "bf16" : "fp16";
+    j["model_id"] = p.model_id() ? p.model_id()->str() : "";
+    j["family"] = p.family() ? p.family()->str() : "";
+    j["bos_id"] = p.bos_id();
+    std::vector<int32_t> eos;
+    if (p.eos_ids())
+      for (int32_t e : *p.eos_ids()) eos.push_back(e);
+    j["eos_ids"] = eos;
+    std::map<std::string, int> counts;
+    for (const fb::Op* op : *p.ops()) counts[program::op_name(op->attrs_type())]++;
+    j["op_counts"] = counts;
+    uint64_t weight_bytes = 0;
+    for (const fb::Tensor* t : *p.tensors()) weight_bytes += t->nbytes();
+    j["n_tensors"] = p.tensors()->size();
+    j["weight_bytes"] = weight_bytes;
+    j["file_bytes"] = pf->file_size();
+    j["has_tokenizer"] = p.tokenizer_json() != nullptr && p.tokenizer_json()->size() > 0;
+    j["has_chat_template"] = p.chat_template() != nullptr && p.chat_template()->size() > 0;
+    if (*json) {
+      std::cout << j.dump() << "\n";
+      return Status::ok();
+    }
+    std::cout << fmt::format("program {} ({} bytes)\n  model: {} ({})\n  dtype: {}, vocab {}, max_ctx_len {}, prefill_chunk_size {}\n",
+                             *file, pf->file_size(), j["model_id"].get<std::string>(), j["family"].get<std::string>(),
+                             j["dtype"].get<std::string>(), p.vocab_size(), p.max_ctx_len(), p.prefill_chunk_size());
+    std::cout << fmt::format("  weights: {} tensors, {:.1f} MB\n  bos {}, eos {}\n  tokenizer: {}, chat template: {}\n  ops:",
+                             p.tensors()->size(), static_cast<double>(weight_bytes) / 1e6, p.bos_id(), j["eos_ids"].dump(),
+                             j["has_tokenizer"].get<bool>() ? "yes" : "no", j["has_chat_template"].get<bool>() ? "yes" : "no");
+    for (const auto& [name, n] : counts) std::cout << " " << name << "=" << n;
+    std::cout << "\n\n" << layout_table(layout);
+    return Status::ok();
+  };
+}
+
+}  // namespace og::cli

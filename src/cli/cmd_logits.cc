@@ -1,0 +1,76 @@
+// `offgraph logits --program FILE (--tokens 1,2,3 | --tokens-file F) --out OUT.npy [--chunk C] [--kv-dtype D]`
+// Feeds the tokens in steps of at most C and writes float32 [T, V]: row t = logits after token t.
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "base/mapped_file.h"
+#include "base/npy.h"
+#include "cli/commands.h"
+#include "runtime/session.h"
+
+namespace og::cli {
+
+Result<std::vector<int32_t>> parse_token_list(const std::string& s) {
+  std::vector<int32_t> ids;
+  std::string item;
+  std::stringstream ss(s);
+  while (std::getline(ss, item, ',')) {
+    size_t b = item.find_first_not_of(" \t\r\n"), e = item.find_last_not_of(" \t\r\n");
+    if (b == std::string::npos) continue;
+    item = item.substr(b, e - b + 1);
+    char* end = nullptr;
+    errno = 0;
+    long long v = std::strtoll(item.c_str(), &end, 10);
+    if (*end != '\0' || errno != 0 || v < 0 || v > INT32_MAX) return usage_error("token '{}' is not a non-negative integer", item);
+    ids.push_back(static_cast<int32_t>(v));
+  }
+  return ids;
+}
+
+Runner add_logits(CLI::App& app) {
+  auto* cmd = app.add_subcommand("logits", "Run a program on tokens and write all logits to a .npy file");
+  struct Opts {
+    std::string program, tokens, tokens_file, out, kv_dtype = "fp32";
+    int64_t chunk = 0;
+    int threads = 0;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--program,-m", o->program, "program file")->required();
+  auto* tok = cmd->add_option("--tokens", o->tokens, "comma-separated token ids");
+  auto* tokf = cmd->add_option("--tokens-file", o->tokens_file, "file of token ids (comma or whitespace separated)");
+  tok->excludes(tokf);
+  cmd->add_option("--out,-o", o->out, "output .npy [T, vocab] float32")->required();
+  cmd->add_option("--chunk", o->chunk, "tokens per step (default prefill_chunk_size; 1 = decode)");
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "worker threads (0 = physical cores)");
+  return [o]() -> Status {
+    std::string text = o->tokens;
+    if (!o->tokens_file.empty()) {
+      OG_ASSIGN_OR_RETURN(text, read_text_file(o->tokens_file));
+      for (char& c : text)
+        if (c == '\n' || c == ' ' || c == '\t' || c == '[' || c == ']') c = ',';
+    }
+    if (o->tokens.empty() && o->tokens_file.empty()) return usage_error("give --tokens or --tokens-file");
+    OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, parse_token_list(text));
+    if (ids.empty()) return usage_error("no tokens given");
+    if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
+    OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program));
+    int64_t chunk = o->chunk > 0 ? o->chunk : model->prefill_chunk_size();
+    if (o->chunk < 0 || chunk > model->prefill_chunk_size())
+      return usage_error("--chunk {} must be between 1 and the program's prefill_chunk_size {}", o->chunk,
+                         model->prefill_chunk_size());
+    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv}));
+    const int64_t V = model->vocab_size(), T = static_cast<int64_t>(ids.size());
+    std::vector<float> all(static_cast<size_t>(T * V));
+    for (int64_t t = 0; t < T; t += chunk) {
+      const int64_t n = std::min(chunk, T - t);
+      OG_ASSIGN_OR_RETURN(auto logits, session->append(std::span<const int32_t>(ids.data() + t, static_cast<size_t>(n))));
+      std::copy(logits.begin(), logits.end(), all.begin() + t * V);
+    }
+    return write_npy_f32(o->out, all.data(), {T, V});
+  };
+}
+
+}  // namespace og::cli

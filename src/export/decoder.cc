@@ -1,0 +1,153 @@
+#include "export/decoder.h"
+
+#include <cmath>
+
+#include "base/half.h"
+#include "export/rope.h"
+
+namespace og::exporter {
+
+Result<fb::Activation> activation_from_config(const hf::ModelConfig& c) {
+  hf::JsonFields t = c.text_fields();
+  const std::string key = t.has("hidden_activation") ? "hidden_activation" : "hidden_act";
+  OG_ASSIGN_OR_RETURN(std::string act, t.get_string(key, "silu"));
+  if (act == "silu" || act == "swish") return fb::Activation::Silu;
+  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast") return fb::Activation::GeluTanh;
+  return unsupported("{}: field '{}' is '{}': offgraph supports silu and gelu_pytorch_tanh", c.path,
+                     t.field_name(key), act);
+}
+
+float round_to_dtype(double x, DType dtype) {
+  switch (dtype) {
+    case DType::kBF16: return bf16_to_float(float_to_bf16(static_cast<float>(x)));
+    case DType::kF16: return fp16_to_float(float_to_fp16(static_cast<float>(x)));
+    default: return static_cast<float>(x);
+  }
+}
+
+Result<std::string> find_text_prefix(const hf::Checkpoint& ckpt) {
+  for (const char* p : {"model.", "model.language_model.", "language_model.model.", ""})
+    if (ckpt.find(std::string(p) + "embed_tokens.weight") != nullptr) return std::string(p);
+  return bad_input("{}: no embed_tokens.weight under model., model.language_model. or language_model.model.",
+                   ckpt.dir());
+}
+
+namespace {
+
+Result<WeightId> optional_bias(const BuildContext& ctx, bool want, const std::string& name, int64_t n) {
+  if (!want) {
+    if (ctx.has(name))
+      return unsupported("{}: checkpoint has '{}{}' but the config implies no bias (attention_bias / mlp_bias)",
+                         ctx.config.path, ctx.prefix, name);
+    return kNoWeight;
+  }
+  return ctx.weight(name, {n}, {.keep_f32 = true});
+}
+
+}  // namespace
+
+Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
+  const hf::ModelConfig& c = ctx.config;
+  GraphBuilder& g = ctx.g;
+  const int64_t H = c.hidden_size, V = c.vocab_size, Hq = c.num_attention_heads;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
+    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true, .add = o.norm_offset}));
+    return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
+  };
+
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* embed_t, ctx.tensor("embed_tokens.weight", {V, H}));
+  OG_ASSIGN_OR_RETURN(WeightId embed, g.weight(*embed_t));
+  ValueId x = g.embedding(embed, static_cast<int32_t>(H), o.embed_scale);
+
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const LayerAttention& la = ctx.layers[l];
+    const std::string p = "layers." + std::to_string(l) + ".";
+    const int64_t D = la.head_dim, Hkv = la.kv_heads, I = c.intermediate_size[l];
+    if (la.donor >= 0) return unsupported("{}: KV-shared layers are not supported by this family's builder", c.path);
+
+    OG_ASSIGN_OR_RETURN(ValueId h, norm(x, p + "input_layernorm.weight", H));
+    ValueId q, k, v;
+    if (o.fused_qkv) {
+      OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(p + "self_attn.qkv_proj.weight", {(Hq + 2 * Hkv) * D, H}));
+      OG_ASSIGN_OR_RETURN(WeightId wq, g.weight(*qkv, {.row_begin = 0, .row_end = Hq * D}));
+      OG_ASSIGN_OR_RETURN(WeightId wk, g.weight(*qkv, {.row_begin = Hq * D, .row_end = (Hq + Hkv) * D}));
+      OG_ASSIGN_OR_RETURN(WeightId wv, g.weight(*qkv, {.row_begin = (Hq + Hkv) * D, .row_end = (Hq + 2 * Hkv) * D}));
+      q = g.linear(h, wq);
+      k = g.linear(h, wk);
+      v = g.linear(h, wv);
+    } else {
+      OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(p + "self_attn.q_proj.weight", {Hq * D, H}));
+      OG_ASSIGN_OR_RETURN(WeightId bq, optional_bias(ctx, o.qkv_bias, p + "self_attn.q_proj.bias", Hq * D));
+      OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
+      OG_ASSIGN_OR_RETURN(WeightId bk, optional_bias(ctx, o.qkv_bias, p + "self_attn.k_proj.bias", Hkv * D));
+      OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(p + "self_attn.v_proj.weight", {Hkv * D, H}));
+      OG_ASSIGN_OR_RETURN(WeightId bv, optional_bias(ctx, o.qkv_bias, p + "self_attn.v_proj.bias", Hkv * D));
+      q = g.linear(h, wq, bq);
+      k = g.linear(h, wk, bk);
+      v = g.linear(h, wv, bv);
+    }
+    if (o.qk_norm) {
+      OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn.q_norm.weight", D));
+      OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn.k_norm.weight", D));
+    }
+    OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
+    OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
+                                                        {static_cast<int64_t>(rope.inv_freq.size())}));
+    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
+    k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim);
+    AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
+                    .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
+                    .softcap = o.attn_softcap,
+                    .n_heads = static_cast<int32_t>(Hq),
+                    .n_kv_heads = static_cast<int32_t>(Hkv),
+                    .head_dim = static_cast<int32_t>(D),
+                    .writes_cache = true};
+    ValueId a = g.attend(q, k, v, spec);
+    OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "self_attn.o_proj.weight", {H, Hq * D}));
+    OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, p + "self_attn.o_proj.bias", H));
+    ValueId attn_out = g.linear(a, wo, bo);
+    if (o.sandwich_norms) { OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + "post_attention_layernorm.weight", H)); }
+    x = g.add(x, attn_out);
+
+    OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H));
+    ValueId gate, up;
+    if (o.fused_gate_up) {
+      OG_ASSIGN_OR_RETURN(const hf::TensorView* gu, ctx.tensor(p + "mlp.gate_up_proj.weight", {2 * I, H}));
+      OG_ASSIGN_OR_RETURN(WeightId wg, g.weight(*gu, {.row_begin = 0, .row_end = I}));
+      OG_ASSIGN_OR_RETURN(WeightId wu, g.weight(*gu, {.row_begin = I, .row_end = 2 * I}));
+      gate = g.linear(h, wg);
+      up = g.linear(h, wu);
+    } else {
+      OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(p + "mlp.gate_proj.weight", {I, H}));
+      OG_ASSIGN_OR_RETURN(WeightId bg, optional_bias(ctx, o.mlp_bias, p + "mlp.gate_proj.bias", I));
+      OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(p + "mlp.up_proj.weight", {I, H}));
+      OG_ASSIGN_OR_RETURN(WeightId bu, optional_bias(ctx, o.mlp_bias, p + "mlp.up_proj.bias", I));
+      gate = g.linear(h, wg, bg);
+      up = g.linear(h, wu, bu);
+    }
+    ValueId m = g.act_mul(gate, up, o.activation);
+    OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(p + "mlp.down_proj.weight", {H, I}));
+    OG_ASSIGN_OR_RETURN(WeightId bd, optional_bias(ctx, o.mlp_bias, p + "mlp.down_proj.bias", H));
+    m = g.linear(m, wd, bd);
+    if (o.sandwich_norms) { OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H)); }
+    x = g.add(x, m);
+  }
+  OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));
+
+  // The head: tied to the embedding when the config says so or the checkpoint has none.
+  WeightId head = embed;
+  const hf::TensorView* lm = ctx.ckpt.find("lm_head.weight");
+  if (lm == nullptr) lm = ctx.ckpt.find("language_model.lm_head.weight");
+  if (!c.tie_word_embeddings) {
+    if (lm == nullptr) return bad_input("{}: tie_word_embeddings is false but the checkpoint has no lm_head.weight", ctx.ckpt.dir());
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {V, H}));
+    OG_ASSIGN_OR_RETURN(head, g.weight(*lm_checked));
+  }
+  ValueId logits = g.linear(x, head);
+  if (o.final_softcap > 0) logits = g.softcap(logits, o.final_softcap);
+  g.set_logits(logits);
+  return Status::ok();
+}
+
+}  // namespace og::exporter

@@ -1,0 +1,38 @@
+// The pre-norm decoder most families share, parameterized by what differs between them:
+// norm offset (Gemma's 1 + w), sandwich norms, q/k norms, biases, fused projections,
+// attention scale and softcap, activation, embedding scale and final softcap.
+// A family file fills DecoderOptions from its config and calls build_decoder().
+#pragma once
+
+#include <optional>
+
+#include "export/build_context.h"
+
+namespace og::exporter {
+
+struct DecoderOptions {
+  float norm_offset = 0.0f;        // 1.0: Gemma's (1 + w) RMSNorm, folded into the weight
+  bool sandwich_norms = false;     // Gemma-2/3: post-attention, pre- and post-feedforward norms
+  bool qk_norm = false;            // Qwen3, Gemma-3: RMSNorm over head_dim of q and k
+  bool qkv_bias = false;           // biases on q, k, v projections
+  bool o_bias = false;
+  bool mlp_bias = false;
+  bool fused_qkv = false;          // Phi-3: one qkv_proj
+  bool fused_gate_up = false;      // Phi-3: one gate_up_proj (gate first)
+  float attn_scale = 0.0f;         // 0: head_dim^-0.5
+  float attn_softcap = 0.0f;
+  fb::Activation activation = fb::Activation::Silu;
+  float embed_scale = 1.0f;
+  float final_softcap = 0.0f;
+  std::optional<double> sliding_rope_theta;  // Gemma-3 rope_local_base_freq
+};
+
+Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
+
+// hidden_activation / hidden_act as an op activation; unknown names are an error naming the field.
+Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);
+
+// A float config field rounded to a tensor dtype, as torch.tensor(x, dtype=w.dtype) does.
+float round_to_dtype(double x, DType dtype);
+
+}  // namespace og::exporter

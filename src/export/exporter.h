@@ -1,0 +1,29 @@
+// HF checkpoint -> program file (DESIGN.md §1, §3).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace og::exporter {
+
+struct ExportOptions {
+  std::string model;               // directory, config.json, or hub id in the local HF cache
+  std::string output;              // program file to write
+  std::string dtype = "fp32";      // fp32 | bf16 | fp16: weights of linears and embeddings
+  int64_t max_ctx_len = 0;         // 0: min(max_position_embeddings, 4096)
+  int64_t prefill_chunk_size = 0;  // 0: min(512, max_ctx_len)
+  bool show_progress = false;
+};
+
+struct ExportSummary {
+  int64_t n_tensors = 0;
+  uint64_t bytes = 0;
+  int32_t n_ops = 0;
+  double seconds = 0;
+};
+
+Result<ExportSummary> export_program(const ExportOptions& options);
+
+}  // namespace og::exporter

@@ -1,0 +1,55 @@
+// Gemma-3 text (gemma3_text, or the text part of the gemma3 wrapper): Gemma-2's block
+// with (1 + w) q/k norms instead of attention softcapping, rope_local_base_freq for
+// sliding layers, and layer i sliding iff (i + 1) % sliding_window_pattern != 0.
+#include <cmath>
+
+#include "export/decoder.h"
+#include "export/family.h"
+
+namespace og::exporter {
+namespace {
+
+class Gemma3Family final : public Family {
+ public:
+  const char* name() const override { return "gemma3"; }
+  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
+    OG_ASSIGN_OR_RETURN(int64_t pattern, c.text_fields().get_int("sliding_window_pattern", 6));
+    if (pattern <= 0) return c.text_fields().invalid("sliding_window_pattern", "a positive integer");
+    std::vector<std::string> types;
+    for (int64_t i = 0; i < c.num_hidden_layers; ++i)
+      types.push_back((i + 1) % pattern != 0 ? "sliding_attention" : "full_attention");
+    return types;
+  }
+  Status build(BuildContext& ctx) const override {
+    const hf::ModelConfig& c = ctx.config;
+    hf::JsonFields t = c.text_fields();
+    DecoderOptions o;
+    o.norm_offset = 1.0f;
+    o.sandwich_norms = true;
+    o.qk_norm = true;
+    OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
+    OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", static_cast<double>(c.head_dim)));
+    if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "positive");
+    o.attn_scale = static_cast<float>(1.0 / std::sqrt(qpas));
+    OG_ASSIGN_OR_RETURN(double attn_cap, t.get_double("attn_logit_softcapping", 0.0));
+    OG_ASSIGN_OR_RETURN(double final_cap, t.get_double("final_logit_softcapping", 0.0));
+    if (attn_cap < 0) return t.invalid("attn_logit_softcapping", "positive or null");
+    if (final_cap < 0) return t.invalid("final_logit_softcapping", "positive or null");
+    o.attn_softcap = static_cast<float>(attn_cap);
+    o.final_softcap = static_cast<float>(final_cap);
+    OG_ASSIGN_OR_RETURN(double local_theta, t.get_double("rope_local_base_freq", 10000.0));
+    o.sliding_rope_theta = local_theta;
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* e, ctx.tensor("embed_tokens.weight", {c.vocab_size, c.hidden_size}));
+    o.embed_scale = round_to_dtype(std::sqrt(static_cast<double>(c.hidden_size)), e->dtype);
+    return build_decoder(ctx, o);
+  }
+};
+
+}  // namespace
+
+const Family& gemma3_family() {
+  static const Gemma3Family f;
+  return f;
+}
+
+}  // namespace og::exporter

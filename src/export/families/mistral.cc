@@ -1,0 +1,29 @@
+// Mistral: Llama's block; `sliding_window`, when set, applies to every layer.
+#include "export/decoder.h"
+#include "export/family.h"
+
+namespace og::exporter {
+namespace {
+
+class MistralFamily final : public Family {
+ public:
+  const char* name() const override { return "mistral"; }
+  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
+    return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
+                                    c.sliding_window ? "sliding_attention" : "full_attention");
+  }
+  Status build(BuildContext& ctx) const override {
+    DecoderOptions o;
+    OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
+    return build_decoder(ctx, o);
+  }
+};
+
+}  // namespace
+
+const Family& mistral_family() {
+  static const MistralFamily f;
+  return f;
+}
+
+}  // namespace og::exporter

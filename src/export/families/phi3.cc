@@ -1,0 +1,35 @@
+// Phi-3: fused qkv_proj and gate_up_proj (split into separate weights at export, rows
+// are contiguous), partial rotary, `sliding_window` on every layer when set.
+// rope_scaling longrope/su is not implemented and is rejected by rope_for_layer.
+#include "export/decoder.h"
+#include "export/family.h"
+
+namespace og::exporter {
+namespace {
+
+class Phi3Family final : public Family {
+ public:
+  const char* name() const override { return "phi3"; }
+  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
+    return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
+                                    c.sliding_window ? "sliding_attention" : "full_attention");
+  }
+  Status build(BuildContext& ctx) const override {
+    DecoderOptions o;
+    o.fused_qkv = true;
+    o.fused_gate_up = true;
+    OG_ASSIGN_OR_RETURN(bool bias, ctx.config.text_fields().get_bool("attention_bias", false));
+    if (bias) return unsupported("{}: field 'attention_bias' is true: Phi-3 with attention bias is not supported", ctx.config.path);
+    OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
+    return build_decoder(ctx, o);
+  }
+};
+
+}  // namespace
+
+const Family& phi3_family() {
+  static const Phi3Family f;
+  return f;
+}
+
+}  // namespace og::exporter

@@ -1,0 +1,33 @@
+// Qwen3: Llama's block with RMSNorm on q and k per head (before RoPE), biases only with
+// attention_bias, and Qwen2's sliding-window rule.
+#include "export/decoder.h"
+#include "export/family.h"
+#include "export/families/qwen_common.h"
+
+namespace og::exporter {
+namespace {
+
+class Qwen3Family final : public Family {
+ public:
+  const char* name() const override { return "qwen3"; }
+  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
+    return qwen_layer_types(c);
+  }
+  Result<int64_t> sliding_window(const hf::ModelConfig& c) const override { return qwen_sliding_window(c); }
+  Status build(BuildContext& ctx) const override {
+    DecoderOptions o;
+    o.qk_norm = true;
+    OG_ASSIGN_OR_RETURN(o.qkv_bias, ctx.config.text_fields().get_bool("attention_bias", false));
+    OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
+    return build_decoder(ctx, o);
+  }
+};
+
+}  // namespace
+
+const Family& qwen3_family() {
+  static const Qwen3Family f;
+  return f;
+}
+
+}  // namespace og::exporter

@@ -1,0 +1,200 @@
+#include "export/graph_builder.h"
+
+#include <cstdio>
+#include <cstring>
+
+#include "base/half.h"
+
+namespace og::exporter {
+
+GraphBuilder::GraphBuilder(program::ProgramWriter& writer, fb::ProgramT& program, fb::DType weight_dtype,
+                           bool show_progress, size_t expected_tensors)
+    : writer_(writer), program_(program), weight_dtype_(weight_dtype), show_progress_(show_progress),
+      expected_tensors_(expected_tensors), start_(std::chrono::steady_clock::now()) {
+  ids_ = new_value(1, fb::DType::I32);
+  positions_ = new_value(1, fb::DType::I32);
+  program_.input_ids = ids_;
+  program_.positions = positions_;
+}
+
+ValueId GraphBuilder::new_value(int32_t width, fb::DType dtype) {
+  auto v = std::make_unique<fb::ValueT>();
+  v->width = width;
+  v->dtype = dtype;
+  v->name = "v" + std::to_string(program_.values.size());
+  program_.values.push_back(std::move(v));
+  return static_cast<ValueId>(program_.values.size() - 1);
+}
+
+Result<WeightId> GraphBuilder::write(const std::string& name, fb::DType dtype, std::vector<int64_t> shape,
+                                     std::span<const uint8_t> bytes) {
+  OG_ASSIGN_OR_RETURN(WeightId id, writer_.add_tensor(program_, name, dtype, std::move(shape), bytes));
+  if (show_progress_) {
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    double mb = static_cast<double>(writer_.bytes_written()) / 1e6;
+    std::fprintf(stderr, "\rexport: %zu/%zu tensors, %.1f MB, %.1f MB/s   ", program_.tensors.size(), expected_tensors_,
+                 mb, secs > 0 ? mb / secs : 0.0);
+  }
+  return id;
+}
+
+void GraphBuilder::finish_progress() {
+  if (show_progress_) std::fprintf(stderr, "\n");
+}
+
+Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptions& o) {
+  if (!is_float_dtype(t.dtype))
+    return bad_input("{}: tensor '{}' has dtype {}, expected a float dtype", t.file, t.name, dtype_name(t.dtype));
+  used_.insert(t.name);
+  std::vector<int64_t> shape = t.shape;
+  int64_t row_elems = 1, first = 0, count = t.numel();
+  if (o.row_end >= 0) {
+    if (shape.size() != 2 || o.row_begin < 0 || o.row_end > shape[0] || o.row_begin >= o.row_end)
+      return bad_input("{}: tensor '{}' {} cannot be sliced to rows [{}, {})", t.file, t.name, t.shape_str(),
+                       o.row_begin, o.row_end);
+    row_elems = shape[1];
+    first = o.row_begin * row_elems;
+    count = (o.row_end - o.row_begin) * row_elems;
+    shape[0] = o.row_end - o.row_begin;
+  }
+  const fb::DType dtype = o.keep_f32 ? fb::DType::F32 : weight_dtype_;
+  std::vector<uint8_t> bytes(static_cast<size_t>(count) * program::fb_dtype_size(dtype));
+  // Same dtype, nothing to fold: copy the bytes as they are.
+  const bool same = o.add == 0.0f && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
+                                      (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
+                                      (t.dtype == DType::kF16 && dtype == fb::DType::F16));
+  if (same) {
+    std::memcpy(bytes.data(), t.data + first * dtype_size(t.dtype), bytes.size());
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      // Folding happens in f32, as transformers computes (1 + w.float()).
+      float v = static_cast<float>(t.get(first + i)) + o.add;
+      switch (dtype) {
+        case fb::DType::F32: std::memcpy(&bytes[i * 4], &v, 4); break;
+        case fb::DType::BF16: { uint16_t h = float_to_bf16(v); std::memcpy(&bytes[i * 2], &h, 2); break; }
+        case fb::DType::F16: { uint16_t h = float_to_fp16(v); std::memcpy(&bytes[i * 2], &h, 2); break; }
+        default: return bad_input("weight dtype not supported");
+      }
+    }
+  }
+  std::string name = t.name;
+  if (o.row_end >= 0) name += "[" + std::to_string(o.row_begin) + ":" + std::to_string(o.row_end) + "]";
+  return write(name, dtype, std::move(shape), bytes);
+}
+
+Result<WeightId> GraphBuilder::weight_f32(const std::string& name, std::span<const float> data,
+                                          std::vector<int64_t> shape) {
+  return write(name, fb::DType::F32, std::move(shape),
+               std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data.data()), data.size_bytes()));
+}
+
+ValueId GraphBuilder::push(std::vector<int32_t> inputs, int32_t width, fb::OpAttrsUnion attrs) {
+  auto op = std::make_unique<fb::OpT>();
+  op->inputs = std::move(inputs);
+  op->output = new_value(width);
+  op->attrs = std::move(attrs);
+  ValueId out = op->output;
+  program_.ops.push_back(std::move(op));
+  return out;
+}
+
+ValueId GraphBuilder::embedding(WeightId table, int32_t width, float scale) {
+  fb::EmbeddingAttrsT a;
+  a.table = table;
+  a.scale = scale;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({ids_}, width, std::move(u));
+}
+
+ValueId GraphBuilder::rms_norm(ValueId x, WeightId weight, float eps, int32_t dim) {
+  fb::RmsNormAttrsT a;
+  a.weight = weight;
+  a.eps = eps;
+  a.dim = dim;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width(x), std::move(u));
+}
+
+ValueId GraphBuilder::linear(ValueId x, WeightId weight, WeightId bias) {
+  fb::LinearAttrsT a;
+  a.weight = weight;
+  a.bias = bias;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, static_cast<int32_t>(weight_shape(weight)[0]), std::move(u));
+}
+
+ValueId GraphBuilder::rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim) {
+  fb::RopeAttrsT a;
+  a.inv_freq = inv_freq;
+  a.n_heads = n_heads;
+  a.head_dim = head_dim;
+  a.rotary_dim = rotary_dim;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x, positions_}, width(x), std::move(u));
+}
+
+ValueId GraphBuilder::attend(ValueId q, ValueId k, ValueId v, const AttendSpec& s) {
+  fb::AttendAttrsT a;
+  a.cache_id = s.cache_id;
+  a.scale = s.scale;
+  a.softcap = s.softcap;
+  a.n_heads = s.n_heads;
+  a.n_kv_heads = s.n_kv_heads;
+  a.head_dim = s.head_dim;
+  a.v_head_dim = s.head_dim;
+  a.writes_cache = s.writes_cache;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  std::vector<int32_t> in = s.writes_cache ? std::vector<int32_t>{q, k, v, positions_} : std::vector<int32_t>{q, positions_};
+  return push(std::move(in), s.n_heads * s.head_dim, std::move(u));
+}
+
+ValueId GraphBuilder::add(ValueId a, ValueId b) {
+  fb::OpAttrsUnion u;
+  u.Set(fb::AddAttrsT{});
+  return push({a, b}, width(a), std::move(u));
+}
+
+ValueId GraphBuilder::mul(ValueId a, ValueId b) {
+  fb::OpAttrsUnion u;
+  u.Set(fb::MulAttrsT{});
+  return push({a, b}, width(a), std::move(u));
+}
+
+ValueId GraphBuilder::scale(ValueId x, float s) {
+  fb::ScaleAttrsT a;
+  a.scale = s;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width(x), std::move(u));
+}
+
+ValueId GraphBuilder::act(ValueId x, fb::Activation act) {
+  fb::ActAttrsT a;
+  a.activation = act;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width(x), std::move(u));
+}
+
+ValueId GraphBuilder::act_mul(ValueId gate, ValueId up, fb::Activation act) {
+  fb::ActAttrsT a;
+  a.activation = act;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({gate, up}, width(gate), std::move(u));
+}
+
+ValueId GraphBuilder::softcap(ValueId x, float cap) {
+  fb::SoftcapAttrsT a;
+  a.cap = cap;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width(x), std::move(u));
+}
+
+}  // namespace og::exporter

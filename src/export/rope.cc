@@ -1,0 +1,97 @@
+#include "export/rope.h"
+
+#include <cmath>
+#include <numbers>
+
+namespace og::exporter {
+namespace {
+
+struct RopeParams {
+  std::string type = "default";
+  double theta = 10000.0;
+  double factor = 1.0;
+  double low_freq_factor = 1.0;
+  double high_freq_factor = 4.0;
+  double original_max = 8192.0;
+  double partial_rotary_factor = 1.0;
+  std::string where;  // field path for messages
+};
+
+Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
+  OG_ASSIGN_OR_RETURN(std::string type, f.get_string("rope_type", ""));
+  if (type.empty()) { OG_ASSIGN_OR_RETURN(type, f.get_string("type", "default")); }
+  p.type = type;
+  OG_ASSIGN_OR_RETURN(p.theta, f.get_double("rope_theta", p.theta));
+  OG_ASSIGN_OR_RETURN(p.partial_rotary_factor, f.get_double("partial_rotary_factor", p.partial_rotary_factor));
+  if (type == "default") return Status::ok();
+  if (type == "linear") {
+    OG_ASSIGN_OR_RETURN(p.factor, f.get_double("factor"));
+    return Status::ok();
+  }
+  if (type == "llama3") {
+    OG_ASSIGN_OR_RETURN(p.factor, f.get_double("factor"));
+    OG_ASSIGN_OR_RETURN(p.low_freq_factor, f.get_double("low_freq_factor"));
+    OG_ASSIGN_OR_RETURN(p.high_freq_factor, f.get_double("high_freq_factor"));
+    OG_ASSIGN_OR_RETURN(p.original_max, f.get_double("original_max_position_embeddings"));
+    if (p.high_freq_factor == p.low_freq_factor) return f.invalid("high_freq_factor", "different from low_freq_factor");
+    return Status::ok();
+  }
+  return unsupported("{}: field '{}' is '{}': offgraph implements rope types default, linear and llama3", f.file(),
+                     f.field_name("rope_type"), type);
+}
+
+}  // namespace
+
+Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& layer_type, int64_t head_dim,
+                                 std::optional<double> sliding_theta) {
+  hf::JsonFields t = c.text_fields();
+  RopeParams p;
+  OG_ASSIGN_OR_RETURN(p.partial_rotary_factor, t.get_double("partial_rotary_factor", 1.0));
+  if (t.has("rope_parameters")) {
+    OG_ASSIGN_OR_RETURN(hf::JsonFields rp, t.get_object("rope_parameters"));
+    if (rp.has("full_attention") || rp.has("sliding_attention")) {
+      OG_ASSIGN_OR_RETURN(hf::JsonFields per_type, rp.get_object(layer_type));
+      OG_TRY(read_scaling(per_type, p));
+    } else {
+      OG_TRY(read_scaling(rp, p));
+    }
+  } else {
+    OG_ASSIGN_OR_RETURN(p.theta, t.get_double("rope_theta", 10000.0));
+    if (layer_type == "sliding_attention" && sliding_theta) {
+      p.theta = *sliding_theta;
+    } else if (t.has("rope_scaling")) {
+      OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object("rope_scaling"));
+      double theta = p.theta;
+      OG_TRY(read_scaling(rs, p));
+      p.theta = theta;
+    }
+  }
+  if (!(p.theta > 0)) return t.invalid("rope_theta", "positive");
+  if (!(p.partial_rotary_factor > 0 && p.partial_rotary_factor <= 1))
+    return t.invalid("partial_rotary_factor", "in (0, 1]");
+  // transformers: dim = int(head_dim * partial_rotary_factor)
+  const int64_t dim = static_cast<int64_t>(static_cast<double>(head_dim) * p.partial_rotary_factor);
+  if (dim < 2 || dim % 2 != 0) return t.invalid("partial_rotary_factor", "a factor giving an even rotary dim");
+  RopeTable out;
+  out.rotary_dim = static_cast<int32_t>(dim);
+  for (int64_t i = 0; i < dim / 2; ++i) {
+    double f = 1.0 / std::pow(p.theta, static_cast<double>(2 * i) / static_cast<double>(dim));
+    if (p.type == "linear") {
+      f /= p.factor;
+    } else if (p.type == "llama3") {
+      const double low_wavelen = p.original_max / p.low_freq_factor;
+      const double high_wavelen = p.original_max / p.high_freq_factor;
+      const double wavelen = 2 * std::numbers::pi / f;
+      if (wavelen > low_wavelen) {
+        f /= p.factor;
+      } else if (wavelen >= high_wavelen) {  // medium band: smooth between scaled and unscaled
+        double smooth = (p.original_max / wavelen - p.low_freq_factor) / (p.high_freq_factor - p.low_freq_factor);
+        f = (1 - smooth) * f / p.factor + smooth * f;
+      }
+    }
+    out.inv_freq.push_back(static_cast<float>(f));
+  }
+  return out;
+}
+
+}  // namespace og::exporter

@@ -1,0 +1,27 @@
+// RoPE parameters from config.json and the inverse frequencies they imply, computed as
+// transformers' modeling_rope_utils does (default, linear, llama3), in float64 at export.
+// The runtime only sees the table: one rope kernel serves every scaling scheme.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "hf/model_config.h"
+
+namespace og::exporter {
+
+struct RopeTable {
+  std::vector<float> inv_freq;  // [rotary_dim / 2]
+  int32_t rotary_dim = 0;
+};
+
+// RoPE of a layer of `layer_type` with k/v head dim `head_dim`. Reads `rope_parameters`
+// (global or per layer type) when present, else rope_theta + rope_scaling +
+// partial_rotary_factor; `sliding_theta` (Gemma-3's rope_local_base_freq) replaces the
+// theta of sliding layers, unscaled, when the config has no rope_parameters.
+Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& layer_type, int64_t head_dim,
+                                 std::optional<double> sliding_theta = std::nullopt);
+
+}  // namespace og::exporter

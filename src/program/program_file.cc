@@ -1,0 +1,126 @@
+#include "program/program_file.h"
+
+#include <xxhash.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "program/validator.h"
+
+namespace og::program {
+
+size_t fb_dtype_size(fb::DType t) {
+  switch (t) {
+    case fb::DType::F32: case fb::DType::I32: return 4;
+    case fb::DType::F16: case fb::DType::BF16: return 2;
+  }
+  return 0;
+}
+
+Result<std::unique_ptr<ProgramWriter>> ProgramWriter::create(const std::string& path) {
+  auto w = std::unique_ptr<ProgramWriter>(new ProgramWriter());
+  w->path_ = path;
+  w->f_ = std::fopen(path.c_str(), "wb");
+  if (w->f_ == nullptr) return resource_error("{}: cannot create: {}", path, std::strerror(errno));
+  XXH3_state_t* st = XXH3_createState();
+  XXH3_64bits_reset(st);
+  w->hash_state_ = st;
+  Preamble zero{};
+  OG_TRY(w->write(&zero, sizeof zero));
+  return w;
+}
+
+ProgramWriter::~ProgramWriter() {
+  if (f_ != nullptr) std::fclose(f_);
+  if (hash_state_ != nullptr) XXH3_freeState(static_cast<XXH3_state_t*>(hash_state_));
+}
+
+Status ProgramWriter::write(const void* p, size_t n) {
+  if (n == 0) return Status::ok();
+  if (std::fwrite(p, 1, n, f_) != n) return resource_error("{}: write failed: {}", path_, std::strerror(errno));
+  return Status::ok();
+}
+
+Result<int32_t> ProgramWriter::add_tensor(fb::ProgramT& program, const std::string& name, fb::DType dtype,
+                                          std::vector<int64_t> shape, std::span<const uint8_t> bytes) {
+  static const uint8_t kZeros[kTensorAlignment] = {};
+  size_t pad = (kTensorAlignment - data_size_ % kTensorAlignment) % kTensorAlignment;
+  OG_TRY(write(kZeros, pad));
+  XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), kZeros, pad);
+  data_size_ += pad;
+  auto t = std::make_unique<fb::TensorT>();
+  t->name = name;
+  t->dtype = dtype;
+  t->shape = std::move(shape);
+  t->offset = data_size_;
+  t->nbytes = bytes.size();
+  OG_TRY(write(bytes.data(), bytes.size()));
+  XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), bytes.data(), bytes.size());
+  data_size_ += bytes.size();
+  program.tensors.push_back(std::move(t));
+  return static_cast<int32_t>(program.tensors.size() - 1);
+}
+
+Status ProgramWriter::finish(const fb::ProgramT& program) {
+  flatbuffers::FlatBufferBuilder fbb(1 << 16);
+  fbb.Finish(fb::Program::Pack(fbb, &program));
+  static const uint8_t kZeros[8] = {};
+  size_t pad = (8 - data_size_ % 8) % 8;  // FlatBuffers wants its buffer 8-aligned
+  OG_TRY(write(kZeros, pad));
+  XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), kZeros, pad);
+  OG_TRY(write(fbb.GetBufferPointer(), fbb.GetSize()));
+  XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), fbb.GetBufferPointer(), fbb.GetSize());
+  Preamble p{};
+  std::memcpy(p.magic, kMagic, 8);
+  p.format_version = kFormatVersion;
+  p.data_offset = kPreambleSize;
+  p.data_size = data_size_;
+  p.header_offset = kPreambleSize + data_size_ + pad;
+  p.header_size = fbb.GetSize();
+  p.checksum = XXH3_64bits_digest(static_cast<XXH3_state_t*>(hash_state_));
+  if (std::fseek(f_, 0, SEEK_SET) != 0) return resource_error("{}: seek failed", path_);
+  OG_TRY(write(&p, sizeof p));
+  if (std::fclose(f_) != 0) {
+    f_ = nullptr;
+    return resource_error("{}: close failed: {}", path_, std::strerror(errno));
+  }
+  f_ = nullptr;
+  return Status::ok();
+}
+
+Result<std::shared_ptr<ProgramFile>> ProgramFile::open(const std::string& path) {
+  auto pf = std::shared_ptr<ProgramFile>(new ProgramFile());
+  OG_ASSIGN_OR_RETURN(pf->file_, MappedFile::open(path));
+  const size_t size = pf->file_->size();
+  if (size < kPreambleSize) return bad_input("{}: {} bytes, too short to be an offgraph program", path, size);
+  Preamble p;
+  std::memcpy(&p, pf->file_->data(), sizeof p);
+  if (std::memcmp(p.magic, kMagic, 8) != 0) return bad_input("{}: not an offgraph program (bad magic)", path);
+  if (p.format_version != kFormatVersion)
+    return bad_input("{}: program format version {} is not supported (this offgraph reads version {}); re-export it",
+                     path, p.format_version, kFormatVersion);
+  if (p.data_offset != kPreambleSize || p.data_size > size - kPreambleSize || p.header_offset < kPreambleSize + p.data_size ||
+      p.header_offset > size || p.header_size > size - p.header_offset || p.header_offset % 8 != 0)
+    return bad_input("{}: segment offsets in the preamble are out of bounds (file is {} bytes); the file is truncated or corrupt",
+                     path, size);
+  if (p.header_offset + p.header_size != size)
+    return bad_input("{}: file is {} bytes but the preamble describes {}; the file is truncated or corrupt", path, size,
+                     p.header_offset + p.header_size);
+  const uint64_t sum = XXH3_64bits(pf->file_->data() + kPreambleSize, size - kPreambleSize);
+  if (sum != p.checksum)
+    return bad_input("{}: checksum mismatch (stored {:016x}, computed {:016x}); the file is corrupt", path, p.checksum, sum);
+  const uint8_t* header = pf->file_->data() + p.header_offset;
+  flatbuffers::Verifier verifier(header, p.header_size, 64, 10'000'000);
+  if (!fb::VerifyProgramBuffer(verifier)) return bad_input("{}: program header fails FlatBuffers verification", path);
+  pf->program_ = fb::GetProgram(header);
+  pf->data_ = pf->file_->data() + p.data_offset;
+  pf->data_size_ = p.data_size;
+  OG_TRY(validate_program(*pf->program_, pf->data_size_).with_context(path));
+  return pf;
+}
+
+const uint8_t* ProgramFile::tensor_data(int32_t i) const {
+  return data_ + program_->tensors()->Get(static_cast<flatbuffers::uoffset_t>(i))->offset();
+}
+
+}  // namespace og::program

@@ -1,0 +1,85 @@
+// The program file: a fixed preamble, the weight data segment, then the FlatBuffers header.
+//
+//   [0, 64)    preamble: magic "OFFGRAPH", format version, segment offsets and sizes,
+//              XXH3-64 checksum of every byte from 64 to the end of the file
+//   [64, ...)  data segment: tensors, each 64-byte aligned (zero-copy mmap)
+//   [...]      FlatBuffers `og.fb.Program` header (program.fbs)
+//
+// Weights are streamed to disk as they are produced; the header comes last so its size
+// need not be known in advance. Loading verifies magic, version, bounds, checksum and the
+// FlatBuffers structure before anything is read.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "base/mapped_file.h"
+#include "base/status.h"
+#include "program/program_generated.h"
+
+namespace og::program {
+
+inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr size_t kPreambleSize = 64;
+inline constexpr size_t kTensorAlignment = 64;
+
+struct Preamble {
+  char magic[8];
+  uint32_t format_version;
+  uint32_t reserved0;
+  uint64_t data_offset;
+  uint64_t data_size;
+  uint64_t header_offset;
+  uint64_t header_size;
+  uint64_t checksum;  // XXH3-64 of bytes [64, file end)
+  uint64_t reserved1;
+};
+static_assert(sizeof(Preamble) == kPreambleSize);
+
+size_t fb_dtype_size(fb::DType t);
+
+// Streams tensors to a new program file, then the header.
+class ProgramWriter {
+ public:
+  static Result<std::unique_ptr<ProgramWriter>> create(const std::string& path);
+  ~ProgramWriter();
+
+  // Appends a tensor's bytes; records it in `program.tensors` and returns its index.
+  Result<int32_t> add_tensor(fb::ProgramT& program, const std::string& name, fb::DType dtype,
+                             std::vector<int64_t> shape, std::span<const uint8_t> bytes);
+  uint64_t bytes_written() const { return data_size_; }
+  // Writes the header and the preamble; the file is complete after this.
+  Status finish(const fb::ProgramT& program);
+
+ private:
+  ProgramWriter() = default;
+  Status write(const void* p, size_t n);
+  std::string path_;
+  std::FILE* f_ = nullptr;
+  uint64_t data_size_ = 0;
+  void* hash_state_ = nullptr;  // XXH3_state_t
+};
+
+// A loaded, verified program: the mapping plus typed access to the header.
+class ProgramFile {
+ public:
+  static Result<std::shared_ptr<ProgramFile>> open(const std::string& path);
+
+  const fb::Program& program() const { return *program_; }
+  const std::string& path() const { return file_->path(); }
+  uint64_t file_size() const { return file_->size(); }
+  // Start of tensor i's bytes in the mapping (bounds verified at load).
+  const uint8_t* tensor_data(int32_t i) const;
+
+ private:
+  std::shared_ptr<MappedFile> file_;
+  const fb::Program* program_ = nullptr;
+  const uint8_t* data_ = nullptr;
+  uint64_t data_size_ = 0;
+};
+
+}  // namespace og::program

@@ -1,0 +1,242 @@
+#include "program/validator.h"
+
+#include <cmath>
+
+#include "program/program_file.h"
+
+namespace og::program {
+namespace {
+
+template <typename T>
+std::vector<int32_t> to_vec(const flatbuffers::Vector<T>* v) {
+  std::vector<int32_t> out;
+  if (v != nullptr)
+    for (auto x : *v) out.push_back(static_cast<int32_t>(x));
+  return out;
+}
+
+class Checker {
+ public:
+  Checker(const fb::Program& p, uint64_t data_size) : p_(p), data_size_(data_size) {}
+
+  Status run() {
+    if (!p_.layout() || !p_.tensors() || !p_.values() || !p_.ops()) return bad_input("program header is incomplete");
+    if (p_.vocab_size() <= 0) return bad_input("program: vocab_size {} is not positive", p_.vocab_size());
+    if (p_.max_ctx_len() <= 0) return bad_input("program: max_ctx_len {} is not positive", p_.max_ctx_len());
+    if (p_.prefill_chunk_size() < 1 || p_.prefill_chunk_size() > p_.max_ctx_len())
+      return bad_input("program: prefill_chunk_size {} is outside [1, max_ctx_len {}]", p_.prefill_chunk_size(),
+                       p_.max_ctx_len());
+    layout_ = layout_from_fb(*p_.layout());
+    OG_TRY(layout_.validate());
+    OG_TRY(check_tensors());
+    OG_TRY(check_values());
+    OG_TRY(check_ops());
+    return Status::ok();
+  }
+
+ private:
+  Status check_tensors() {
+    for (uint32_t i = 0; i < p_.tensors()->size(); ++i) {
+      const fb::Tensor* t = p_.tensors()->Get(i);
+      const char* name = t->name() ? t->name()->c_str() : "?";
+      if (t->dtype() > fb::DType::MAX) return bad_input("tensor {} '{}': unknown dtype", i, name);
+      uint64_t n = fb_dtype_size(t->dtype());
+      if (t->shape() == nullptr) return bad_input("tensor {} '{}': no shape", i, name);
+      for (int64_t d : *t->shape())
+        if (d < 0 || d > (1ll << 40) || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
+          return bad_input("tensor {} '{}': invalid shape", i, name);
+      if (n != t->nbytes()) return bad_input("tensor {} '{}': {} bytes for a shape needing {}", i, name, t->nbytes(), n);
+      if (t->offset() % kTensorAlignment != 0 || t->offset() > data_size_ || t->nbytes() > data_size_ - t->offset())
+        return bad_input("tensor {} '{}': bytes [{}, +{}) outside the data segment ({} bytes)", i, name, t->offset(),
+                         t->nbytes(), data_size_);
+    }
+    return Status::ok();
+  }
+
+  Status check_values() {
+    const int32_t nv = static_cast<int32_t>(p_.values()->size());
+    for (int32_t id : {p_.input_ids(), p_.positions(), p_.logits()})
+      if (id < 0 || id >= nv) return bad_input("program: graph input/output value {} out of range", id);
+    for (int32_t i = 0; i < nv; ++i)
+      if (p_.values()->Get(i)->width() <= 0) return bad_input("value {}: width is not positive", i);
+    if (width(p_.input_ids()) != 1 || dtype(p_.input_ids()) != fb::DType::I32 || width(p_.positions()) != 1 ||
+        dtype(p_.positions()) != fb::DType::I32)
+      return bad_input("program: input_ids and positions must be int32 of width 1");
+    if (width(p_.logits()) != p_.vocab_size() || dtype(p_.logits()) != fb::DType::F32)
+      return bad_input("program: logits width {} differs from vocab_size {}", width(p_.logits()), p_.vocab_size());
+    return Status::ok();
+  }
+
+  int32_t width(int32_t v) const { return p_.values()->Get(v)->width(); }
+  fb::DType dtype(int32_t v) const { return p_.values()->Get(v)->dtype(); }
+
+  Status need_tensor(int32_t op, int32_t t, std::vector<int64_t> shape, bool f32_only) {
+    if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()))
+      return bad_input("op {}: weight index {} out of range", op, t);
+    const fb::Tensor* w = p_.tensors()->Get(t);
+    std::vector<int64_t> got(w->shape()->begin(), w->shape()->end());
+    if (got != shape)
+      return bad_input("op {}: weight '{}' has {} dims, shape mismatch with the op's inputs", op,
+                       w->name() ? w->name()->str() : "?", got.size());
+    if (f32_only && w->dtype() != fb::DType::F32)
+      return bad_input("op {}: weight '{}' must be F32", op, w->name() ? w->name()->str() : "?");
+    if (w->dtype() == fb::DType::I32) return bad_input("op {}: weight is I32", op);
+    return Status::ok();
+  }
+
+  Status check_ops() {
+    const int32_t nv = static_cast<int32_t>(p_.values()->size());
+    std::vector<bool> defined(static_cast<size_t>(nv), false);
+    defined[p_.input_ids()] = defined[p_.positions()] = true;
+    int32_t layer = 0;
+    for (int32_t i = 0; i < static_cast<int32_t>(p_.ops()->size()); ++i) {
+      const fb::Op* op = p_.ops()->Get(i);
+      std::vector<int32_t> in = to_vec(op->inputs());
+      for (int32_t v : in)
+        if (v < 0 || v >= nv || !defined[v]) return bad_input("op {} ({}): input value {} is undefined", i, op_name(op->attrs_type()), v);
+      const int32_t out = op->output();
+      if (out < 0 || out >= nv || defined[out])
+        return bad_input("op {} ({}): output value {} is out of range or already defined", i, op_name(op->attrs_type()), out);
+      for (size_t k = 0; k < in.size(); ++k) {
+        bool int_ok = (op->attrs_type() == fb::OpAttrs::EmbeddingAttrs && k == 0) ||
+                      (op->attrs_type() == fb::OpAttrs::RopeAttrs && k == 1) ||
+                      (op->attrs_type() == fb::OpAttrs::AttendAttrs && k + 1 == in.size());
+        if ((dtype(in[k]) == fb::DType::I32) != int_ok)
+          return bad_input("op {} ({}): input {} has the wrong dtype", i, op_name(op->attrs_type()), k);
+      }
+      if (dtype(out) != fb::DType::F32) return bad_input("op {}: output must be F32", i);
+      OG_TRY(check_op(i, *op, in, out, layer));
+      defined[out] = true;
+    }
+    if (layer != layout_.n_layers)
+      return bad_input("program has {} update_and_attend ops for {} layers", layer, layout_.n_layers);
+    if (!defined[p_.logits()]) return bad_input("program: logits value is never computed");
+    return Status::ok();
+  }
+
+  Status arity(int32_t i, const std::vector<int32_t>& in, size_t lo, size_t hi) {
+    if (in.size() < lo || in.size() > hi) return bad_input("op {}: {} inputs, expected {}..{}", i, in.size(), lo, hi);
+    return Status::ok();
+  }
+
+  Status check_op(int32_t i, const fb::Op& op, const std::vector<int32_t>& in, int32_t out, int32_t& layer) {
+    const int32_t wo = width(out);
+    switch (op.attrs_type()) {
+      case fb::OpAttrs::EmbeddingAttrs: {
+        OG_TRY(arity(i, in, 1, 1));
+        return need_tensor(i, op.attrs_as_EmbeddingAttrs()->table(), {p_.vocab_size(), wo}, false);
+      }
+      case fb::OpAttrs::RmsNormAttrs: {
+        auto a = op.attrs_as_RmsNormAttrs();
+        OG_TRY(arity(i, in, 1, 1));
+        if (a->dim() <= 0 || width(in[0]) % a->dim() != 0 || wo != width(in[0]) || !(a->eps() >= 0))
+          return bad_input("op {} (rms_norm): dim {} does not divide width {}", i, a->dim(), width(in[0]));
+        if (a->weight() >= 0) return need_tensor(i, a->weight(), {a->dim()}, true);
+        return Status::ok();
+      }
+      case fb::OpAttrs::LinearAttrs: {
+        auto a = op.attrs_as_LinearAttrs();
+        OG_TRY(arity(i, in, 1, 1));
+        OG_TRY(need_tensor(i, a->weight(), {wo, width(in[0])}, false));
+        if (a->bias() >= 0) return need_tensor(i, a->bias(), {wo}, true);
+        return Status::ok();
+      }
+      case fb::OpAttrs::RopeAttrs: {
+        auto a = op.attrs_as_RopeAttrs();
+        OG_TRY(arity(i, in, 2, 2));
+        if (a->head_dim() <= 0 || a->n_heads() <= 0 || a->rotary_dim() <= 0 || a->rotary_dim() % 2 != 0 ||
+            a->rotary_dim() > a->head_dim() || int64_t{a->n_heads()} * a->head_dim() != width(in[0]) || wo != width(in[0]))
+          return bad_input("op {} (rope): heads/dims inconsistent with width {}", i, width(in[0]));
+        return need_tensor(i, a->inv_freq(), {a->rotary_dim() / 2}, true);
+      }
+      case fb::OpAttrs::AttendAttrs: {
+        auto a = op.attrs_as_AttendAttrs();
+        if (layer >= layout_.n_layers) return bad_input("op {}: more update_and_attend ops than layers", i);
+        const int32_t c = a->cache_id();
+        if (c != layout_.layer_to_cache[layer] || a->writes_cache() != layout_.layer_writes_cache(layer))
+          return bad_input("op {} (update_and_attend for layer {}): cache {} / writes {} disagree with the layout", i,
+                           layer, c, a->writes_cache());
+        if (a->n_kv_heads() != layout_.kv_heads[c] || a->head_dim() != layout_.head_dims[c] ||
+            a->v_head_dim() != a->head_dim() || a->n_heads() <= 0 || a->n_heads() % a->n_kv_heads() != 0 ||
+            !(a->softcap() >= 0) || !std::isfinite(a->scale()))
+          return bad_input("op {} (update_and_attend): geometry disagrees with cache {}", i, c);
+        OG_TRY(arity(i, in, a->writes_cache() ? 4 : 2, a->writes_cache() ? 4 : 2));
+        if (width(in[0]) != a->n_heads() * a->head_dim() || wo != a->n_heads() * a->v_head_dim())
+          return bad_input("op {} (update_and_attend): q/output widths disagree with heads", i);
+        if (a->writes_cache() && (width(in[1]) != a->n_kv_heads() * a->head_dim() ||
+                                  width(in[2]) != a->n_kv_heads() * a->v_head_dim()))
+          return bad_input("op {} (update_and_attend): k/v widths disagree with kv heads", i);
+        ++layer;
+        return Status::ok();
+      }
+      case fb::OpAttrs::AddAttrs:
+      case fb::OpAttrs::MulAttrs:
+        OG_TRY(arity(i, in, 2, 2));
+        if (width(in[0]) != wo || width(in[1]) != wo) return bad_input("op {}: widths differ", i);
+        return Status::ok();
+      case fb::OpAttrs::ActAttrs:
+        OG_TRY(arity(i, in, 1, 2));
+        if (op.attrs_as_ActAttrs()->activation() > fb::Activation::MAX) return bad_input("op {}: unknown activation", i);
+        for (int32_t v : in)
+          if (width(v) != wo) return bad_input("op {}: widths differ", i);
+        return Status::ok();
+      case fb::OpAttrs::ScaleAttrs:
+        OG_TRY(arity(i, in, 1, 1));
+        if (width(in[0]) != wo) return bad_input("op {}: widths differ", i);
+        return Status::ok();
+      case fb::OpAttrs::SoftcapAttrs:
+        OG_TRY(arity(i, in, 1, 1));
+        if (width(in[0]) != wo || !(op.attrs_as_SoftcapAttrs()->cap() > 0))
+          return bad_input("op {} (softcap): needs a positive cap", i);
+        return Status::ok();
+      default:
+        return bad_input("op {}: unknown op kind {}", i, static_cast<int>(op.attrs_type()));
+    }
+  }
+
+  const fb::Program& p_;
+  uint64_t data_size_;
+  CacheLayout layout_;
+};
+
+}  // namespace
+
+const char* op_name(fb::OpAttrs kind) {
+  switch (kind) {
+    case fb::OpAttrs::EmbeddingAttrs: return "embedding";
+    case fb::OpAttrs::RmsNormAttrs: return "rms_norm";
+    case fb::OpAttrs::LinearAttrs: return "linear";
+    case fb::OpAttrs::RopeAttrs: return "rope";
+    case fb::OpAttrs::AttendAttrs: return "update_and_attend";
+    case fb::OpAttrs::AddAttrs: return "add";
+    case fb::OpAttrs::MulAttrs: return "mul";
+    case fb::OpAttrs::ScaleAttrs: return "scale";
+    case fb::OpAttrs::ActAttrs: return "activation";
+    case fb::OpAttrs::SoftcapAttrs: return "softcap";
+    default: return "unknown";
+  }
+}
+
+Status validate_program(const fb::Program& p, uint64_t data_size) { return Checker(p, data_size).run(); }
+
+CacheLayout layout_from_fb(const fb::Layout& l) {
+  CacheLayout out;
+  out.n_layers = l.n_layers();
+  out.layer_to_cache = to_vec(l.layer_to_cache());
+  out.kv_heads = to_vec(l.kv_heads());
+  out.head_dims = to_vec(l.head_dims());
+  out.windows = to_vec(l.windows());
+  return out;
+}
+
+std::unique_ptr<fb::LayoutT> layout_to_fb(const CacheLayout& l) {
+  auto out = std::make_unique<fb::LayoutT>();
+  out->n_layers = l.n_layers;
+  out->layer_to_cache = l.layer_to_cache;
+  out->kv_heads = l.kv_heads;
+  out->head_dims = l.head_dims;
+  out->windows = l.windows;
+  return out;
+}
+
+}  // namespace og::program

@@ -1,0 +1,160 @@
+#include "runtime/model.h"
+
+#include <algorithm>
+
+#include "program/validator.h"
+
+namespace og::runtime {
+namespace {
+
+kernels::ElemType elem_type(fb::DType t) {
+  switch (t) {
+    case fb::DType::BF16: return kernels::ElemType::kBF16;
+    case fb::DType::F16: return kernels::ElemType::kF16;
+    default: return kernels::ElemType::kF32;
+  }
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Model>> Model::load(const std::string& path) {
+  auto m = std::shared_ptr<Model>(new Model());
+  OG_ASSIGN_OR_RETURN(m->file_, program::ProgramFile::open(path));
+  m->layout_ = program::layout_from_fb(*m->program().layout());
+  OG_TRY(m->bind().with_context(path));
+  m->plan_memory();
+  return std::shared_ptr<const Model>(std::move(m));
+}
+
+Status Model::bind() {
+  const fb::Program& p = program();
+  for (const fb::Value* v : *p.values()) widths_.push_back(v->width());
+  auto matrix = [&](int32_t t) {
+    const fb::Tensor* w = p.tensors()->Get(t);
+    kernels::Matrix m;
+    m.data = file_->tensor_data(t);
+    m.type = elem_type(w->dtype());
+    m.rows = w->shape()->Get(0);
+    m.cols = w->shape()->size() > 1 ? w->shape()->Get(1) : 1;
+    return m;
+  };
+  auto f32 = [&](int32_t t) -> const float* {
+    return t < 0 ? nullptr : reinterpret_cast<const float*>(file_->tensor_data(t));
+  };
+  size_t last_attend = 0;
+  for (const fb::Op* op : *p.ops()) {
+    BoundOp b;
+    for (uint32_t i = 0; i < op->inputs()->size() && i < 4; ++i) b.in[i] = op->inputs()->Get(i);
+    b.out = op->output();
+    b.width = widths_[b.out];
+    switch (op->attrs_type()) {
+      case fb::OpAttrs::EmbeddingAttrs: {
+        auto a = op->attrs_as_EmbeddingAttrs();
+        b.kind = OpKind::kEmbedding;
+        b.matrix = matrix(a->table());
+        b.scalar = a->scale();
+        break;
+      }
+      case fb::OpAttrs::RmsNormAttrs: {
+        auto a = op->attrs_as_RmsNormAttrs();
+        b.kind = OpKind::kRmsNorm;
+        b.vec = f32(a->weight());
+        b.eps = a->eps();
+        b.dim = a->dim();
+        break;
+      }
+      case fb::OpAttrs::LinearAttrs: {
+        auto a = op->attrs_as_LinearAttrs();
+        b.kind = OpKind::kLinear;
+        b.matrix = matrix(a->weight());
+        b.vec = f32(a->bias());
+        break;
+      }
+      case fb::OpAttrs::RopeAttrs: {
+        auto a = op->attrs_as_RopeAttrs();
+        b.kind = OpKind::kRope;
+        b.rope = {.n_heads = a->n_heads(), .head_dim = a->head_dim(), .rotary_dim = a->rotary_dim(),
+                  .inv_freq = f32(a->inv_freq())};
+        if (a->head_dim() > kernels::kMaxHeadDim) return unsupported("rope head_dim {} exceeds {}", a->head_dim(), kernels::kMaxHeadDim);
+        break;
+      }
+      case fb::OpAttrs::AttendAttrs: {
+        auto a = op->attrs_as_AttendAttrs();
+        b.kind = OpKind::kAttend;
+        b.cache_id = a->cache_id();
+        b.writes_cache = a->writes_cache();
+        b.attend = {.scale = a->scale(), .softcap = a->softcap(), .window = layout_.windows[a->cache_id()],
+                    .n_heads = a->n_heads(), .n_kv_heads = a->n_kv_heads(), .head_dim = a->head_dim()};
+        if (a->head_dim() > kernels::kMaxHeadDim)
+          return unsupported("attention head_dim {} exceeds {}", a->head_dim(), kernels::kMaxHeadDim);
+        last_attend = ops_.size();
+        break;
+      }
+      case fb::OpAttrs::AddAttrs: b.kind = OpKind::kAdd; break;
+      case fb::OpAttrs::MulAttrs: b.kind = OpKind::kMul; break;
+      case fb::OpAttrs::ScaleAttrs:
+        b.kind = OpKind::kScale;
+        b.scalar = op->attrs_as_ScaleAttrs()->scale();
+        break;
+      case fb::OpAttrs::ActAttrs:
+        b.kind = op->inputs()->size() == 2 ? OpKind::kActMul : OpKind::kAct;
+        b.act = op->attrs_as_ActAttrs()->activation() == fb::Activation::Silu ? kernels::Activation::kSilu
+                                                                               : kernels::Activation::kGeluTanh;
+        break;
+      case fb::OpAttrs::SoftcapAttrs:
+        b.kind = OpKind::kSoftcap;
+        b.scalar = op->attrs_as_SoftcapAttrs()->cap();
+        break;
+      default:
+        return bad_input("unknown op kind");
+    }
+    ops_.push_back(b);
+  }
+  row_suffix_begin_ = last_attend + 1;
+  std::vector<bool> in_suffix(widths_.size(), false);
+  for (size_t i = row_suffix_begin_; i < ops_.size(); ++i) {
+    for (int k = 0; k < 4; ++k)
+      if (ops_[i].in[k] >= 0) ops_[i].in_from_suffix[k] = in_suffix[ops_[i].in[k]];
+    in_suffix[ops_[i].out] = true;
+  }
+  return Status::ok();
+}
+
+void Model::plan_memory() {
+  // Greedy slot reuse by liveness: a value's slot is free after its last reader.
+  const int32_t nv = static_cast<int32_t>(widths_.size());
+  std::vector<int32_t> last_use(static_cast<size_t>(nv), -1);
+  for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i)
+    for (int32_t v : ops_[i].in)
+      if (v >= 0) last_use[v] = i;
+  slot_of_.assign(static_cast<size_t>(nv), -1);
+  std::vector<int32_t> free_slots;
+  for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i) {
+    const BoundOp& op = ops_[i];
+    if (op.out != logits()) {  // logits get a buffer of their own, sized by the rows asked for
+      auto best = free_slots.end();
+      for (auto it = free_slots.begin(); it != free_slots.end(); ++it)
+        if (slot_widths_[*it] >= op.width && (best == free_slots.end() || slot_widths_[*it] < slot_widths_[*best])) best = it;
+      if (best != free_slots.end()) {
+        slot_of_[op.out] = *best;
+        free_slots.erase(best);
+      } else {
+        slot_of_[op.out] = static_cast<int32_t>(slot_widths_.size());
+        slot_widths_.push_back(op.width);
+      }
+    }
+    // Free inputs whose last reader is this op (after the output is placed: no aliasing).
+    for (int32_t v : op.in)
+      if (v >= 0 && last_use[v] == i && slot_of_[v] >= 0 &&
+          std::find(free_slots.begin(), free_slots.end(), slot_of_[v]) == free_slots.end())
+        free_slots.push_back(slot_of_[v]);
+  }
+}
+
+uint64_t Model::weight_bytes() const {
+  uint64_t n = 0;
+  for (const fb::Tensor* t : *program().tensors()) n += t->nbytes();
+  return n;
+}
+
+}  // namespace og::runtime

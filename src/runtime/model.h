@@ -1,0 +1,73 @@
+// A loaded program: the verified mapping, its ops bound to kernels once (attributes
+// turned into parameter structs, weights into pointers into the mapping), and the
+// activation memory plan. Immutable after load, so any number of sessions share it.
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "program/layout.h"
+#include "program/program_file.h"
+
+namespace og::runtime {
+
+enum class OpKind : uint8_t { kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap };
+
+struct BoundOp {
+  OpKind kind;
+  std::array<int32_t, 4> in{-1, -1, -1, -1};
+  std::array<bool, 4> in_from_suffix{};  // input made by an op of the row-wise suffix
+  int32_t out = -1;
+  int32_t width = 0;               // output width
+  kernels::Matrix matrix;          // embedding table / linear weight
+  const float* vec = nullptr;      // linear bias / norm weight
+  float eps = 0, scalar = 0;
+  int32_t dim = 0;
+  kernels::RopeParams rope;
+  kernels::AttendParams attend;
+  int32_t cache_id = -1;
+  bool writes_cache = false;
+  kernels::Activation act = kernels::Activation::kSilu;
+};
+
+class Model {
+ public:
+  static Result<std::shared_ptr<const Model>> load(const std::string& path);
+
+  const program::ProgramFile& file() const { return *file_; }
+  const fb::Program& program() const { return file_->program(); }
+  const program::CacheLayout& layout() const { return layout_; }
+  const std::vector<BoundOp>& ops() const { return ops_; }
+  int32_t vocab_size() const { return program().vocab_size(); }
+  int32_t max_ctx_len() const { return program().max_ctx_len(); }
+  int32_t prefill_chunk_size() const { return program().prefill_chunk_size(); }
+  int32_t input_ids() const { return program().input_ids(); }
+  int32_t positions() const { return program().positions(); }
+  int32_t logits() const { return program().logits(); }
+  int32_t width(int32_t value) const { return widths_[value]; }
+  // Ops from this index on act row by row after the last attention: with only the last
+  // row's logits wanted, they run on that row alone.
+  size_t row_suffix_begin() const { return row_suffix_begin_; }
+
+  // Memory plan: activation value -> slot; slot widths (elements per token row).
+  int32_t slot_of(int32_t value) const { return slot_of_[value]; }
+  const std::vector<int32_t>& slot_widths() const { return slot_widths_; }
+  uint64_t weight_bytes() const;
+
+ private:
+  Status bind();
+  void plan_memory();
+
+  std::shared_ptr<program::ProgramFile> file_;
+  program::CacheLayout layout_;
+  std::vector<BoundOp> ops_;
+  std::vector<int32_t> widths_;
+  std::vector<int32_t> slot_of_;
+  std::vector<int32_t> slot_widths_;
+  size_t row_suffix_begin_ = 0;
+};
+
+}  // namespace og::runtime

@@ -1,0 +1,63 @@
+// A session: one sequence's KV caches (built from the program's layout, owned here, never
+// in the program) plus its activation buffers. Many sessions share one Model; a session
+// itself is used by one thread at a time.
+//
+// step() validates its input first (ids < vocab, positions continuing the sequence,
+// T <= prefill_chunk_size, capacity), so a rejected step leaves the session unchanged;
+// an accepted step writes every cache and commits the new length at once.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "runtime/cache/cache_policy.h"
+#include "runtime/model.h"
+
+namespace og::runtime {
+
+enum class KvDType { kF32, kBF16, kF16 };
+Result<KvDType> parse_kv_dtype(const std::string& s);
+
+struct SessionOptions {
+  KvDType kv_dtype = KvDType::kF32;
+  int64_t max_ctx_len = 0;  // 0: the program's
+};
+
+enum class LogitsRows { kAll, kLast };
+
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> create(std::shared_ptr<const Model> model, const SessionOptions& options = {});
+
+  // Runs one step; returns logits [rows, vocab] (rows = T, or 1 for kLast) valid until the next call.
+  Result<std::span<const float>> step(std::span<const int32_t> ids, std::span<const int32_t> positions,
+                                      LogitsRows rows = LogitsRows::kAll);
+  // step() at positions length() .. length() + T - 1.
+  Result<std::span<const float>> append(std::span<const int32_t> ids, LogitsRows rows = LogitsRows::kAll);
+
+  int64_t length() const { return length_; }
+  int64_t max_ctx_len() const { return max_ctx_len_; }
+  void clear() { length_ = 0; }
+  Status rewind(int64_t n);
+  uint64_t cache_bytes() const;
+  const std::vector<CachePolicy>& cache_policies() const { return policies_; }
+  const Model& model() const { return *model_; }
+
+ private:
+  Session() = default;
+  float* value_ptr(int32_t v, int64_t row);
+
+  std::shared_ptr<const Model> model_;
+  int64_t max_ctx_len_ = 0;
+  int64_t length_ = 0;
+  std::vector<CachePolicy> policies_;
+  std::vector<kernels::KvStorage> kv_;
+  std::vector<std::unique_ptr<uint8_t[]>> kv_memory_;
+  uint64_t kv_bytes_ = 0;
+  std::vector<std::vector<float>> slots_;   // [slot][prefill_chunk_size * width]
+  std::vector<float> logits_;
+  std::vector<int32_t> ids_, positions_;
+};
+
+}  // namespace og::runtime

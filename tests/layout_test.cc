@@ -1,0 +1,260 @@
+// Cache layouts resolved from config.json (DESIGN.md §3): the real configs of the target
+// models are pinned to the layouts their model cards and transformers imply, and
+// hand-made configs cover every derivation rule and rejection.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "export/layout_resolver.h"
+#include "hf/model_config.h"
+
+namespace og {
+namespace {
+
+using nlohmann::json;
+
+program::CacheLayout layout_of_file(const std::string& name) {
+  auto c = hf::load_model_config(std::string(OG_TEST_DATA) + "/configs/" + name);
+  EXPECT_TRUE(c.is_ok()) << c.status().message();
+  auto l = exporter::resolve_layout(*c);
+  EXPECT_TRUE(l.is_ok()) << l.status().message();
+  return *l;
+}
+
+Result<program::CacheLayout> layout_of(const json& j) {
+  OG_ASSIGN_OR_RETURN(hf::ModelConfig c, hf::parse_model_config(j.dump(), "config.json"));
+  return exporter::resolve_layout(c);
+}
+
+std::vector<int32_t> iota(int32_t n) {
+  std::vector<int32_t> v(static_cast<size_t>(n));
+  for (int32_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+TEST(RealConfigs, Llama32_1B_Has16FullCachesOf8x64) {
+  auto l = layout_of_file("Llama-3.2-1B-Instruct.json");
+  EXPECT_EQ(l.n_layers, 16);
+  EXPECT_EQ(l.n_caches(), 16);
+  EXPECT_EQ(l.layer_to_cache, iota(16));
+  EXPECT_EQ(l.kv_heads, std::vector<int32_t>(16, 8));
+  EXPECT_EQ(l.head_dims, std::vector<int32_t>(16, 64));
+  EXPECT_EQ(l.windows, std::vector<int32_t>(16, 0));
+}
+
+TEST(RealConfigs, Qwen3_06B_Has28FullCachesOf8x128) {
+  auto l = layout_of_file("Qwen3-0.6B.json");
+  EXPECT_EQ(l.n_caches(), 28);
+  EXPECT_EQ(l.kv_heads, std::vector<int32_t>(28, 8));
+  EXPECT_EQ(l.head_dims, std::vector<int32_t>(28, 128));
+  EXPECT_EQ(l.windows, std::vector<int32_t>(28, 0));
+}
+
+TEST(RealConfigs, Gemma3_1B_FullAt5_11_17_23AndWindow512Elsewhere) {
+  auto l = layout_of_file("gemma-3-1b-it.json");
+  EXPECT_EQ(l.n_layers, 26);
+  EXPECT_EQ(l.n_caches(), 26);
+  for (int32_t i = 0; i < 26; ++i) {
+    const bool full = i == 5 || i == 11 || i == 17 || i == 23;
+    EXPECT_EQ(l.windows[i], full ? 0 : 512) << "layer " << i;
+    EXPECT_EQ(l.kv_heads[i], 1);
+    EXPECT_EQ(l.head_dims[i], 256);
+  }
+}
+
+TEST(RealConfigs, Gemma3n_E2B_Has20CachesFor30Layers) {
+  auto l = layout_of_file("gemma-3n-E2B.json");
+  EXPECT_EQ(l.n_layers, 30);
+  EXPECT_EQ(l.n_caches(), 20);
+  for (int32_t i = 0; i < 20; ++i) EXPECT_EQ(l.layer_to_cache[i], i);
+  // Shared layers 20..29 read cache 18 (sliding, layer 18) or 19 (full, layer 19).
+  for (int32_t i = 20; i < 30; ++i) EXPECT_EQ(l.layer_to_cache[i], (i + 1) % 5 == 0 ? 19 : 18) << "layer " << i;
+  EXPECT_EQ(l.windows[18], 512);
+  EXPECT_EQ(l.windows[19], 0);
+  EXPECT_EQ(l.kv_heads, std::vector<int32_t>(20, 2));
+}
+
+TEST(RealConfigs, Gemma4_E2B_Has15CachesFor35Layers) {
+  auto l = layout_of_file("gemma-4-E2B-it.json");
+  EXPECT_EQ(l.n_layers, 35);
+  EXPECT_EQ(l.n_caches(), 15);
+  int sliding = 0, full = 0;
+  for (int32_t c = 0; c < 15; ++c) {
+    if (l.windows[c] == 512) {
+      ++sliding;
+      EXPECT_EQ(l.head_dims[c], 256);
+    } else {
+      ++full;
+      EXPECT_EQ(l.windows[c], 0);
+      EXPECT_EQ(l.head_dims[c], 512);
+    }
+    EXPECT_EQ(l.kv_heads[c], 1);
+  }
+  EXPECT_EQ(sliding, 12);
+  EXPECT_EQ(full, 3);
+  for (int32_t i = 15; i < 35; ++i) EXPECT_EQ(l.layer_to_cache[i], (i + 1) % 5 == 0 ? 14 : 13) << "layer " << i;
+}
+
+json base(const std::string& model_type, int layers = 6) {
+  return json{{"model_type", model_type}, {"vocab_size", 32}, {"hidden_size", 16}, {"intermediate_size", 32},
+              {"num_hidden_layers", layers}, {"num_attention_heads", 4}, {"num_key_value_heads", 2}};
+}
+
+std::vector<int32_t> windows_of(const json& j) {
+  auto l = layout_of(j);
+  EXPECT_TRUE(l.is_ok()) << l.status().message();
+  return l.is_ok() ? l->windows : std::vector<int32_t>{};
+}
+
+TEST(Rules, LlamaIsAllFullAndHeadDimDefaultsToHiddenOverHeads) {
+  auto l = layout_of(base("llama"));
+  ASSERT_TRUE(l.is_ok());
+  EXPECT_EQ(l->windows, std::vector<int32_t>(6, 0));
+  EXPECT_EQ(l->head_dims, std::vector<int32_t>(6, 4));
+}
+
+TEST(Rules, MistralAndPhi3SlideOnEveryLayerWhenWindowIsSet) {
+  for (const char* t : {"mistral", "phi3"}) {
+    json j = base(t);
+    j["sliding_window"] = 7;
+    EXPECT_EQ(windows_of(j), std::vector<int32_t>(6, 7)) << t;
+    j["sliding_window"] = nullptr;
+    EXPECT_EQ(windows_of(j), std::vector<int32_t>(6, 0)) << t;
+  }
+}
+
+TEST(Rules, QwenSlidesFromMaxWindowLayersOnlyWithUseSlidingWindow) {
+  for (const char* t : {"qwen2", "qwen3"}) {
+    json j = base(t);
+    j["sliding_window"] = 5;
+    j["max_window_layers"] = 4;
+    j["use_sliding_window"] = false;
+    EXPECT_EQ(windows_of(j), std::vector<int32_t>(6, 0)) << t;
+    j["use_sliding_window"] = true;
+    EXPECT_EQ(windows_of(j), (std::vector<int32_t>{0, 0, 0, 0, 5, 5})) << t;
+  }
+}
+
+TEST(Rules, Gemma2AlternatesSlidingFirst) {
+  json j = base("gemma2");
+  j["sliding_window"] = 8;
+  EXPECT_EQ(windows_of(j), (std::vector<int32_t>{8, 0, 8, 0, 8, 0}));
+}
+
+TEST(Rules, Gemma3UsesSlidingWindowPattern) {
+  json j = base("gemma3_text");
+  j["sliding_window"] = 4;
+  j["sliding_window_pattern"] = 3;
+  EXPECT_EQ(windows_of(j), (std::vector<int32_t>{4, 4, 0, 4, 4, 0}));
+  json w{{"model_type", "gemma3"}, {"text_config", j}};
+  w["text_config"]["model_type"] = "gemma3_text";
+  EXPECT_EQ(windows_of(w), (std::vector<int32_t>{4, 4, 0, 4, 4, 0}));
+}
+
+TEST(Rules, LayerTypesOverrideTheFamilyRule) {
+  json j = base("gemma3_text", 4);
+  j["sliding_window"] = 3;
+  j["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "sliding_attention"};
+  EXPECT_EQ(windows_of(j), (std::vector<int32_t>{0, 3, 0, 3}));
+}
+
+TEST(Rules, Gemma4ForcesLastLayerFullAndUsesGlobalHeadDim) {
+  json t = base("gemma4_text", 5);
+  t["sliding_window"] = 4;
+  t["head_dim"] = 8;
+  t["global_head_dim"] = 16;
+  t["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention"};
+  auto l = layout_of(t);
+  ASSERT_TRUE(l.is_ok()) << l.status().message();
+  EXPECT_EQ(l->windows, (std::vector<int32_t>{4, 0, 4, 4, 0}));
+  EXPECT_EQ(l->head_dims, (std::vector<int32_t>{8, 16, 8, 8, 16}));
+  // num_global_key_value_heads counts only with attention_k_eq_v (transformers' rule).
+  t["num_global_key_value_heads"] = 1;
+  EXPECT_EQ(layout_of(t)->kv_heads, (std::vector<int32_t>{2, 2, 2, 2, 2}));
+  t["attention_k_eq_v"] = true;
+  EXPECT_EQ(layout_of(t)->kv_heads, (std::vector<int32_t>{2, 1, 2, 2, 1}));
+}
+
+TEST(Rules, Gemma4PerLayerConfigGivesFullLayerGeometry) {
+  json t = base("gemma4_text", 3);
+  t["sliding_window"] = 4;
+  t["head_dim"] = 8;
+  t["layer_types"] = {"sliding_attention", "full_attention", "full_attention"};
+  t["per_layer_config"] = {{"1", {{"head_dim", 32}, {"num_key_value_heads", 1}}}, {"2", {{"head_dim", 32}}}};
+  auto l = layout_of(t);
+  ASSERT_TRUE(l.is_ok()) << l.status().message();
+  EXPECT_EQ(l->head_dims, (std::vector<int32_t>{8, 32, 32}));
+  EXPECT_EQ(l->kv_heads, (std::vector<int32_t>{2, 1, 2}));
+}
+
+TEST(Rules, KvSharedLayersReadTheLastEarlierLayerOfTheirType) {
+  json t = base("gemma3n_text", 8);
+  t["sliding_window"] = 4;
+  // Donors are not simply the last two layers before the shared block.
+  t["layer_types"] = {"sliding_attention", "full_attention", "sliding_attention", "full_attention",
+                      "full_attention", "sliding_attention", "full_attention", "sliding_attention"};
+  t["num_kv_shared_layers"] = 3;
+  auto l = layout_of(t);
+  ASSERT_TRUE(l.is_ok()) << l.status().message();
+  EXPECT_EQ(l->n_caches(), 5);
+  EXPECT_EQ(l->layer_to_cache, (std::vector<int32_t>{0, 1, 2, 3, 4, 2, 4, 2}));
+  t["num_kv_shared_layers"] = 0;
+  EXPECT_EQ(layout_of(t)->n_caches(), 8);
+}
+
+TEST(Rejections, UnknownLayerTypeNamesLayerAndType) {
+  json j = base("llama", 3);
+  j["layer_types"] = {"full_attention", "chunked_attention", "full_attention"};
+  auto l = layout_of(j);
+  ASSERT_FALSE(l.is_ok());
+  EXPECT_NE(l.status().message().find("layer 1"), std::string::npos);
+  EXPECT_NE(l.status().message().find("chunked_attention"), std::string::npos);
+  j["layer_types"] = {"full_attention", "linear_attention", "full_attention"};
+  EXPECT_NE(layout_of(j).status().message().find("linear_attention"), std::string::npos);
+}
+
+TEST(Rejections, SlidingLayerWithoutWindow) {
+  json j = base("gemma2", 2);
+  auto l = layout_of(j);
+  ASSERT_FALSE(l.is_ok());
+  EXPECT_NE(l.status().message().find("sliding_window"), std::string::npos);
+}
+
+TEST(Rejections, SharedLayerWithoutDonorOfItsType) {
+  json t = base("gemma3n_text", 4);
+  t["sliding_window"] = 4;
+  t["layer_types"] = {"sliding_attention", "sliding_attention", "sliding_attention", "full_attention"};
+  t["num_kv_shared_layers"] = 1;
+  auto l = layout_of(t);
+  ASSERT_FALSE(l.is_ok());
+  EXPECT_NE(l.status().message().find("layer 3"), std::string::npos);
+}
+
+TEST(Rejections, ConfigErrorsNameTheField) {
+  struct Case { json patch; std::string needle; };
+  std::vector<Case> cases = {
+      {{{"model_type", "bert"}}, "unsupported model_type 'bert'"},
+      {{{"num_hidden_layers", nullptr}}, "'num_hidden_layers' is missing"},
+      {{{"hidden_size", "big"}}, "'hidden_size' must be an integer"},
+      {{{"num_key_value_heads", 3}}, "num_key_value_heads"},
+      {{{"layer_types", {"full_attention"}}}, "layer_types"},
+      {{{"num_kv_shared_layers", 6}}, "num_kv_shared_layers"},
+      {{{"sliding_window", -1}}, "sliding_window"},
+      {{{"intermediate_size", {1, 2}}}, "intermediate_size"},
+  };
+  for (const Case& c : cases) {
+    json j = base("llama");
+    j.merge_patch(c.patch);
+    auto l = layout_of(j);
+    ASSERT_FALSE(l.is_ok()) << c.patch.dump();
+    EXPECT_NE(l.status().message().find(c.needle), std::string::npos) << l.status().message();
+  }
+  auto missing_text = hf::parse_model_config(R"({"model_type": "gemma3"})", "config.json");
+  ASSERT_FALSE(missing_text.is_ok());
+  EXPECT_NE(missing_text.status().message().find("text_config"), std::string::npos);
+  auto unsupported = hf::parse_model_config(R"({"model_type": "bert"})", "config.json");
+  EXPECT_NE(unsupported.status().message().find("llama, mistral"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace og

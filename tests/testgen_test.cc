@@ -1,0 +1,610 @@
+// Tests of the tiny random-weight checkpoint generator: every family is generated, read back
+// with the project's own config and safetensors readers, and checked against tensor counts,
+// names and shapes computed here from the config that was read back (not from the generator).
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "base/half.h"
+#include "hf/model_config.h"
+#include "hf/safetensors.h"
+#include "testgen/random_fill.h"
+#include "testgen/testgen.h"
+
+namespace og::testgen {
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+using Shape = std::vector<int64_t>;
+
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    path_ = fs::temp_directory_path() / ("og_testgen_" + std::to_string(::getpid()) + "_" + tag);
+    fs::remove_all(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  std::string str() const { return path_.string(); }
+  fs::path path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+struct Loaded {
+  hf::ModelConfig config;
+  hf::Checkpoint checkpoint;
+};
+
+// Generates and reads back; fails the test on any error.
+Loaded generate_and_load(const GenOptions& options) {
+  Status s = generate_checkpoint(options);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  auto config = hf::load_model_config(options.out_dir + "/config.json");
+  EXPECT_TRUE(config.is_ok()) << config.status().message();
+  auto checkpoint = hf::Checkpoint::open(options.out_dir);
+  EXPECT_TRUE(checkpoint.is_ok()) << checkpoint.status().message();
+  return {std::move(config).value(), std::move(checkpoint).value()};
+}
+
+Shape shape_of(const hf::Checkpoint& ckpt, const std::string& name) {
+  const hf::TensorView* t = ckpt.find(name);
+  if (t == nullptr) return {};
+  return t->shape;
+}
+
+int64_t text_int(const hf::ModelConfig& c, const char* key) { return c.text.at(key).get<int64_t>(); }
+
+// Layer l is kv-shared when l >= L - num_kv_shared_layers.
+bool is_shared(const hf::ModelConfig& c, int64_t l) {
+  return c.num_kv_shared_layers > 0 && l >= c.num_hidden_layers - c.num_kv_shared_layers;
+}
+
+// Tensor count implied by the config, per family, counted from the transformers modules.
+int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& c, bool hub_layout) {
+  const int64_t L = c.num_hidden_layers;
+  const int64_t head = c.tie_word_embeddings ? 0 : 1;
+  if (family == "llama" || family == "smollm" || family == "mistral")
+    return 1 + L * (4 + 3 + 2) + 1 + head;  // q k v o, gate up down, 2 norms
+  if (family == "qwen2") return 1 + L * (4 + 3 + 3 + 2) + 1 + head;  // + q/k/v biases
+  if (family == "qwen3") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // + q_norm, k_norm
+  if (family == "phi3") return 1 + L * (2 + 2 + 2) + 1 + head;       // o, qkv, gate_up, down
+  if (family == "gemma2") return 1 + L * (4 + 3 + 4) + 1 + head;
+  if (family == "gemma3_text" || family == "gemma3") return 1 + L * (4 + 2 + 3 + 4) + 1 + head;
+  if (family == "gemma3n") {
+    const int64_t altup = text_int(c, "altup_num_inputs");
+    int64_t n = 1 + 1 + 3 + 2 * (altup - 1) + head;  // embed, norm, per-layer model tensors, altup projections
+    for (int64_t l = 0; l < L; ++l) {
+      const bool kv = !is_shared(c, l) || hub_layout;
+      n += 2 + 1 + (kv ? 3 : 0) + 3 + 4 + 5 + 3 + 3;  // q o, q_norm, k v k_norm, mlp, norms, altup, laurel, per-layer
+    }
+    return n;
+  }
+  if (family == "gemma4") {
+    int64_t n = 1 + 1 + 3 + head;
+    for (int64_t l = 0; l < L; ++l) n += 3 + (is_shared(c, l) ? 0 : 3) + 3 + 4 + 1 + 3;
+    return n;
+  }
+  ADD_FAILURE() << "no expectation for " << family;
+  return -1;
+}
+
+// The prefix of the decoder's tensors.
+std::string text_prefix(const std::string& family, bool hub_layout) {
+  if (family == "gemma3") return hub_layout ? "language_model.model." : "model.language_model.";
+  if (family == "gemma3n" || family == "gemma4") return "model.language_model.";
+  return "model.";
+}
+
+const std::vector<std::string>& families() {
+  static const std::vector<std::string> f = generator_families();
+  return f;
+}
+
+TEST(TestGen, ListsTheElevenFamilies) {
+  const std::vector<std::string> expected = {"llama",  "smollm", "mistral",     "qwen2",  "qwen3", "phi3",
+                                             "gemma2", "gemma3_text", "gemma3", "gemma4", "gemma3n"};
+  EXPECT_EQ(families(), expected);
+}
+
+class EveryFamily : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
+  const std::string family = GetParam();
+  TempDir dir("shape_" + family);
+  Loaded m = generate_and_load({.family = family, .out_dir = dir.str(), .seed = 7});
+  const hf::ModelConfig& c = m.config;
+  const std::string p = text_prefix(family, false);
+
+  EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count(family, c, false));
+  EXPECT_EQ(shape_of(m.checkpoint, p + "embed_tokens.weight"), (Shape{c.vocab_size, c.hidden_size}));
+  EXPECT_EQ(shape_of(m.checkpoint, p + "norm.weight"), (Shape{c.hidden_size}));
+  const std::string l0 = p + "layers.0.";
+  if (family == "phi3") {
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.qkv_proj.weight"),
+              (Shape{(c.num_attention_heads + 2 * c.num_key_value_heads) * c.head_dim, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_up_proj.weight"), (Shape{2 * c.intermediate_size[0], c.hidden_size}));
+  } else {
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_proj.weight"),
+              (Shape{c.num_attention_heads * c.head_dim, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
+              (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
+  }
+  EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.o_proj.weight"),
+            (Shape{c.hidden_size, c.num_attention_heads * c.head_dim}));
+  EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[0]}));
+  EXPECT_EQ(m.checkpoint.find("lm_head.weight") != nullptr, !c.tie_word_embeddings);
+  for (const std::string& name : m.checkpoint.names()) EXPECT_EQ(m.checkpoint.find(name)->dtype, DType::kF32) << name;
+  EXPECT_EQ(c.torch_dtype, "float32");
+}
+
+TEST_P(EveryFamily, TinyDefaultsMakeGoodTests) {
+  const std::string family = GetParam();
+  auto tiny = tiny_config(family);
+  ASSERT_TRUE(tiny.is_ok()) << tiny.status().message();
+  auto c = hf::parse_model_config(tiny->dump(), family);
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_GE(c->hidden_size, 32);
+  EXPECT_LE(c->hidden_size, 128);
+  EXPECT_LT(c->num_key_value_heads, c->num_attention_heads) << "GQA: kv heads < q heads";
+  EXPECT_GE(c->head_dim, 16);
+  EXPECT_LE(c->head_dim, 32);
+  EXPECT_GE(c->num_hidden_layers, 4);
+  EXPECT_LE(c->num_hidden_layers, 6);
+  EXPECT_GE(c->vocab_size, 256);
+  EXPECT_LE(c->vocab_size, 512);
+  EXPECT_GE(c->max_position_embeddings, 4096);
+  if (c->sliding_window) {
+    EXPECT_GE(*c->sliding_window, 4);
+    EXPECT_LE(*c->sliding_window, 8);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(TestGen, EveryFamily, ::testing::ValuesIn(generator_families()),
+                         [](const auto& info) { return info.param; });
+
+TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
+  struct Case {
+    const char* family;
+    const char* model_type;
+    const char* text_model_type;
+    const char* reader_family;
+  };
+  for (const Case& k : {Case{"llama", "llama", "llama", "llama"}, Case{"smollm", "llama", "llama", "llama"},
+                        Case{"mistral", "mistral", "mistral", "mistral"}, Case{"qwen2", "qwen2", "qwen2", "qwen2"},
+                        Case{"qwen3", "qwen3", "qwen3", "qwen3"}, Case{"phi3", "phi3", "phi3", "phi3"},
+                        Case{"gemma2", "gemma2", "gemma2", "gemma2"},
+                        Case{"gemma3_text", "gemma3_text", "gemma3_text", "gemma3"},
+                        Case{"gemma3", "gemma3", "gemma3_text", "gemma3"},
+                        Case{"gemma3n", "gemma3n", "gemma3n_text", "gemma3n"},
+                        Case{"gemma4", "gemma4", "gemma4_text", "gemma4"}}) {
+    auto tiny = tiny_config(k.family);
+    ASSERT_TRUE(tiny.is_ok());
+    auto c = hf::parse_model_config(tiny->dump(), k.family);
+    ASSERT_TRUE(c.is_ok()) << c.status().message();
+    EXPECT_EQ(c->model_type, k.model_type) << k.family;
+    EXPECT_EQ(c->text_model_type, k.text_model_type) << k.family;
+    EXPECT_EQ(c->family, k.reader_family) << k.family;
+  }
+}
+
+TEST(TestGen, UsualTyingPerFamily) {
+  for (const auto& [family, tied] : std::vector<std::pair<std::string, bool>>{
+           {"llama", false}, {"smollm", true}, {"mistral", false}, {"qwen2", false}, {"qwen3", true},
+           {"phi3", false}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
+           {"gemma4", true}}) {
+    auto c = hf::parse_model_config(tiny_config(family)->dump(), family);
+    ASSERT_TRUE(c.is_ok());
+    EXPECT_EQ(c->tie_word_embeddings, tied) << family;
+  }
+}
+
+TEST(TestGen, LlamaHasLlama3RopeScalingAndHeadDim) {
+  Json c = *tiny_config("llama");
+  EXPECT_EQ(c["rope_scaling"]["rope_type"], "llama3");
+  EXPECT_TRUE(c.contains("head_dim"));
+  Json s = *tiny_config("smollm");
+  EXPECT_TRUE(s["rope_scaling"].is_null());
+  EXPECT_FALSE(s.contains("head_dim"));
+  EXPECT_EQ(s["model_type"], "llama");
+}
+
+TEST(TestGen, Qwen2HasBiasesAndBothLayerKinds) {
+  TempDir dir("qwen2");
+  Loaded m = generate_and_load({.family = "qwen2", .out_dir = dir.str()});
+  const hf::ModelConfig& c = m.config;
+  EXPECT_EQ(shape_of(m.checkpoint, "model.layers.0.self_attn.q_proj.bias"), (Shape{c.num_attention_heads * c.head_dim}));
+  EXPECT_EQ(shape_of(m.checkpoint, "model.layers.0.self_attn.k_proj.bias"), (Shape{c.num_key_value_heads * c.head_dim}));
+  EXPECT_EQ(m.checkpoint.find("model.layers.0.self_attn.o_proj.bias"), nullptr);
+  EXPECT_TRUE(c.text.at("use_sliding_window").get<bool>());
+  const int64_t max_window_layers = text_int(c, "max_window_layers");
+  EXPECT_GT(max_window_layers, 0);                    // some full-attention layers
+  EXPECT_LT(max_window_layers, c.num_hidden_layers);  // and some sliding ones
+}
+
+TEST(TestGen, Qwen3HeadDimDiffersFromHiddenOverHeads) {
+  TempDir dir("qwen3");
+  Loaded m = generate_and_load({.family = "qwen3", .out_dir = dir.str()});
+  const hf::ModelConfig& c = m.config;
+  EXPECT_NE(c.head_dim, c.hidden_size / c.num_attention_heads);
+  EXPECT_EQ(shape_of(m.checkpoint, "model.layers.3.self_attn.q_norm.weight"), (Shape{c.head_dim}));
+  EXPECT_EQ(shape_of(m.checkpoint, "model.layers.3.self_attn.k_norm.weight"), (Shape{c.head_dim}));
+}
+
+TEST(TestGen, Gemma2And3HaveFourNormsAndGemmaFields) {
+  TempDir dir("gemma2");
+  Loaded m = generate_and_load({.family = "gemma2", .out_dir = dir.str()});
+  for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                        "post_feedforward_layernorm"})
+    EXPECT_EQ(shape_of(m.checkpoint, std::string("model.layers.1.") + n + ".weight"), (Shape{m.config.hidden_size}));
+  for (const char* key : {"attn_logit_softcapping", "final_logit_softcapping", "query_pre_attn_scalar"})
+    EXPECT_TRUE(m.config.text.at(key).is_number()) << key;
+
+  Json g3 = *tiny_config("gemma3_text");
+  EXPECT_EQ(g3["sliding_window_pattern"], 3);
+  EXPECT_EQ(g3["num_hidden_layers"], 6);  // full attention at 2 and 5
+  EXPECT_TRUE(g3["rope_local_base_freq"].is_number());
+  EXPECT_FALSE(g3.contains("layer_types"));
+}
+
+TEST(TestGen, Gemma3WrapperWritesOnlyLanguageModelTensors) {
+  TempDir dir("gemma3");
+  Loaded m = generate_and_load({.family = "gemma3", .out_dir = dir.str()});
+  EXPECT_TRUE(m.config.is_wrapped);
+  EXPECT_TRUE(m.config.root.at("vision_config").is_object());
+  for (const std::string& name : m.checkpoint.names())
+    EXPECT_EQ(name.rfind("model.language_model.", 0), 0u) << name;
+  EXPECT_EQ(shape_of(m.checkpoint, "model.language_model.layers.5.self_attn.q_norm.weight"), (Shape{m.config.head_dim}));
+}
+
+TEST(TestGen, Gemma3HubLayoutUsesTheSavedNames) {
+  TempDir dir("gemma3_hub");
+  Loaded m = generate_and_load(
+      {.family = "gemma3", .out_dir = dir.str(), .tie_word_embeddings = false, .hub_layout = true});
+  EXPECT_FALSE(m.config.tie_word_embeddings);
+  EXPECT_EQ(shape_of(m.checkpoint, "language_model.lm_head.weight"), (Shape{m.config.vocab_size, m.config.hidden_size}));
+  EXPECT_EQ(m.checkpoint.find("lm_head.weight"), nullptr);
+  for (const std::string& name : m.checkpoint.names())
+    EXPECT_EQ(name.rfind("language_model.", 0), 0u) << name;
+  EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count("gemma3", m.config, true));
+}
+
+TEST(TestGen, UntiedWrapperWritesLmHead) {
+  TempDir dir("gemma3_untied");
+  Loaded m = generate_and_load({.family = "gemma3", .out_dir = dir.str(), .tie_word_embeddings = false});
+  EXPECT_EQ(shape_of(m.checkpoint, "lm_head.weight"), (Shape{m.config.vocab_size, m.config.hidden_size}));
+  EXPECT_EQ(m.config.root.at("tie_word_embeddings"), false);
+  EXPECT_EQ(m.config.text.at("tie_word_embeddings"), false);
+}
+
+TEST(TestGen, Gemma4KvSharingGlobalHeadDimAndDoubleWideMlp) {
+  TempDir dir("gemma4");
+  Loaded m = generate_and_load({.family = "gemma4", .out_dir = dir.str()});
+  const hf::ModelConfig& c = m.config;
+  const int64_t global_head_dim = text_int(c, "global_head_dim");
+  const int64_t per_layer = text_int(c, "hidden_size_per_layer_input");
+  const int64_t vocab_per_layer = text_int(c, "vocab_size_per_layer_input");
+  const int64_t inter = c.intermediate_size[0];
+  ASSERT_EQ(static_cast<int64_t>(c.layer_types.size()), c.num_hidden_layers);
+  EXPECT_EQ(c.layer_types.back(), "full_attention");
+  ASSERT_GT(c.num_kv_shared_layers, 0);
+  const std::string p = "model.language_model.";
+  bool saw_full = false, saw_sliding = false, saw_shared_full = false, saw_shared_sliding = false;
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const bool full = c.layer_types[static_cast<size_t>(l)] == "full_attention";
+    const bool shared = is_shared(c, l);
+    const int64_t hd = full ? global_head_dim : c.head_dim;
+    const std::string lp = p + "layers." + std::to_string(l) + ".";
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "self_attn.q_proj.weight"), (Shape{c.num_attention_heads * hd, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "self_attn.q_norm.weight"), (Shape{hd}));
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "self_attn.o_proj.weight"), (Shape{c.hidden_size, c.num_attention_heads * hd}));
+    EXPECT_EQ(m.checkpoint.find(lp + "self_attn.v_norm.weight"), nullptr);
+    if (shared) {
+      EXPECT_EQ(m.checkpoint.find(lp + "self_attn.k_proj.weight"), nullptr) << l;
+      EXPECT_EQ(m.checkpoint.find(lp + "self_attn.v_proj.weight"), nullptr) << l;
+      EXPECT_EQ(m.checkpoint.find(lp + "self_attn.k_norm.weight"), nullptr) << l;
+    } else {
+      EXPECT_EQ(shape_of(m.checkpoint, lp + "self_attn.k_proj.weight"), (Shape{c.num_key_value_heads * hd, c.hidden_size}));
+      EXPECT_EQ(shape_of(m.checkpoint, lp + "self_attn.v_proj.weight"), (Shape{c.num_key_value_heads * hd, c.hidden_size}));
+      EXPECT_EQ(shape_of(m.checkpoint, lp + "self_attn.k_norm.weight"), (Shape{hd}));
+    }
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "mlp.gate_proj.weight"), (Shape{inter * (shared ? 2 : 1), c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "layer_scalar"), (Shape{1}));
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "per_layer_input_gate.weight"), (Shape{per_layer, c.hidden_size}));
+    (full ? saw_full : saw_sliding) = true;
+    if (shared) (full ? saw_shared_full : saw_shared_sliding) = true;
+  }
+  EXPECT_TRUE(saw_full && saw_sliding && saw_shared_full && saw_shared_sliding);
+  EXPECT_EQ(shape_of(m.checkpoint, p + "embed_tokens_per_layer.weight"),
+            (Shape{vocab_per_layer, c.num_hidden_layers * per_layer}));
+  EXPECT_EQ(shape_of(m.checkpoint, p + "per_layer_model_projection.weight"),
+            (Shape{c.num_hidden_layers * per_layer, c.hidden_size}));
+  EXPECT_EQ(c.root.at("dtype"), "float32");
+}
+
+TEST(TestGen, Gemma3nAltupLaurelAndKvSharing) {
+  TempDir dir("gemma3n");
+  Loaded m = generate_and_load({.family = "gemma3n", .out_dir = dir.str()});
+  const hf::ModelConfig& c = m.config;
+  const int64_t altup = text_int(c, "altup_num_inputs");
+  const int64_t rank = text_int(c, "laurel_rank");
+  const std::string p = "model.language_model.";
+  EXPECT_LT(text_int(c, "vocab_size_per_layer_input"), c.vocab_size);
+  ASSERT_GT(c.num_kv_shared_layers, 0);
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
+    const std::string lp = p + "layers." + std::to_string(l) + ".";
+    EXPECT_EQ(m.checkpoint.find(lp + "self_attn.k_proj.weight") != nullptr, !is_shared(c, l)) << l;
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "mlp.up_proj.weight"),
+              (Shape{c.intermediate_size[static_cast<size_t>(l)], c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "altup.prediction_coefs.weight"), (Shape{altup * altup, altup}));
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "altup.modality_router.weight"), (Shape{altup, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, lp + "laurel.linear_left.weight"), (Shape{rank, c.hidden_size}));
+  }
+  EXPECT_NE(c.intermediate_size[0], c.intermediate_size[1]);
+  EXPECT_EQ(shape_of(m.checkpoint, p + "altup_projections." + std::to_string(altup - 2) + ".weight"),
+            (Shape{c.hidden_size, c.hidden_size}));
+  EXPECT_EQ(m.checkpoint.find(p + "altup_projections." + std::to_string(altup - 1) + ".weight"), nullptr);
+  EXPECT_EQ(c.text.at("activation_sparsity_pattern").size(), static_cast<size_t>(c.num_hidden_layers));
+}
+
+TEST(TestGen, Gemma3nHubLayoutKeepsKvProjectionsOfSharedLayers) {
+  TempDir dir("gemma3n_hub");
+  Loaded m = generate_and_load({.family = "gemma3n", .out_dir = dir.str(), .hub_layout = true});
+  const int64_t last = m.config.num_hidden_layers - 1;
+  EXPECT_NE(m.checkpoint.find("model.language_model.layers." + std::to_string(last) + ".self_attn.k_proj.weight"),
+            nullptr);
+  EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count("gemma3n", m.config, true));
+}
+
+TEST(TestGen, DtypeIsHonouredForEveryTensorIncludingNorms) {
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    for (const char* family : {"llama", "gemma3", "gemma4"}) {
+      TempDir dir(std::string("dtype_") + family);
+      Loaded m = generate_and_load({.family = family, .out_dir = dir.str(), .dtype = dtype});
+      for (const std::string& name : m.checkpoint.names()) EXPECT_EQ(m.checkpoint.find(name)->dtype, dtype) << name;
+      EXPECT_EQ(m.config.torch_dtype, dtype == DType::kBF16 ? "bfloat16" : "float16");
+    }
+  }
+}
+
+TEST(TestGen, Bf16IsTheRoundedF32) {
+  TempDir f32("round_f32"), bf16("round_bf16");
+  Loaded a = generate_and_load({.family = "qwen2", .out_dir = f32.str(), .seed = 3});
+  Loaded b = generate_and_load({.family = "qwen2", .out_dir = bf16.str(), .dtype = DType::kBF16, .seed = 3});
+  for (const char* name : {"model.layers.2.self_attn.q_proj.bias", "model.norm.weight"}) {
+    std::vector<float> x = hf::to_f32(*a.checkpoint.find(name));
+    std::vector<float> y = hf::to_f32(*b.checkpoint.find(name));
+    ASSERT_EQ(x.size(), y.size());
+    for (size_t i = 0; i < x.size(); ++i) EXPECT_EQ(y[i], bf16_to_float(float_to_bf16(x[i]))) << name << "[" << i << "]";
+  }
+}
+
+TEST(TestGen, ShardedCheckpointHasAnIndexWhoseEveryTensorResolves) {
+  TempDir single("shard_single"), sharded("shard_many");
+  Loaded one = generate_and_load({.family = "gemma3n", .out_dir = single.str(), .seed = 11});
+  Loaded many = generate_and_load({.family = "gemma3n", .out_dir = sharded.str(), .seed = 11, .max_shard_bytes = 64 * 1024});
+  ASSERT_TRUE(fs::exists(sharded.path() / "model.safetensors.index.json"));
+  EXPECT_FALSE(fs::exists(sharded.path() / "model.safetensors"));
+  Json index = Json::parse(read_file(sharded.path() / "model.safetensors.index.json"));
+  std::set<std::string> shard_files;
+  for (const auto& [name, file] : index.at("weight_map").items()) {
+    shard_files.insert(file.get<std::string>());
+    const hf::TensorView* t = many.checkpoint.find(name);
+    ASSERT_NE(t, nullptr) << name;
+    EXPECT_EQ(fs::path(t->file).filename().string(), file.get<std::string>()) << name;
+  }
+  EXPECT_GT(shard_files.size(), 1u);
+  EXPECT_EQ(index.at("weight_map").size(), one.checkpoint.names().size());
+  EXPECT_EQ(many.checkpoint.names(), one.checkpoint.names());
+  for (const std::string& name : one.checkpoint.names()) {
+    const hf::TensorView* a = one.checkpoint.find(name);
+    const hf::TensorView* b = many.checkpoint.find(name);
+    ASSERT_EQ(a->nbytes, b->nbytes) << name;
+    EXPECT_EQ(std::memcmp(a->data, b->data, a->nbytes), 0) << name;
+  }
+}
+
+TEST(TestGen, RegeneratingIntoADirectoryRemovesStaleShards) {
+  TempDir dir("restale");
+  ASSERT_TRUE(generate_checkpoint({.family = "llama", .out_dir = dir.str(), .max_shard_bytes = 16 * 1024}).is_ok());
+  ASSERT_TRUE(fs::exists(dir.path() / "model.safetensors.index.json"));
+  ASSERT_TRUE(generate_checkpoint({.family = "llama", .out_dir = dir.str()}).is_ok());
+  EXPECT_FALSE(fs::exists(dir.path() / "model.safetensors.index.json"));
+  for (const auto& entry : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(entry.path().filename().string().rfind("model-", 0), std::string::npos) << entry.path();
+  EXPECT_TRUE(hf::Checkpoint::open(dir.str()).is_ok());
+}
+
+TEST(TestGen, SameSeedGivesIdenticalBytesOtherSeedDiffers) {
+  TempDir a("det_a"), b("det_b"), c("det_c");
+  for (const std::string& family : families()) {
+    ASSERT_TRUE(generate_checkpoint({.family = family, .out_dir = a.str(), .dtype = DType::kBF16, .seed = 42}).is_ok());
+    ASSERT_TRUE(generate_checkpoint({.family = family, .out_dir = b.str(), .dtype = DType::kBF16, .seed = 42}).is_ok());
+    ASSERT_TRUE(generate_checkpoint({.family = family, .out_dir = c.str(), .dtype = DType::kBF16, .seed = 43}).is_ok());
+    EXPECT_EQ(read_file(a.path() / "model.safetensors"), read_file(b.path() / "model.safetensors")) << family;
+    EXPECT_EQ(read_file(a.path() / "config.json"), read_file(b.path() / "config.json")) << family;
+    EXPECT_NE(read_file(a.path() / "model.safetensors"), read_file(c.path() / "model.safetensors")) << family;
+    EXPECT_EQ(read_file(a.path() / "config.json"), read_file(c.path() / "config.json")) << family;
+  }
+}
+
+// Pins the generator's output: changing the random stream silently changes every golden
+// figure downstream, so it must be a deliberate edit of these numbers.
+TEST(TestGen, RandomStreamIsPinned) {
+  std::vector<float> v = random_values(0, "model.embed_tokens.weight", 4, Init{0.0, 1.0});
+  const std::vector<uint32_t> expected_bits = {0, 0, 0, 0};  // filled in from the first run
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &v[i], 4);
+    EXPECT_EQ(bits, expected_bits[i]) << i << ": " << v[i];
+  }
+}
+
+TEST(TestGen, NormalDeviatesHaveUnitVarianceAndIndependentStreams) {
+  const size_t n = 200000;
+  std::vector<float> v = random_values(5, "x", n, Init{0.0, 1.0});
+  double sum = 0, sq = 0, fourth = 0;
+  for (float x : v) {
+    sum += x;
+    sq += double(x) * x;
+    fourth += double(x) * x * x * x;
+  }
+  const double mean = sum / n, var = sq / n - mean * mean;
+  EXPECT_NEAR(mean, 0.0, 0.01);
+  EXPECT_NEAR(var, 1.0, 0.02);
+  EXPECT_NEAR(fourth / n, 2.9, 0.1);  // Irwin-Hall(12) kurtosis is 3 - 1/10
+  std::vector<float> w = random_values(5, "y", n, Init{0.0, 1.0});
+  double cross = 0;
+  for (size_t i = 0; i < n; ++i) cross += double(v[i]) * w[i];
+  EXPECT_NEAR(cross / n, 0.0, 0.01);
+  EXPECT_NE(tensor_seed(5, "x"), tensor_seed(6, "x"));
+}
+
+double mean_of(const std::vector<float>& v) {
+  double s = 0;
+  for (float x : v) s += x;
+  return s / v.size();
+}
+double std_of(const std::vector<float>& v) {
+  const double m = mean_of(v);
+  double s = 0;
+  for (float x : v) s += (x - m) * (x - m);
+  return std::sqrt(s / v.size());
+}
+
+TEST(TestGen, WeightScalesKeepActivationsOrderOne) {
+  TempDir dir("scales"), gdir("scales_gemma");
+  Loaded m = generate_and_load({.family = "llama", .out_dir = dir.str(), .seed = 1});
+  const double h = static_cast<double>(m.config.hidden_size);
+  const double inter = static_cast<double>(m.config.intermediate_size[0]);
+  std::vector<float> emb = hf::to_f32(*m.checkpoint.find("model.embed_tokens.weight"));
+  EXPECT_NEAR(std_of(emb), 1.0, 0.03);
+  std::vector<float> q = hf::to_f32(*m.checkpoint.find("model.layers.0.self_attn.q_proj.weight"));
+  EXPECT_NEAR(std_of(q) * std::sqrt(h), 1.0, 0.05);
+  std::vector<float> down = hf::to_f32(*m.checkpoint.find("model.layers.0.mlp.down_proj.weight"));
+  EXPECT_NEAR(std_of(down) * std::sqrt(inter), 1.0, 0.05);
+  std::vector<float> norm = hf::to_f32(*m.checkpoint.find("model.layers.0.input_layernorm.weight"));
+  EXPECT_NEAR(mean_of(norm), 1.0, 0.05);  // x * w norms around 1
+  EXPECT_GT(std_of(norm), 0.05);          // but not constant
+
+  Loaded g = generate_and_load({.family = "gemma2", .out_dir = gdir.str(), .seed = 1});
+  std::vector<float> gnorm = hf::to_f32(*g.checkpoint.find("model.layers.0.input_layernorm.weight"));
+  EXPECT_NEAR(mean_of(gnorm), 0.0, 0.05);  // (1 + w) norms around 0
+  EXPECT_GT(std_of(gnorm), 0.05);
+}
+
+TEST(TestGen, OverridesApplyBeforeWeightsAreMade) {
+  TempDir dir("override");
+  Loaded m = generate_and_load(
+      {.family = "mistral", .out_dir = dir.str(), .overrides = {{"num_hidden_layers", 5}, {"sliding_window", 4}}});
+  EXPECT_EQ(m.config.num_hidden_layers, 5);
+  EXPECT_EQ(m.config.sliding_window, 4);
+  EXPECT_NE(m.checkpoint.find("model.layers.4.mlp.up_proj.weight"), nullptr);
+  EXPECT_EQ(m.checkpoint.find("model.layers.5.mlp.up_proj.weight"), nullptr);
+  EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count("mistral", m.config, false));
+}
+
+TEST(TestGen, NullOverrideRemovesAField) {
+  TempDir dir("override_null");
+  Loaded m = generate_and_load({.family = "qwen3", .out_dir = dir.str(), .overrides = {{"head_dim", nullptr}}});
+  EXPECT_FALSE(m.config.text.contains("head_dim"));
+  EXPECT_EQ(m.config.head_dim, m.config.hidden_size / m.config.num_attention_heads);
+  EXPECT_EQ(shape_of(m.checkpoint, "model.layers.0.self_attn.q_norm.weight"), (Shape{m.config.head_dim}));
+}
+
+TEST(TestGen, OverridesReachTheTextConfigOfWrappers) {
+  TempDir dir("override_wrapped");
+  Loaded m = generate_and_load({.family = "gemma3", .out_dir = dir.str(), .overrides = {{"num_hidden_layers", 3}}});
+  EXPECT_EQ(m.config.num_hidden_layers, 3);
+  EXPECT_FALSE(m.config.root.contains("num_hidden_layers"));
+  EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count("gemma3", m.config, false));
+}
+
+TEST(TestGen, LayerFieldsFollowAnOverriddenLayerCount) {
+  for (const char* family : {"gemma4", "gemma3n"}) {
+    TempDir dir(std::string("relayer_") + family);
+    Loaded m = generate_and_load({.family = family, .out_dir = dir.str(), .overrides = {{"num_hidden_layers", 9}}});
+    const hf::ModelConfig& c = m.config;
+    EXPECT_EQ(c.num_hidden_layers, 9) << family;
+    EXPECT_EQ(c.layer_types.size(), 9u) << family;
+    EXPECT_EQ(c.intermediate_size.size(), 9u) << family;
+    EXPECT_EQ(c.num_kv_shared_layers, 3) << family;
+    EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count(family, c, false)) << family;
+  }
+}
+
+TEST(TestGen, ExplicitLayerTypesOverrideIsKept) {
+  TempDir dir("explicit_types");
+  Json types = {"sliding_attention", "full_attention", "sliding_attention", "full_attention"};
+  Loaded m = generate_and_load({.family = "gemma4",
+                                .out_dir = dir.str(),
+                                .overrides = {{"num_hidden_layers", 4}, {"layer_types", types}, {"num_kv_shared_layers", 0}}});
+  EXPECT_EQ(m.config.layer_types[1], "full_attention");
+  EXPECT_EQ(shape_of(m.checkpoint, "model.language_model.layers.1.self_attn.k_proj.weight"),
+            (Shape{m.config.num_key_value_heads * text_int(m.config, "global_head_dim"), m.config.hidden_size}));
+}
+
+TEST(TestGen, TieOptionWins) {
+  TempDir dir("tie");
+  Loaded m = generate_and_load({.family = "llama", .out_dir = dir.str(), .tie_word_embeddings = true});
+  EXPECT_TRUE(m.config.tie_word_embeddings);
+  EXPECT_EQ(m.checkpoint.find("lm_head.weight"), nullptr);
+}
+
+TEST(TestGen, ErrorsNameWhatIsWrong) {
+  TempDir dir("errors");
+  Status s = generate_checkpoint({.family = "gpt2", .out_dir = dir.str()});
+  EXPECT_EQ(s.code(), ErrorCode::kBadInput);
+  EXPECT_NE(s.message().find("'gpt2'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("gemma3n"), std::string::npos) << s.message();
+
+  s = generate_checkpoint({.family = "llama", .out_dir = dir.str(), .dtype = DType::kI8});
+  EXPECT_EQ(s.code(), ErrorCode::kBadInput);
+  EXPECT_NE(s.message().find("I8"), std::string::npos) << s.message();
+
+  s = generate_checkpoint({.family = "llama", .out_dir = dir.str(), .overrides = Json::array({1})});
+  EXPECT_EQ(s.code(), ErrorCode::kBadInput);
+
+  s = generate_checkpoint({.family = "llama", .out_dir = dir.str(), .overrides = {{"num_key_value_heads", 3}}});
+  EXPECT_EQ(s.code(), ErrorCode::kBadInput);
+  EXPECT_NE(s.message().find("num_key_value_heads"), std::string::npos) << s.message();
+
+  s = generate_checkpoint({.family = "qwen2", .out_dir = dir.str(), .overrides = {{"hidden_size", "wide"}}});
+  EXPECT_EQ(s.code(), ErrorCode::kBadInput);
+  EXPECT_NE(s.message().find("hidden_size"), std::string::npos) << s.message();
+
+  s = generate_checkpoint({.family = "gemma4", .out_dir = dir.str(), .overrides = {{"num_kv_shared_layers", 4}}});
+  EXPECT_EQ(s.code(), ErrorCode::kBadInput);  // layers 2..5 shared, no full layer before 2
+  EXPECT_NE(s.message().find("kv-shared layer"), std::string::npos) << s.message();
+
+  s = generate_checkpoint({.family = "llama", .out_dir = dir.str(), .overrides = {{"vocab_size", 1 << 20}, {"hidden_size", 4096}}});
+  EXPECT_EQ(s.code(), ErrorCode::kBadInput);
+  EXPECT_NE(s.message().find("tiny"), std::string::npos) << s.message();
+  EXPECT_FALSE(fs::exists(dir.path() / "model.safetensors"));
+
+  auto t = tiny_config("nope");
+  EXPECT_FALSE(t.is_ok());
+}
+
+}  // namespace
+}  // namespace og::testgen
