@@ -1,0 +1,81 @@
+// --model resolution (directory, config.json, hub id in the local HF cache) and
+// config.json file errors.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "hf/model_config.h"
+#include "hf/model_dir.h"
+#include "test_util.h"
+
+namespace og {
+namespace {
+
+using og::testing::TempDir;
+using og::testing::write_file;
+
+const char* kTinyConfig = R"({"model_type":"llama","vocab_size":32,"hidden_size":16,"intermediate_size":32,
+  "num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2})";
+
+TEST(ModelDir, DirectoryAndConfigPathResolve) {
+  TempDir d;
+  write_file(d.file("config.json"), kTinyConfig);
+  auto a = hf::resolve_model(d.path());
+  ASSERT_TRUE(a.is_ok());
+  EXPECT_EQ(a->config_path, d.file("config.json"));
+  auto b = hf::resolve_model(d.file("config.json"));
+  ASSERT_TRUE(b.is_ok());
+  EXPECT_EQ(b->dir, d.path());
+}
+
+TEST(ModelDir, HubIdIsFoundInTheCacheThroughRefsMain) {
+  TempDir cache;
+  const std::string repo = cache.file("models--acme--tiny-llama");
+  std::filesystem::create_directories(repo + "/refs");
+  std::filesystem::create_directories(repo + "/snapshots/abc123");
+  std::filesystem::create_directories(repo + "/snapshots/old999");
+  write_file(repo + "/refs/main", "abc123");
+  write_file(repo + "/snapshots/abc123/config.json", kTinyConfig);
+  ::setenv("HF_HUB_CACHE", cache.path().c_str(), 1);
+  auto loc = hf::resolve_model("acme/tiny-llama");
+  ASSERT_TRUE(loc.is_ok()) << loc.status().message();
+  EXPECT_EQ(loc->dir, repo + "/snapshots/abc123");
+  EXPECT_EQ(loc->model_id, "acme/tiny-llama");
+  ::unsetenv("HF_HUB_CACHE");
+  ::setenv("HF_HOME", cache.path().c_str(), 1);
+  EXPECT_EQ(hf::hub_cache_dir(), cache.path() + "/hub");
+  ::unsetenv("HF_HOME");
+}
+
+TEST(ModelDir, MissingHubIdSaysWhereItLookedAndHowToDownload) {
+  TempDir cache;
+  ::setenv("HF_HUB_CACHE", cache.path().c_str(), 1);
+  auto loc = hf::resolve_model("unsloth/gemma-3-1b-it");
+  ::unsetenv("HF_HUB_CACHE");
+  ASSERT_FALSE(loc.is_ok());
+  EXPECT_NE(loc.status().message().find(cache.path() + "/models--unsloth--gemma-3-1b-it"), std::string::npos);
+  EXPECT_NE(loc.status().message().find("hf download unsloth/gemma-3-1b-it"), std::string::npos);
+}
+
+TEST(ModelDir, DirectoryWithoutConfigAndMissingPathsAreErrors) {
+  TempDir d;
+  EXPECT_NE(hf::resolve_model(d.path()).status().message().find("no config.json"), std::string::npos);
+  EXPECT_NE(hf::resolve_model(d.file("nope/config.json")).status().message().find("no such file"), std::string::npos);
+}
+
+TEST(ConfigFile, MissingEmptyTruncatedAndGarbageFilesAreNamed) {
+  TempDir d;
+  EXPECT_NE(hf::load_model_config(d.file("config.json")).status().message().find("cannot open"), std::string::npos);
+  write_file(d.file("config.json"), "");
+  EXPECT_NE(hf::load_model_config(d.file("config.json")).status().message().find("empty"), std::string::npos);
+  write_file(d.file("config.json"), std::string(kTinyConfig).substr(0, 40));
+  auto truncated = hf::load_model_config(d.file("config.json"));
+  EXPECT_NE(truncated.status().message().find("invalid JSON"), std::string::npos);
+  EXPECT_NE(truncated.status().message().find(d.file("config.json")), std::string::npos);
+  write_file(d.file("config.json"), "\x01\x02garbage\xff");
+  EXPECT_NE(hf::load_model_config(d.file("config.json")).status().message().find("invalid JSON"), std::string::npos);
+  EXPECT_NE(hf::load_model_config(d.path()).status().message().find("is a directory"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace og

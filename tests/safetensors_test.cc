@@ -1,0 +1,140 @@
+// safetensors reading: valid single-file and sharded checkpoints are read in place, and
+// every malformed file is refused with a message naming the file and tensor.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "hf/safetensors.h"
+#include "hf/safetensors_writer.h"
+#include "test_util.h"
+
+namespace og {
+namespace {
+
+using og::testing::TempDir;
+using og::testing::write_file;
+
+// A safetensors file from a header JSON text and a data segment.
+std::string make_file(const std::string& header, const std::string& data) {
+  std::string out(8, '\0');
+  uint64_t n = header.size();
+  std::memcpy(out.data(), &n, 8);
+  return out + header + data;
+}
+
+std::string f32_bytes(std::initializer_list<float> v) {
+  std::string s(v.size() * 4, '\0');
+  std::memcpy(s.data(), std::data(v), s.size());
+  return s;
+}
+
+std::string open_error(const std::string& bytes) {
+  TempDir d;
+  write_file(d.file("model.safetensors"), bytes);
+  auto f = hf::SafetensorsFile::open(d.file("model.safetensors"));
+  EXPECT_FALSE(f.is_ok());
+  return f.is_ok() ? "" : f.status().message();
+}
+
+TEST(Safetensors, ReadsTensorsInPlaceWithTheirValues) {
+  TempDir d;
+  const std::string data = f32_bytes({1, 2, 3, 4, 5, 6});
+  write_file(d.file("model.safetensors"),
+             make_file(R"({"__metadata__":{"format":"pt"},"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,16]},)"
+                       R"("b":{"dtype":"BF16","shape":[4],"data_offsets":[16,24]}})",
+                       data));
+  auto ck = hf::Checkpoint::open(d.path());
+  ASSERT_TRUE(ck.is_ok()) << ck.status().message();
+  auto a = ck->get("a", {2, 2});
+  ASSERT_TRUE(a.is_ok());
+  EXPECT_EQ((*a)->get(3), 4.0);
+  EXPECT_EQ((*a)->nbytes, 16u);
+  auto b = ck->get("b");
+  ASSERT_TRUE(b.is_ok());
+  EXPECT_EQ((*b)->dtype, DType::kBF16);
+  // Shape disagreeing with the config names tensor, shape and expectation.
+  auto wrong = ck->get("a", {4, 1});
+  ASSERT_FALSE(wrong.is_ok());
+  EXPECT_NE(wrong.status().message().find("tensor 'a' has shape [2, 2]; config implies [4, 1]"), std::string::npos);
+  EXPECT_NE(ck->get("nope").status().message().find("'nope' not found"), std::string::npos);
+}
+
+TEST(Safetensors, WriterRoundTripsShardedCheckpoints) {
+  TempDir d;
+  std::vector<hf::OwnedTensor> ts;
+  for (int i = 0; i < 5; ++i) {
+    hf::OwnedTensor t{"t" + std::to_string(i), DType::kF32, {4}, {}};
+    std::string b = f32_bytes({float(i), float(i + 1), float(i + 2), float(i + 3)});
+    t.bytes.assign(b.begin(), b.end());
+    ts.push_back(t);
+  }
+  ASSERT_TRUE(hf::write_checkpoint(d.path(), ts, 40).is_ok());
+  EXPECT_TRUE(std::filesystem::exists(d.file("model.safetensors.index.json")));
+  EXPECT_TRUE(std::filesystem::exists(d.file("model-00001-of-00003.safetensors")));
+  auto ck = hf::Checkpoint::open(d.path());
+  ASSERT_TRUE(ck.is_ok()) << ck.status().message();
+  EXPECT_EQ(ck->names().size(), 5u);
+  EXPECT_EQ((*ck->get("t4"))->get(2), 6.0);
+}
+
+TEST(SafetensorsErrors, EachMalformedFileIsNamed) {
+  const std::string ok_entry = R"("a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]})";
+  EXPECT_NE(open_error("").find("too short"), std::string::npos);
+  EXPECT_NE(open_error("abc").find("too short"), std::string::npos);
+  std::string past = make_file("{" + ok_entry + "}", f32_bytes({1, 2}));
+  past[0] = '\xff';  // header length far past the end
+  EXPECT_NE(open_error(past).find("runs past the end of the file"), std::string::npos);
+  EXPECT_NE(open_error(make_file("{not json", "")).find("invalid JSON"), std::string::npos);
+  EXPECT_NE(open_error(make_file("[1,2]", "")).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(open_error(make_file(R"({"a":{"dtype":"Q4","shape":[2],"data_offsets":[0,8]}})", f32_bytes({1, 2})))
+                .find("tensor 'a': unknown dtype 'Q4'"),
+            std::string::npos);
+  EXPECT_NE(open_error(make_file(R"({"a":{"dtype":"F32","shape":[-2],"data_offsets":[0,8]}})", f32_bytes({1, 2})))
+                .find("tensor 'a'"),
+            std::string::npos);
+  EXPECT_NE(open_error(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,16]}})", f32_bytes({1, 2})))
+                .find("run past the end of the data"),
+            std::string::npos);
+  EXPECT_NE(open_error(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[8,0]}})", f32_bytes({1, 2})))
+                .find("reversed"),
+            std::string::npos);
+  EXPECT_NE(open_error(make_file(R"({"a":{"dtype":"F32","shape":[3],"data_offsets":[0,8]}})", f32_bytes({1, 2})))
+                .find("shape [3] x F32 needs 12"),
+            std::string::npos);
+  EXPECT_NE(open_error(make_file(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},)"
+                                 R"("b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+                                 f32_bytes({1, 2, 3})))
+                .find("overlap"),
+            std::string::npos);
+  EXPECT_NE(open_error(make_file(R"({"a":{"dtype":"F32","shape":[2]}})", f32_bytes({1, 2}))).find("data_offsets"),
+            std::string::npos);
+  // Truncated: a valid file cut short.
+  std::string full = make_file("{" + ok_entry + "}", f32_bytes({1, 2}));
+  EXPECT_NE(open_error(full.substr(0, full.size() - 3)).find("run past the end of the data"), std::string::npos);
+}
+
+TEST(SafetensorsErrors, ShardedIndexProblemsAreNamed) {
+  TempDir d;
+  write_file(d.file("model.safetensors.index.json"), R"({"weight_map": {"a": "model-00001-of-00002.safetensors"}})");
+  auto ck = hf::Checkpoint::open(d.path());
+  ASSERT_FALSE(ck.is_ok());
+  EXPECT_NE(ck.status().message().find("model-00001-of-00002.safetensors"), std::string::npos);
+  EXPECT_NE(ck.status().message().find("missing"), std::string::npos);
+
+  write_file(d.file("model-00001-of-00002.safetensors"),
+             make_file(R"({"b":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})", f32_bytes({1})));
+  ck = hf::Checkpoint::open(d.path());
+  ASSERT_FALSE(ck.is_ok());
+  EXPECT_NE(ck.status().message().find("tensor 'a' is named by the index but missing"), std::string::npos);
+
+  write_file(d.file("model.safetensors.index.json"), "{truncated");
+  EXPECT_NE(hf::Checkpoint::open(d.path()).status().message().find("invalid JSON"), std::string::npos);
+  write_file(d.file("model.safetensors.index.json"), R"({"weight_map": {"a": "../etc/passwd"}})");
+  EXPECT_NE(hf::Checkpoint::open(d.path()).status().message().find("not a file in the directory"), std::string::npos);
+
+  TempDir empty;
+  EXPECT_NE(hf::Checkpoint::open(empty.path()).status().message().find("no model.safetensors"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace og
