@@ -657,6 +657,7 @@ TEST(Forward, GemmaEmbeddingNormalizerIsRoundedToWeightDtype) {
     DType dtype;
     std::optional<DType> override_dtype;
     double s;  // the normalizer transformers multiplies by
+    std::string torch_dtype = "";
   };
   const double sqrt3 = std::sqrt(3.0), sqrt3_f32 = static_cast<double>(static_cast<float>(std::sqrt(3.0)));
   const std::vector<Case> cases = {
@@ -665,12 +666,15 @@ TEST(Forward, GemmaEmbeddingNormalizerIsRoundedToWeightDtype) {
       {"gemma2", DType::kF64, std::nullopt, sqrt3},          // torch.tensor(h**0.5, dtype=float64)
       {"gemma3_text", DType::kF64, std::nullopt, sqrt3_f32}, // torch.tensor(h**0.5) is float32 first
       {"gemma2", DType::kBF16, DType::kF32, sqrt3_f32},      // checkpoint loaded as float32
+      {"gemma2", DType::kBF16, std::nullopt, sqrt3_f32, "float32"},  // dtype="auto" takes config's
   };
   for (const Case& k : cases) {
     SCOPED_TRACE(k.model_type + " " + std::string(dtype_name(k.dtype)));
     TinyModel m("norm");
-    auto r = m.run(gemma_passthrough_config(k.model_type), gemma_passthrough(k.model_type == "gemma3_text"), {0},
-                   k.dtype, ForwardOptions{.weight_dtype = k.override_dtype});
+    Json c = gemma_passthrough_config(k.model_type);
+    if (!k.torch_dtype.empty()) c["torch_dtype"] = k.torch_dtype;
+    auto r = m.run(c, gemma_passthrough(k.model_type == "gemma3_text"), {0}, k.dtype,
+                   ForwardOptions{.weight_dtype = k.override_dtype});
     ASSERT_TRUE(r.is_ok()) << r.status().message();
     const double y0 = k.s / std::sqrt(k.s * k.s / 3 + 1);
     EXPECT_NEAR((*r)[0], y0, 1e-14);

@@ -1,0 +1,136 @@
+// End-to-end test support: generate a tiny HF checkpoint, export it, run it through the
+// runtime, and compute the float64 reference — all in-process.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "export/exporter.h"
+#include "hf/model_config.h"
+#include "hf/safetensors.h"
+#include "reference/reference.h"
+#include "runtime/session.h"
+#include "test_util.h"
+#include "testgen/testgen.h"
+
+namespace og::testing {
+
+// Deterministic token sequence covering the vocabulary.
+inline std::vector<int32_t> test_tokens(int64_t n, int64_t vocab, uint32_t seed = 7) {
+  std::vector<int32_t> ids;
+  uint32_t x = seed * 2654435761u + 1;
+  for (int64_t i = 0; i < n; ++i) {
+    x = x * 1664525u + 1013904223u;
+    ids.push_back(static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(vocab)));
+  }
+  return ids;
+}
+
+struct Generated {
+  TempDir dir;
+  std::string model_dir() const { return dir.file("model"); }
+  hf::ModelConfig config;
+};
+
+inline std::unique_ptr<Generated> generate(const testgen::GenOptions& base) {
+  auto g = std::make_unique<Generated>();
+  testgen::GenOptions o = base;
+  o.out_dir = g->model_dir();
+  Status s = testgen::generate_checkpoint(o);
+  EXPECT_TRUE(s.is_ok()) << s.message();
+  auto c = hf::load_model_config(g->model_dir() + "/config.json");
+  EXPECT_TRUE(c.is_ok()) << c.status().message();
+  if (c.is_ok()) g->config = *c;
+  return g;
+}
+
+inline std::string export_to(const Generated& g, const std::string& name, const std::string& dtype,
+                             int64_t chunk = 0, int64_t max_ctx = 0) {
+  exporter::ExportOptions o;
+  o.model = g.model_dir();
+  o.output = g.dir.file(name);
+  o.dtype = dtype;
+  o.prefill_chunk_size = chunk;
+  o.max_ctx_len = max_ctx;
+  auto s = exporter::export_program(o);
+  EXPECT_TRUE(s.is_ok()) << s.status().message();
+  return o.output;
+}
+
+// Logits [T, V] of the program fed `ids` in steps of `chunk` tokens.
+inline std::vector<float> run_program(const std::shared_ptr<const runtime::Model>& model, const std::vector<int32_t>& ids,
+                                      int64_t chunk, runtime::KvDType kv = runtime::KvDType::kF32) {
+  auto session = runtime::Session::create(model, {.kv_dtype = kv});
+  EXPECT_TRUE(session.is_ok()) << session.status().message();
+  const int64_t V = model->vocab_size(), T = static_cast<int64_t>(ids.size());
+  std::vector<float> out(static_cast<size_t>(T * V));
+  for (int64_t t = 0; t < T; t += chunk) {
+    const int64_t n = std::min(chunk, T - t);
+    auto logits = (*session)->append(std::span<const int32_t>(ids.data() + t, static_cast<size_t>(n)));
+    EXPECT_TRUE(logits.is_ok()) << logits.status().message();
+    if (!logits.is_ok()) return {};
+    std::copy(logits->begin(), logits->end(), out.begin() + t * V);
+  }
+  return out;
+}
+
+inline std::vector<double> reference_logits(const Generated& g, const std::vector<int32_t>& ids) {
+  auto ck = hf::Checkpoint::open(g.model_dir());
+  EXPECT_TRUE(ck.is_ok()) << ck.status().message();
+  auto r = reference::forward(g.config, *ck, ids);
+  EXPECT_TRUE(r.is_ok()) << r.status().message();
+  return r.is_ok() ? *r : std::vector<double>{};
+}
+
+struct Diff {
+  double max_abs = 0;
+  double max_ref = 0;
+  double relative() const { return max_ref > 0 ? max_abs / max_ref : max_abs; }
+  double argmax_agreement = 1;          // share of rows whose argmax agrees
+  double decisive_agreement = 1;        // same, over rows whose reference top-2 margin exceeds 2 * max_abs
+};
+
+template <typename A, typename B>
+Diff compare(const std::vector<A>& got, const std::vector<B>& want, int64_t vocab) {
+  Diff d;
+  if (got.size() != want.size() || got.empty()) {
+    d.max_abs = INFINITY;
+    return d;
+  }
+  const int64_t rows = static_cast<int64_t>(got.size()) / vocab;
+  std::vector<int64_t> arg_got(rows), arg_want(rows);
+  std::vector<double> margin(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t ag = 0, aw = 0;
+    for (int64_t v = 0; v < vocab; ++v) {
+      const size_t i = static_cast<size_t>(r * vocab + v);
+      d.max_abs = std::max(d.max_abs, std::abs(static_cast<double>(got[i]) - static_cast<double>(want[i])));
+      d.max_ref = std::max(d.max_ref, std::abs(static_cast<double>(want[i])));
+      if (got[i] > got[r * vocab + ag]) ag = v;
+      if (want[i] > want[r * vocab + aw]) aw = v;
+    }
+    double second = -INFINITY;
+    for (int64_t v = 0; v < vocab; ++v)
+      if (v != aw) second = std::max(second, static_cast<double>(want[r * vocab + v]));
+    arg_got[r] = ag;
+    arg_want[r] = aw;
+    margin[r] = static_cast<double>(want[r * vocab + aw]) - second;
+  }
+  int64_t agree = 0, decisive = 0, decisive_agree = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    agree += arg_got[r] == arg_want[r];
+    if (margin[r] > 2 * d.max_abs) {
+      ++decisive;
+      decisive_agree += arg_got[r] == arg_want[r];
+    }
+  }
+  d.argmax_agreement = static_cast<double>(agree) / static_cast<double>(rows);
+  d.decisive_agreement = decisive ? static_cast<double>(decisive_agree) / static_cast<double>(decisive) : 1.0;
+  return d;
+}
+
+}  // namespace og::testing
