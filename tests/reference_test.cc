@@ -197,6 +197,12 @@ Json small_config(const std::string& model_type) {
               {"max_position_embeddings", 64}, {"rope_theta", 10000.0}, {"tie_word_embeddings", false}};
 }
 
+// c with the fields of `extra` set (overwriting).
+Json with(Json c, const Json& extra) {
+  for (const auto& [key, value] : extra.items()) c[key] = value;
+  return c;
+}
+
 TEST(LayerWindows, Gemma3OneBHasFullLayersAt5_11_17_23AndWindow512Elsewhere) {
   Json j = small_config("gemma3_text");
   j["num_hidden_layers"] = 26;
@@ -360,6 +366,16 @@ void add_qk_norms(Tensors& t, std::mt19937& rng, double offset) {
   }
 }
 
+// phi3's layout of the same weights: qkv_proj = [q; k; v] rows, gate_up_proj = [gate; up].
+void fuse_like_phi3(Tensors& t) {
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".";
+    t.concat_rows(p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "qk");
+    t.concat_rows(p + "qk", p + "self_attn.v_proj.weight", p + "self_attn.qkv_proj.weight");
+    t.concat_rows(p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.gate_up_proj.weight");
+  }
+}
+
 double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b, size_t n) {
   double m = 0;
   for (size_t i = 0; i < n; ++i) m = std::max(m, std::abs(a[i] - b[i]));
@@ -436,17 +452,16 @@ TEST(Forward, GemmaThreeTokensMatchHandComputation) {
     Tensors t;
     const auto names = gemma_hand_names(gemma3);
     for (size_t seed = 0; seed < names.size(); ++seed) {
-      int64_t n = 1;
-      for (int64_t d : names[seed].second) n *= d;
-      std::vector<double> v(static_cast<size_t>(n));
-      for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = static_cast<double>((7 * i + 5 * static_cast<int64_t>(seed)) % 11 - 5) / 8.0;
-      t.set(names[seed].first, names[seed].second, v);
+      const auto& [name, shape] = names[seed];
+      std::vector<double> v(static_cast<size_t>(shape[0] * (shape.size() > 1 ? shape[1] : 1)));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<int64_t>((7 * i + 5 * seed) % 11) - 5) / 8.0;
+      t.set(name, shape, v);
     }
-    Json c = {{"model_type", k.model_type}, {"vocab_size", 3},          {"hidden_size", 4},
-              {"num_hidden_layers", 2},     {"num_attention_heads", 2}, {"num_key_value_heads", 1},
-              {"head_dim", 4},              {"intermediate_size", 3},   {"rms_norm_eps", 1e-6},
-              {"query_pre_attn_scalar", 3}, {"sliding_window", 2}};
-    for (const auto& [key, value] : k.extra.items()) c[key] = value;
+    const Json c = with({{"model_type", k.model_type}, {"vocab_size", 3}, {"hidden_size", 4},
+                         {"num_hidden_layers", 2}, {"num_attention_heads", 2}, {"num_key_value_heads", 1},
+                         {"head_dim", 4}, {"intermediate_size", 3}, {"rms_norm_eps", 1e-6},
+                         {"query_pre_attn_scalar", 3}, {"sliding_window", 2}},
+                        k.extra);
     TinyModel m("hand");
     auto r = m.run(c, t, {0, 2, 1});
     ASSERT_TRUE(r.is_ok()) << r.status().message();
@@ -465,14 +480,9 @@ std::vector<FamilyCase> family_cases() {
   std::vector<FamilyCase> cases;
   std::mt19937 rng(7);
   cases.push_back({"llama", small_config("llama"), llama_tensors(1)});
+  cases.push_back({"mistral", with(small_config("mistral"), {{"sliding_window", 3}}), llama_tensors(2)});
   {
-    Json c = small_config("mistral");
-    c["sliding_window"] = 3;
-    cases.push_back({"mistral", c, llama_tensors(2)});
-  }
-  {
-    Json c = small_config("qwen2");
-    c["use_sliding_window"] = true, c["sliding_window"] = 3, c["max_window_layers"] = 1;
+    const Json c = with(small_config("qwen2"), {{"use_sliding_window", true}, {"sliding_window", 3}, {"max_window_layers", 1}});
     Tensors t = llama_tensors(3);
     for (int i = 0; i < 2; ++i) {
       const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
@@ -487,26 +497,16 @@ std::vector<FamilyCase> family_cases() {
     add_qk_norms(t, rng, 1.0);
     cases.push_back({"qwen3", small_config("qwen3"), t});
   }
+  Tensors phi3 = llama_tensors(5);
+  fuse_like_phi3(phi3);
+  cases.push_back({"phi3", with(small_config("phi3"), {{"sliding_window", 3}, {"partial_rotary_factor", 0.5}}), phi3});
+  cases.push_back({"gemma2",
+                   with(small_config("gemma2"),
+                        {{"sliding_window", 3}, {"final_logit_softcapping", 2.0}, {"attn_logit_softcapping", 1.0}}),
+                   llama_tensors(6, true)});
   {
-    Json c = small_config("phi3");
-    c["sliding_window"] = 3, c["partial_rotary_factor"] = 0.5;
-    Tensors t = llama_tensors(5);
-    for (int i = 0; i < 2; ++i) {
-      const std::string p = "model.layers." + std::to_string(i) + ".";
-      t.concat_rows(p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "qk");
-      t.concat_rows(p + "qk", p + "self_attn.v_proj.weight", p + "self_attn.qkv_proj.weight");
-      t.concat_rows(p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.gate_up_proj.weight");
-    }
-    cases.push_back({"phi3", c, t});
-  }
-  {
-    Json c = small_config("gemma2");
-    c["sliding_window"] = 3, c["final_logit_softcapping"] = 2.0, c["attn_logit_softcapping"] = 1.0;
-    cases.push_back({"gemma2", c, llama_tensors(6, true)});
-  }
-  {
-    Json c = small_config("gemma3_text");
-    c["sliding_window"] = 3, c["sliding_window_pattern"] = 2, c["query_pre_attn_scalar"] = 4;
+    const Json c = with(small_config("gemma3_text"),
+                        {{"sliding_window", 3}, {"sliding_window_pattern", 2}, {"query_pre_attn_scalar", 4}});
     Tensors t = llama_tensors(8, true);
     add_qk_norms(t, rng, 0.0);
     cases.push_back({"gemma3", c, t});
@@ -556,12 +556,7 @@ TEST(Forward, SlidingWindowChangesOnlyRowsWhoseHistoryExceedsIt) {
 TEST(Forward, Phi3FusedProjectionsSplitAsQKVAndGateThenUp) {
   Tensors split = llama_tensors(21);
   Tensors fused = split;
-  for (int i = 0; i < 2; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".";
-    fused.concat_rows(p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight", p + "qk");
-    fused.concat_rows(p + "qk", p + "self_attn.v_proj.weight", p + "self_attn.qkv_proj.weight");
-    fused.concat_rows(p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight", p + "mlp.gate_up_proj.weight");
-  }
+  fuse_like_phi3(fused);
   TinyModel m("phi3");
   auto llama = m.run(small_config("llama"), split, {4, 1, 8, 2, 0});
   auto phi3 = m.run(small_config("phi3"), fused, {4, 1, 8, 2, 0});
@@ -730,10 +725,7 @@ TEST(Forward, Gemma3RopeScalingAndRopeThetaReachFullLayersOnly) {
   const std::vector<int32_t> tokens = {1, 2, 3, 4, 5};
   TinyModel m("rope");
   auto run_with = [&](const std::string& layer_type, const Json& extra) {
-    Json c = small_config("gemma3_text");
-    c["layer_types"] = {layer_type, layer_type};
-    c["sliding_window"] = 64;
-    for (const auto& [k, v] : extra.items()) c[k] = v;
+    const Json c = with(small_config("gemma3_text"), with({{"layer_types", {layer_type, layer_type}}, {"sliding_window", 64}}, extra));
     auto r = m.run(c, t, tokens);
     EXPECT_TRUE(r.is_ok()) << r.status().message();
     return r.is_ok() ? r.value() : std::vector<double>(tokens.size() * 11, 0.0);

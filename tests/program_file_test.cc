@@ -1,0 +1,125 @@
+// Program files that are corrupt, truncated or from another format version are refused on
+// load; checkpoints that disagree with their config are refused at export.
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "e2e_support.h"
+#include "hf/json_fields.h"
+#include "program/program_file.h"
+
+namespace og {
+namespace {
+
+using namespace og::testing;
+
+class ProgramFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gen_ = generate({.family = "llama", .seed = 3});
+    path_ = export_to(*gen_, "p.ogp", "fp32");
+    bytes_ = read_file(path_);
+  }
+  std::string load_error(const std::string& bytes) {
+    write_file(gen_->dir.file("bad.ogp"), bytes);
+    auto m = runtime::Model::load(gen_->dir.file("bad.ogp"));
+    EXPECT_FALSE(m.is_ok());
+    return m.is_ok() ? "" : m.status().message();
+  }
+  std::unique_ptr<Generated> gen_;
+  std::string path_, bytes_;
+};
+
+TEST_F(ProgramFileTest, ValidProgramLoads) { EXPECT_TRUE(runtime::Model::load(path_).is_ok()); }
+
+TEST_F(ProgramFileTest, AFlippedByteAnywhereFailsTheChecksum) {
+  for (size_t at : {size_t{100}, bytes_.size() / 2, bytes_.size() - 5}) {
+    std::string b = bytes_;
+    b[at] ^= 0x20;
+    EXPECT_NE(load_error(b).find("checksum mismatch"), std::string::npos) << "byte " << at;
+  }
+}
+
+TEST_F(ProgramFileTest, TruncatedFilesAreRefused) {
+  EXPECT_NE(load_error(bytes_.substr(0, bytes_.size() - 1)).find("truncated"), std::string::npos);
+  EXPECT_NE(load_error(bytes_.substr(0, 64)).find("truncated"), std::string::npos);
+  EXPECT_NE(load_error(bytes_.substr(0, 10)).find("too short"), std::string::npos);
+  EXPECT_NE(load_error("").find("too short"), std::string::npos);
+}
+
+TEST_F(ProgramFileTest, OtherFormatVersionsAndMagicsAreRefused) {
+  std::string b = bytes_;
+  uint32_t v = program::kFormatVersion + 1;
+  std::memcpy(b.data() + 8, &v, 4);
+  EXPECT_NE(load_error(b).find("format version 2 is not supported"), std::string::npos);
+  b = bytes_;
+  b[0] = 'X';
+  EXPECT_NE(load_error(b).find("bad magic"), std::string::npos);
+  EXPECT_NE(load_error(read_file(gen_->model_dir() + "/config.json")).find("not an offgraph program"), std::string::npos);
+}
+
+// Rewrites config.json of the generated model with a patch.
+void patch_config(const Generated& g, const nlohmann::json& patch) {
+  auto j = hf::parse_json(read_file(g.model_dir() + "/config.json"), "config.json");
+  ASSERT_TRUE(j.is_ok());
+  j->merge_patch(patch);
+  write_file(g.model_dir() + "/config.json", j->dump(2));
+}
+
+std::string export_error(const Generated& g) {
+  exporter::ExportOptions o{.model = g.model_dir(), .output = g.dir.file("x.ogp")};
+  auto s = exporter::export_program(o);
+  EXPECT_FALSE(s.is_ok());
+  EXPECT_FALSE(std::filesystem::exists(o.output)) << "a failed export leaves no file";
+  EXPECT_FALSE(std::filesystem::exists(o.output + ".partial"));
+  return s.is_ok() ? "" : s.status().message();
+}
+
+TEST(ExportErrors, TensorShapeDisagreeingWithConfigNamesTheTensor) {
+  auto g = generate({.family = "llama", .seed = 1});
+  patch_config(*g, {{"intermediate_size", 96}});
+  const std::string e = export_error(*g);
+  EXPECT_NE(e.find("model.layers.0.mlp.gate_proj.weight' has shape [128, 64]; config implies [96, 64]"), std::string::npos)
+      << e;
+}
+
+TEST(ExportErrors, BiasesTheConfigDoesNotDeclareAreRefused) {
+  auto g = generate({.family = "qwen2", .seed = 1});
+  patch_config(*g, {{"model_type", "llama"}, {"architectures", {"LlamaForCausalLM"}}});
+  EXPECT_NE(export_error(*g).find("q_proj.bias"), std::string::npos);
+}
+
+TEST(ExportErrors, UnimplementedRopeTypeNamesTheField) {
+  auto g = generate({.family = "llama", .seed = 1});
+  patch_config(*g, {{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}});
+  const std::string e = export_error(*g);
+  EXPECT_NE(e.find("rope_scaling.rope_type"), std::string::npos) << e;
+  EXPECT_NE(e.find("yarn"), std::string::npos);
+}
+
+TEST(ExportErrors, UnsupportedActivationNamesTheField) {
+  auto g = generate({.family = "llama", .seed = 1});
+  patch_config(*g, {{"hidden_act", "relu2"}});
+  EXPECT_NE(export_error(*g).find("hidden_act"), std::string::npos);
+}
+
+TEST(ExportErrors, MissingTensorIsNamed) {
+  auto g = generate({.family = "qwen3", .seed = 1});
+  patch_config(*g, {{"attention_bias", true}});
+  EXPECT_NE(export_error(*g).find("q_proj.bias' not found"), std::string::npos);
+}
+
+TEST(ExportErrors, BadOptionsAreUsageErrors) {
+  auto g = generate({.family = "llama", .seed = 1});
+  exporter::ExportOptions o{.model = g->model_dir(), .output = g->dir.file("x.ogp"), .dtype = "int3"};
+  EXPECT_EQ(exporter::export_program(o).status().code(), ErrorCode::kUsage);
+  o.dtype = "fp32";
+  o.max_ctx_len = 16;
+  o.prefill_chunk_size = 17;
+  EXPECT_EQ(exporter::export_program(o).status().code(), ErrorCode::kUsage);
+  o.prefill_chunk_size = 16;
+  EXPECT_TRUE(exporter::export_program(o).is_ok());
+}
+
+}  // namespace
+}  // namespace og
