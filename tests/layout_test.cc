@@ -135,6 +135,16 @@ TEST(Rules, QwenSlidesFromMaxWindowLayersOnlyWithUseSlidingWindow) {
   }
 }
 
+TEST(Rules, OmittedGemmaFieldsTakeTransformersDefaults) {
+  json t{{"model_type", "gemma3_text"}, {"hidden_size", 64}, {"intermediate_size", 128}, {"num_hidden_layers", 6}};
+  json j{{"model_type", "gemma3"}, {"text_config", t}};
+  auto l = layout_of(j);
+  ASSERT_TRUE(l.is_ok()) << l.status().message();
+  EXPECT_EQ(l->kv_heads, std::vector<int32_t>(6, 4));
+  EXPECT_EQ(l->head_dims, std::vector<int32_t>(6, 256));
+  EXPECT_EQ(l->windows, (std::vector<int32_t>{4096, 4096, 4096, 4096, 4096, 0}));
+}
+
 TEST(Rules, Gemma2AlternatesSlidingFirst) {
   json j = base("gemma2");
   j["sliding_window"] = 8;
@@ -215,6 +225,7 @@ TEST(Rejections, UnknownLayerTypeNamesLayerAndType) {
 
 TEST(Rejections, SlidingLayerWithoutWindow) {
   json j = base("gemma2", 2);
+  j["sliding_window"] = nullptr;  // absent would mean Gemma2Config's default 4096
   auto l = layout_of(j);
   ASSERT_FALSE(l.is_ok());
   EXPECT_NE(l.status().message().find("sliding_window"), std::string::npos);

@@ -29,7 +29,6 @@ namespace {
 
 using hf::Json;
 
-// ---------------------------------------------------------------------------------------
 // Toolkit pieces against hand-computed values.
 
 TEST(Rope, RotatesDimsHalfAHeadApartByPositionTimesFrequency) {
@@ -181,7 +180,6 @@ TEST(RoundToDtype, Bf16RoundsGemmaNormalizersAsTransformersComments) {
   EXPECT_EQ(round_to_dtype(std::sqrt(3.0), DType::kF32), static_cast<double>(static_cast<float>(std::sqrt(3.0))));
 }
 
-// ---------------------------------------------------------------------------------------
 // Per-layer windows from config.json alone.
 
 hf::ModelConfig parse(const Json& j) {
@@ -254,7 +252,6 @@ TEST(LayerWindows, MistralAndPhi3WindowEveryLayerLlamaNone) {
   EXPECT_NE(r.status().message().find("layer_types[0]"), std::string::npos) << r.status().message();
 }
 
-// ---------------------------------------------------------------------------------------
 // Whole forward passes on tiny checkpoints.
 
 // Tensors by name, values in float64; encoded to the dtype chosen at write time.
@@ -366,6 +363,17 @@ void add_qk_norms(Tensors& t, std::mt19937& rng, double offset) {
   }
 }
 
+// qwen2's q/k/v biases: random when rng is given, else zero.
+void add_qkv_biases(Tensors& t, std::mt19937* rng) {
+  for (int i = 0; i < 2; ++i) {
+    const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
+    for (auto [name, n] : {std::pair{"q_proj.bias", 8}, {"k_proj.bias", 4}, {"v_proj.bias", 4}}) {
+      if (rng != nullptr) t.random(p + name, {n}, *rng, 0.5);
+      else t.set(p + name, {n}, std::vector<double>(static_cast<size_t>(n), 0.0));
+    }
+  }
+}
+
 // phi3's layout of the same weights: qkv_proj = [q; k; v] rows, gate_up_proj = [gate; up].
 void fuse_like_phi3(Tensors& t) {
   for (int i = 0; i < 2; ++i) {
@@ -454,7 +462,8 @@ TEST(Forward, GemmaThreeTokensMatchHandComputation) {
     for (size_t seed = 0; seed < names.size(); ++seed) {
       const auto& [name, shape] = names[seed];
       std::vector<double> v(static_cast<size_t>(shape[0] * (shape.size() > 1 ? shape[1] : 1)));
-      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(static_cast<int64_t>((7 * i + 5 * seed) % 11) - 5) / 8.0;
+      for (size_t i = 0; i < v.size(); ++i)
+        v[i] = static_cast<double>(static_cast<int64_t>((7 * i + 5 * seed) % 11) - 5) / 8.0;
       t.set(name, shape, v);
     }
     const Json c = with({{"model_type", k.model_type}, {"vocab_size", 3}, {"hidden_size", 4},
@@ -482,14 +491,10 @@ std::vector<FamilyCase> family_cases() {
   cases.push_back({"llama", small_config("llama"), llama_tensors(1)});
   cases.push_back({"mistral", with(small_config("mistral"), {{"sliding_window", 3}}), llama_tensors(2)});
   {
-    const Json c = with(small_config("qwen2"), {{"use_sliding_window", true}, {"sliding_window", 3}, {"max_window_layers", 1}});
+    const Json c = with(small_config("qwen2"),
+                        {{"use_sliding_window", true}, {"sliding_window", 3}, {"max_window_layers", 1}});
     Tensors t = llama_tensors(3);
-    for (int i = 0; i < 2; ++i) {
-      const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
-      t.random(p + "q_proj.bias", {8}, rng, 0.5);
-      t.random(p + "k_proj.bias", {4}, rng, 0.5);
-      t.random(p + "v_proj.bias", {4}, rng, 0.5);
-    }
+    add_qkv_biases(t, &rng);
     cases.push_back({"qwen2", c, t});
   }
   {
@@ -568,12 +573,7 @@ TEST(Forward, Qwen2WithZeroQkvBiasesIsLlama) {
   Tensors t = llama_tensors(22);
   TinyModel m("qwen2");
   auto llama = m.run(small_config("llama"), t, {3, 1, 4, 1, 5});
-  for (int i = 0; i < 2; ++i) {
-    const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
-    t.set(p + "q_proj.bias", {8}, std::vector<double>(8, 0.0));
-    t.set(p + "k_proj.bias", {4}, std::vector<double>(4, 0.0));
-    t.set(p + "v_proj.bias", {4}, std::vector<double>(4, 0.0));
-  }
+  add_qkv_biases(t, nullptr);
   auto qwen2 = m.run(small_config("qwen2"), t, {3, 1, 4, 1, 5});
   ASSERT_TRUE(llama.is_ok() && qwen2.is_ok()) << qwen2.status().message();
   EXPECT_LT(max_abs_diff(*llama, *qwen2, llama->size()), 1e-12);
@@ -588,11 +588,11 @@ TEST(Forward, Qwen3NormalizesEachHeadOfQSeparately) {
   std::mt19937 rng(5);
   Tensors t = llama_tensors(23);
   add_qk_norms(t, rng, 1.0);
-  Json c = small_config("qwen3");
-  c["rms_norm_eps"] = 1e-30;
+  const Json c = with(small_config("qwen3"), {{"rms_norm_eps", 1e-30}});
   TinyModel m("qwen3");
   auto before = m.run(c, t, {2, 7, 1, 8});
-  for (size_t i = 0; i < 4 * 8; ++i) t.values("model.layers.0.self_attn.q_proj.weight")[i] *= 8;  // head 0 rows, exact in f32
+  auto& q = t.values("model.layers.0.self_attn.q_proj.weight");
+  for (size_t i = 0; i < 4 * 8; ++i) q[i] *= 8;  // head 0's rows; a power of 2 stays exact in f32
   auto after = m.run(c, t, {2, 7, 1, 8});
   ASSERT_TRUE(before.is_ok() && after.is_ok()) << before.status().message();
   EXPECT_LT(max_abs_diff(*before, *after, before->size()), 1e-12);
@@ -600,14 +600,11 @@ TEST(Forward, Qwen3NormalizesEachHeadOfQSeparately) {
 
 TEST(Forward, TiedEmbeddingsReplaceLmHeadEvenWhenPresent) {
   Tensors t = llama_tensors(24);
-  Json c = small_config("llama");
   TinyModel m("tie");
-  auto untied = m.run(c, t, {1, 2, 3});
-  c["tie_word_embeddings"] = true;
-  auto tied = m.run(c, t, {1, 2, 3});
+  auto untied = m.run(small_config("llama"), t, {1, 2, 3});
+  auto tied = m.run(with(small_config("llama"), {{"tie_word_embeddings", true}}), t, {1, 2, 3});
   t.t.erase("lm_head.weight");
-  c["tie_word_embeddings"] = false;
-  auto absent = m.run(c, t, {1, 2, 3});  // no lm_head tensor: transformers ties
+  auto absent = m.run(small_config("llama"), t, {1, 2, 3});  // no lm_head tensor: transformers ties
   ASSERT_TRUE(untied.is_ok() && tied.is_ok() && absent.is_ok());
   EXPECT_GT(max_abs_diff(*untied, *tied, tied->size()), 1e-6);
   EXPECT_LT(max_abs_diff(*tied, *absent, tied->size()), 1e-12);
@@ -685,16 +682,11 @@ TEST(Forward, Gemma2AttnSoftcapAppliesGemma3IgnoresIt) {
     std::mt19937 rng(9);
     Tensors t = llama_tensors(31, true);
     if (type == "gemma3_text") add_qk_norms(t, rng, 0.0);
-    Json c = small_config(type);
-    c["final_logit_softcapping"] = nullptr;
+    const Json c = with(small_config(type), {{"final_logit_softcapping", nullptr}});
     TinyModel m(type);
-    c["attn_logit_softcapping"] = nullptr;
     auto plain = m.run(c, t, {1, 2, 3, 4});
-    c["attn_logit_softcapping"] = 1e-9;
-    auto capped = m.run(c, t, {1, 2, 3, 4});
-    c["attn_logit_softcapping"] = nullptr;
-    c["query_pre_attn_scalar"] = 1e40;
-    auto uniform = m.run(c, t, {1, 2, 3, 4});
+    auto capped = m.run(with(c, {{"attn_logit_softcapping", 1e-9}}), t, {1, 2, 3, 4});
+    auto uniform = m.run(with(c, {{"query_pre_attn_scalar", 1e40}}), t, {1, 2, 3, 4});
     ASSERT_TRUE(plain.is_ok() && capped.is_ok() && uniform.is_ok()) << plain.status().message();
     if (type == "gemma2") {
       EXPECT_LT(max_abs_diff(*capped, *uniform, capped->size()), 1e-7);
@@ -725,7 +717,8 @@ TEST(Forward, Gemma3RopeScalingAndRopeThetaReachFullLayersOnly) {
   const std::vector<int32_t> tokens = {1, 2, 3, 4, 5};
   TinyModel m("rope");
   auto run_with = [&](const std::string& layer_type, const Json& extra) {
-    const Json c = with(small_config("gemma3_text"), with({{"layer_types", {layer_type, layer_type}}, {"sliding_window", 64}}, extra));
+    const Json types = {{"layer_types", {layer_type, layer_type}}, {"sliding_window", 64}};
+    const Json c = with(with(small_config("gemma3_text"), types), extra);
     auto r = m.run(c, t, tokens);
     EXPECT_TRUE(r.is_ok()) << r.status().message();
     return r.is_ok() ? r.value() : std::vector<double>(tokens.size() * 11, 0.0);
@@ -775,7 +768,6 @@ TEST(Forward, Gemma3WrapperFindsTextWeightsUnderEitherPrefix) {
   }
 }
 
-// ---------------------------------------------------------------------------------------
 // Fields the reference cannot honour, and bad inputs.
 
 void expect_error(const Result<std::vector<double>>& r, ErrorCode code, const std::string& needle) {
@@ -787,24 +779,17 @@ void expect_error(const Result<std::vector<double>>& r, ErrorCode code, const st
 TEST(ForwardErrors, NameTheFieldOrTensorAtFault) {
   const Tensors t = llama_tensors(41);
   TinyModel m("errors");
-  Json c = small_config("llama");
-  c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 4.0}};
-  expect_error(m.run(c, t, {1}), ErrorCode::kUnsupported, "rope_scaling.rope_type");
-  c = small_config("llama");
-  c["rope_parameters"] = {{"type", "dynamic"}, {"factor", 2.0}};
-  expect_error(m.run(c, t, {1}), ErrorCode::kUnsupported, "rope_parameters.type");
-  c = small_config("qwen2");
-  c["partial_rotary_factor"] = 0.5;
-  expect_error(m.run(c, t, {1}), ErrorCode::kUnsupported, "partial_rotary_factor");
-  c = small_config("phi3");
-  c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 2.0}};
-  expect_error(m.run(c, t, {1}), ErrorCode::kUnsupported, "linear");
-  c = small_config("llama");
-  c["hidden_act"] = "mish";
-  expect_error(m.run(c, t, {1}), ErrorCode::kUnsupported, "hidden_act");
-  c = small_config("gemma3_text");
-  c["use_bidirectional_attention"] = true;
-  expect_error(m.run(c, t, {1}), ErrorCode::kUnsupported, "use_bidirectional_attention");
+  auto run = [&](const std::string& type, const Json& extra) { return m.run(with(small_config(type), extra), t, {1}); };
+  const ErrorCode kUnsupported = ErrorCode::kUnsupported;
+  expect_error(run("llama", {{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}}), kUnsupported,
+               "rope_scaling.rope_type");
+  expect_error(run("llama", {{"rope_parameters", {{"type", "dynamic"}, {"factor", 2.0}}}}), kUnsupported,
+               "rope_parameters.type");
+  expect_error(run("qwen2", {{"partial_rotary_factor", 0.5}}), kUnsupported, "partial_rotary_factor");
+  expect_error(run("phi3", {{"rope_scaling", {{"rope_type", "linear"}, {"factor", 2.0}}}}), kUnsupported, "linear");
+  expect_error(run("llama", {{"hidden_act", "mish"}}), kUnsupported, "hidden_act");
+  expect_error(run("gemma3_text", {{"use_bidirectional_attention", true}}), kUnsupported,
+               "use_bidirectional_attention");
   expect_error(m.run(small_config("llama"), t, {1, 11}), ErrorCode::kBadInput, "token 11 (position 1)");
   Tensors missing = t;
   missing.t.erase("model.layers.1.mlp.up_proj.weight");

@@ -25,6 +25,20 @@ float round_to_dtype(double x, DType dtype) {
   }
 }
 
+Result<DType> loaded_weight_dtype(const hf::ModelConfig& c, DType checkpoint_dtype) {
+  if (c.torch_dtype.empty() || c.torch_dtype == "auto") return checkpoint_dtype;
+  if (c.torch_dtype == "bfloat16") return DType::kBF16;
+  if (c.torch_dtype == "float16") return DType::kF16;
+  if (c.torch_dtype == "float32") return DType::kF32;
+  return unsupported("{}: torch_dtype '{}' is not supported (bfloat16, float16, float32)", c.path, c.torch_dtype);
+}
+
+float gemma_embed_scale(int64_t hidden_size, DType loaded, bool via_f32) {
+  double s = std::sqrt(static_cast<double>(hidden_size));
+  if (via_f32) s = static_cast<double>(static_cast<float>(s));
+  return round_to_dtype(s, loaded);
+}
+
 Result<std::string> find_text_prefix(const hf::Checkpoint& ckpt) {
   for (const char* p : {"model.", "model.language_model.", "language_model.model.", ""})
     if (ckpt.find(std::string(p) + "embed_tokens.weight") != nullptr) return std::string(p);

@@ -35,4 +35,12 @@ Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);
 // A float config field rounded to a tensor dtype, as torch.tensor(x, dtype=w.dtype) does.
 float round_to_dtype(double x, DType dtype);
 
+// The dtype transformers loads the weights in (from_pretrained(dtype="auto")): config.json's
+// torch_dtype / dtype, else the checkpoint's own.
+Result<DType> loaded_weight_dtype(const hf::ModelConfig& c, DType checkpoint_dtype);
+
+// Gemma's embedding normalizer sqrt(hidden) in the loaded dtype. Gemma-3 holds it as a
+// float32 buffer first (via_f32), Gemma-2 builds it directly in the embedding's dtype.
+float gemma_embed_scale(int64_t hidden_size, DType loaded, bool via_f32);
+
 }  // namespace og::exporter

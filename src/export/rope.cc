@@ -32,7 +32,7 @@ Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
     OG_ASSIGN_OR_RETURN(p.factor, f.get_double("factor"));
     OG_ASSIGN_OR_RETURN(p.low_freq_factor, f.get_double("low_freq_factor"));
     OG_ASSIGN_OR_RETURN(p.high_freq_factor, f.get_double("high_freq_factor"));
-    OG_ASSIGN_OR_RETURN(p.original_max, f.get_double("original_max_position_embeddings"));
+    OG_ASSIGN_OR_RETURN(p.original_max, f.get_double("original_max_position_embeddings", p.original_max));
     if (p.high_freq_factor == p.low_freq_factor) return f.invalid("high_freq_factor", "different from low_freq_factor");
     return Status::ok();
   }
@@ -47,24 +47,27 @@ Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& la
   hf::JsonFields t = c.text_fields();
   RopeParams p;
   OG_ASSIGN_OR_RETURN(p.partial_rotary_factor, t.get_double("partial_rotary_factor", 1.0));
+  p.original_max = static_cast<double>(c.max_position_embeddings);
+  // transformers' precedence: the base theta (rope_theta, or Gemma-3's rope_local_base_freq
+  // for sliding layers), then `rope_parameters` (global, or per layer type), then the older
+  // `rope_scaling`, which never applies to Gemma-3's sliding layers.
+  const bool local = layer_type == "sliding_attention" && sliding_theta.has_value();
+  OG_ASSIGN_OR_RETURN(p.theta, t.get_double("rope_theta", 10000.0));
+  if (local) p.theta = *sliding_theta;
   if (t.has("rope_parameters")) {
     OG_ASSIGN_OR_RETURN(hf::JsonFields rp, t.get_object("rope_parameters"));
     if (rp.has("full_attention") || rp.has("sliding_attention")) {
-      OG_ASSIGN_OR_RETURN(hf::JsonFields per_type, rp.get_object(layer_type));
-      OG_TRY(read_scaling(per_type, p));
+      if (rp.has(layer_type)) {
+        OG_ASSIGN_OR_RETURN(hf::JsonFields per_type, rp.get_object(layer_type));
+        OG_TRY(read_scaling(per_type, p));
+      }
     } else {
       OG_TRY(read_scaling(rp, p));
     }
-  } else {
-    OG_ASSIGN_OR_RETURN(p.theta, t.get_double("rope_theta", 10000.0));
-    if (layer_type == "sliding_attention" && sliding_theta) {
-      p.theta = *sliding_theta;
-    } else if (t.has("rope_scaling")) {
-      OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object("rope_scaling"));
-      double theta = p.theta;
-      OG_TRY(read_scaling(rs, p));
-      p.theta = theta;
-    }
+  }
+  if (t.has("rope_scaling") && !local) {
+    OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object("rope_scaling"));
+    OG_TRY(read_scaling(rs, p));
   }
   if (!(p.theta > 0)) return t.invalid("rope_theta", "positive");
   if (!(p.partial_rotary_factor > 0 && p.partial_rotary_factor <= 1))

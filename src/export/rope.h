@@ -17,10 +17,10 @@ struct RopeTable {
   int32_t rotary_dim = 0;
 };
 
-// RoPE of a layer of `layer_type` with k/v head dim `head_dim`. Reads `rope_parameters`
-// (global or per layer type) when present, else rope_theta + rope_scaling +
-// partial_rotary_factor; `sliding_theta` (Gemma-3's rope_local_base_freq) replaces the
-// theta of sliding layers, unscaled, when the config has no rope_parameters.
+// RoPE of a layer of `layer_type` with head dim `head_dim`: rope_theta, overridden by
+// `rope_parameters` (global or per layer type), then by `rope_scaling`. `sliding_theta`
+// (Gemma-3's rope_local_base_freq) is the base of sliding layers, which rope_scaling never
+// touches.
 Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& layer_type, int64_t head_dim,
                                  std::optional<double> sliding_theta = std::nullopt);
 

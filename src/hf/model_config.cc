@@ -36,6 +36,39 @@ const ModelTypeInfo* find_model_type(const std::string& t) {
   return nullptr;
 }
 
+// transformers' configuration defaults for fields that published configs omit (the
+// multimodal wrappers' text_config often lists only what differs from the defaults).
+// Only absent keys are filled; an explicit null stays null.
+void apply_family_defaults(const std::string& family, Json& text) {
+  static const Json kGemma2 = {{"vocab_size", 256000}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                               {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                               {"head_dim", 256}, {"max_position_embeddings", 8192}, {"rms_norm_eps", 1e-6},
+                               {"rope_theta", 10000.0}, {"query_pre_attn_scalar", 256}, {"sliding_window", 4096},
+                               {"final_logit_softcapping", 30.0}, {"attn_logit_softcapping", 50.0},
+                               {"hidden_activation", "gelu_pytorch_tanh"}};
+  static const Json kGemma3 = {{"vocab_size", 262208}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                               {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                               {"head_dim", 256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
+                               {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0},
+                               {"query_pre_attn_scalar", 256}, {"sliding_window", 4096}, {"sliding_window_pattern", 6},
+                               {"hidden_activation", "gelu_pytorch_tanh"}};
+  static const Json kGemma4 = {{"vocab_size", 262144}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                               {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                               {"head_dim", 256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
+                               {"sliding_window", 512}, {"hidden_activation", "gelu_pytorch_tanh"}};
+  static const Json kQwen3 = {{"head_dim", 128}};
+  static const Json kPhi3 = {{"rms_norm_eps", 1e-5}};
+  const Json* d = family == "gemma2"   ? &kGemma2
+                  : family == "gemma3" ? &kGemma3
+                  : family == "gemma4" ? &kGemma4
+                  : family == "qwen3"  ? &kQwen3
+                  : family == "phi3"   ? &kPhi3
+                                       : nullptr;
+  if (d == nullptr || !text.is_object()) return;
+  for (auto it = d->begin(); it != d->end(); ++it)
+    if (!text.contains(it.key())) text[it.key()] = it.value();
+}
+
 }  // namespace
 
 std::string supported_model_types() {
@@ -67,6 +100,7 @@ Result<ModelConfig> parse_model_config(const std::string& json_text, const std::
   } else {
     c.text = c.root;
   }
+  apply_family_defaults(c.family, c.text);
   JsonFields t = c.text_fields();
   c.text_model_type = c.model_type;
   if (info->wrapper) { OG_ASSIGN_OR_RETURN(c.text_model_type, t.get_string("model_type", c.model_type)); }

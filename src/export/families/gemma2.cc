@@ -25,7 +25,7 @@ class Gemma2Family final : public Family {
     o.norm_offset = 1.0f;
     o.sandwich_norms = true;
     OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
-    OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", static_cast<double>(c.head_dim)));
+    OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", 256.0));
     if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "positive");
     o.attn_scale = static_cast<float>(1.0 / std::sqrt(qpas));
     OG_ASSIGN_OR_RETURN(double attn_cap, t.get_double("attn_logit_softcapping", 0.0));
@@ -35,7 +35,8 @@ class Gemma2Family final : public Family {
     o.attn_softcap = static_cast<float>(attn_cap);
     o.final_softcap = static_cast<float>(final_cap);
     OG_ASSIGN_OR_RETURN(const hf::TensorView* e, ctx.tensor("embed_tokens.weight", {c.vocab_size, c.hidden_size}));
-    o.embed_scale = round_to_dtype(std::sqrt(static_cast<double>(c.hidden_size)), e->dtype);
+    OG_ASSIGN_OR_RETURN(DType loaded, loaded_weight_dtype(c, e->dtype));
+    o.embed_scale = gemma_embed_scale(c.hidden_size, loaded, /*via_f32=*/false);
     return build_decoder(ctx, o);
   }
 };

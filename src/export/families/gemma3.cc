@@ -1,5 +1,5 @@
 // Gemma-3 text (gemma3_text, or the text part of the gemma3 wrapper): Gemma-2's block
-// with (1 + w) q/k norms instead of attention softcapping, rope_local_base_freq for
+// with (1 + w) q/k norms and no attention softcapping (even when the config sets one), rope_local_base_freq for
 // sliding layers, and layer i sliding iff (i + 1) % sliding_window_pattern != 0.
 #include <cmath>
 
@@ -28,19 +28,18 @@ class Gemma3Family final : public Family {
     o.sandwich_norms = true;
     o.qk_norm = true;
     OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
-    OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", static_cast<double>(c.head_dim)));
+    OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", 256.0));
     if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "positive");
     o.attn_scale = static_cast<float>(1.0 / std::sqrt(qpas));
-    OG_ASSIGN_OR_RETURN(double attn_cap, t.get_double("attn_logit_softcapping", 0.0));
+    // Gemma-3's attention never applies attn_logit_softcapping (transformers does not pass it on).
     OG_ASSIGN_OR_RETURN(double final_cap, t.get_double("final_logit_softcapping", 0.0));
-    if (attn_cap < 0) return t.invalid("attn_logit_softcapping", "positive or null");
     if (final_cap < 0) return t.invalid("final_logit_softcapping", "positive or null");
-    o.attn_softcap = static_cast<float>(attn_cap);
     o.final_softcap = static_cast<float>(final_cap);
     OG_ASSIGN_OR_RETURN(double local_theta, t.get_double("rope_local_base_freq", 10000.0));
     o.sliding_rope_theta = local_theta;
     OG_ASSIGN_OR_RETURN(const hf::TensorView* e, ctx.tensor("embed_tokens.weight", {c.vocab_size, c.hidden_size}));
-    o.embed_scale = round_to_dtype(std::sqrt(static_cast<double>(c.hidden_size)), e->dtype);
+    OG_ASSIGN_OR_RETURN(DType loaded, loaded_weight_dtype(c, e->dtype));
+    o.embed_scale = gemma_embed_scale(c.hidden_size, loaded, /*via_f32=*/true);
     return build_decoder(ctx, o);
   }
 };

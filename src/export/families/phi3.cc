@@ -21,6 +21,15 @@ class Phi3Family final : public Family {
     OG_ASSIGN_OR_RETURN(bool bias, ctx.config.text_fields().get_bool("attention_bias", false));
     if (bias) return unsupported("{}: field 'attention_bias' is true: Phi-3 with attention bias is not supported", ctx.config.path);
     OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
+    // Phi3Config accepts only longrope scaling (rejected by rope_for_layer as unimplemented).
+    hf::JsonFields t = ctx.config.text_fields();
+    if (t.has("rope_scaling")) {
+      OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object("rope_scaling"));
+      OG_ASSIGN_OR_RETURN(std::string type, rs.get_string("rope_type", ""));
+      if (type.empty()) { OG_ASSIGN_OR_RETURN(type, rs.get_string("type", "")); }
+      return unsupported("{}: field '{}' is '{}': offgraph does not implement Phi-3's longrope scaling",
+                         ctx.config.path, rs.field_name("rope_type"), type);
+    }
     return build_decoder(ctx, o);
   }
 };

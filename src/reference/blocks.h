@@ -1,0 +1,58 @@
+// The two sublayers every supported family is built from, with their weights as found in
+// the checkpoint: self-attention (projections, optional per-head q/k norm, RoPE, masked
+// attention, output projection) and the gated MLP down(act(gate(x)) * up(x)).
+// The families decide names, norms around the sublayers and which options are on.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "hf/safetensors.h"
+#include "reference/toolkit.h"
+
+namespace og::reference {
+
+struct AttentionWeights {
+  // Separate projections q [Hq*D, hidden], k and v [Hkv*D, hidden] ...
+  const hf::TensorView* q = nullptr;
+  const hf::TensorView* k = nullptr;
+  const hf::TensorView* v = nullptr;
+  // ... or phi3's fused qkv_proj [Hq*D + 2*Hkv*D, hidden], rows in q, k, v order.
+  const hf::TensorView* qkv = nullptr;
+  const hf::TensorView* q_bias = nullptr;  // optional biases [out]
+  const hf::TensorView* k_bias = nullptr;
+  const hf::TensorView* v_bias = nullptr;
+  const hf::TensorView* o = nullptr;       // [hidden, Hq*D]
+  const hf::TensorView* o_bias = nullptr;
+  // Per-head RMSNorm over head_dim applied to q and k before RoPE (qwen3, gemma3); empty = none.
+  std::vector<double> q_norm, k_norm;
+  NormStyle qk_norm_style = NormStyle::kWeight;
+  double qk_norm_eps = 1e-6;
+};
+
+struct AttentionShape {
+  AttentionParams attn;         // heads, head_dim, scale, softcap, window
+  std::vector<double> inv_freq; // rotary frequencies; 2 * size() dims of each head rotate
+};
+
+// x [T, hidden] (already normalized) -> o_proj(attention) [T, hidden].
+Mat self_attention(const Mat& x, const AttentionWeights& w, const AttentionShape& s);
+
+struct MlpWeights {
+  const hf::TensorView* gate = nullptr;     // [I, hidden]
+  const hf::TensorView* up = nullptr;       // [I, hidden]
+  const hf::TensorView* gate_up = nullptr;  // phi3: [2I, hidden], gate rows first, then up
+  const hf::TensorView* down = nullptr;     // [hidden, I]
+  const hf::TensorView* gate_bias = nullptr;
+  const hf::TensorView* up_bias = nullptr;
+  const hf::TensorView* down_bias = nullptr;
+  int64_t intermediate = 0;
+  Activation act = Activation::kSilu;
+};
+
+// x [T, hidden] (already normalized) -> down(act(gate(x)) * up(x)) [T, hidden].
+Mat gated_mlp(const Mat& x, const MlpWeights& w);
+
+}  // namespace og::reference

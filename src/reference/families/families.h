@@ -1,0 +1,39 @@
+// The reference families and the registry that dispatches on ModelConfig::family.
+// A family is one entry: its forward pass and its per-layer attention windows, both read
+// from config.json with that family's transformers defaults.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "hf/model_config.h"
+#include "hf/safetensors.h"
+#include "reference/reference.h"
+
+namespace og::reference {
+
+struct Family {
+  std::string_view name;  // ModelConfig::family
+  Result<std::vector<double>> (*forward)(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,
+                                         std::span<const int32_t> tokens, const ForwardOptions& options);
+  Result<std::vector<int64_t>> (*windows)(const hf::ModelConfig& config);
+};
+
+// families/llama_like.cc: Llama and its close relatives (transformers builds them from the
+// same Llama/Mistral modules, differing in biases, fused projections, q/k norms and windows).
+extern const Family kLlamaFamily;
+extern const Family kMistralFamily;
+extern const Family kQwen2Family;
+extern const Family kQwen3Family;
+extern const Family kPhi3Family;
+// families/gemma.cc: Gemma2 and Gemma3 (sandwich norms, (1 + w) RMSNorm, scaled embedding).
+extern const Family kGemma2Family;
+extern const Family kGemma3Family;
+
+// The family for config.family, or an unsupported error listing the families there are.
+Result<const Family*> find_family(const hf::ModelConfig& config);
+
+}  // namespace og::reference

@@ -1,0 +1,212 @@
+// Llama, Mistral, Qwen2, Qwen3 and Phi3: pre-norm decoders with llama-style RMSNorm
+// (w * x̂), a gated MLP, scale head_dim^-0.5 and no embedding scale. transformers generates
+// all five from the same modules (modular_mistral/qwen2/qwen3/phi3 inherit Llama's and
+// Mistral's), so one decoder with per-family switches mirrors how they relate. Followed:
+// models/{llama,mistral,qwen2,qwen3,phi3}/modeling_*.py + configuration_*.py, masking_utils.py.
+#include <cmath>
+#include <string>
+
+#include "reference/blocks.h"
+#include "reference/families/families.h"
+#include "reference/rope.h"
+#include "reference/weights.h"
+
+namespace og::reference {
+namespace {
+
+enum class SlidingRule {
+  kNone,        // llama: LlamaModel only ever builds a causal mask
+  kEveryLayer,  // mistral, phi3: sliding_window (when not null) on every layer
+  kQwen,        // qwen2/3: sliding iff use_sliding_window and layer >= max_window_layers
+};
+
+struct Variant {
+  const char* family;
+  SlidingRule sliding = SlidingRule::kNone;
+  bool fused = false;                 // phi3: qkv_proj and gate_up_proj
+  bool qk_norm = false;               // qwen3: q_norm/k_norm over head_dim before RoPE
+  bool qkv_bias = false;              // qwen2: q/k/v always biased, o_proj never
+  bool reads_attention_bias = false;  // llama, qwen3: attention_bias on q, k, v and o
+  bool reads_mlp_bias = false;        // llama: mlp_bias on gate, up and down
+  bool partial_rotary = false;        // phi3: partial_rotary_factor
+  bool default_rope_only = false;     // phi3: Phi3Config accepts only default (and longrope)
+  double default_eps = 1e-6;          // rms_norm_eps class default
+  int64_t default_head_dim = 0;       // head_dim class default; 0 = hidden_size / heads
+};
+
+constexpr Variant kLlama{.family = "llama", .reads_attention_bias = true, .reads_mlp_bias = true};
+constexpr Variant kMistral{.family = "mistral", .sliding = SlidingRule::kEveryLayer};
+constexpr Variant kQwen2{.family = "qwen2", .sliding = SlidingRule::kQwen, .qkv_bias = true};
+constexpr Variant kQwen3{.family = "qwen3", .sliding = SlidingRule::kQwen, .qk_norm = true,
+                         .reads_attention_bias = true, .default_head_dim = 128};
+constexpr Variant kPhi3{.family = "phi3", .sliding = SlidingRule::kEveryLayer, .fused = true,
+                        .partial_rotary = true, .default_rope_only = true, .default_eps = 1e-5};
+
+Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConfig& c) {
+  const int64_t L = c.num_hidden_layers;
+  const hf::JsonFields t = c.text_fields();
+  OG_ASSIGN_OR_RETURN(std::vector<bool> given, sliding_flags_from_layer_types(c));  // empty: absent
+  std::vector<int64_t> windows(static_cast<size_t>(L), 0);
+  if (var.sliding == SlidingRule::kQwen) {
+    // Qwen2Config/Qwen3Config: sliding_window is dropped unless use_sliding_window.
+    OG_ASSIGN_OR_RETURN(bool use, t.get_bool("use_sliding_window", false));
+    OG_ASSIGN_OR_RETURN(int64_t max_window_layers, t.get_int("max_window_layers", 28));
+    const int64_t window = use ? c.sliding_window.value_or(0) : 0;  // 0: none
+    for (int64_t i = 0; i < L; ++i) {
+      const bool sliding = given.empty() ? window > 0 && i >= max_window_layers : given[static_cast<size_t>(i)];
+      if (!sliding) continue;
+      if (window == 0)
+        return unsupported("{}: '{}[{}]' is sliding_attention but there is no window to apply "
+                           "(sliding_window is null or use_sliding_window is false)",
+                           c.path, t.field_name("layer_types"), i);
+      windows[static_cast<size_t>(i)] = window;
+    }
+    return windows;
+  }
+  // Llama never windows; Mistral and Phi3 window every layer when sliding_window is set and
+  // ignore layer_types, so a layer_types that says otherwise cannot be honoured.
+  const int64_t window = var.sliding == SlidingRule::kEveryLayer ? c.sliding_window.value_or(0) : 0;
+  for (int64_t i = 0; i < L; ++i) {
+    if (!given.empty() && given[static_cast<size_t>(i)] != (window > 0))
+      return unsupported("{}: '{}[{}]' = '{}' disagrees with what transformers applies to {} "
+                         "(sliding window {} on every layer)",
+                         c.path, t.field_name("layer_types"), i, c.layer_types[static_cast<size_t>(i)],
+                         var.family, window > 0 ? std::to_string(window) : "none");
+    windows[static_cast<size_t>(i)] = window;
+  }
+  return windows;
+}
+
+// Everything a forward pass needs from config.json, resolved with the family's defaults.
+struct Plan {
+  int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
+  double eps = 1e-6;
+  bool attention_bias = false, mlp_bias = false;
+  Activation act = Activation::kSilu;
+  std::vector<int64_t> windows;
+  std::vector<double> inv_freq;
+};
+
+Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
+  const hf::JsonFields t = c.text_fields();
+  OG_TRY(require_causal(c));
+  Plan p;
+  p.hidden = c.hidden_size;
+  p.heads = c.num_attention_heads;
+  p.kv_heads = c.num_key_value_heads;
+  p.vocab = c.vocab_size;
+  p.head_dim = (!t.has("head_dim") && var.default_head_dim > 0) ? var.default_head_dim : c.head_dim;
+  OG_ASSIGN_OR_RETURN(p.eps, t.get_double("rms_norm_eps", var.default_eps));
+  if (var.reads_attention_bias) {
+    OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("attention_bias", false));
+  }
+  if (var.reads_mlp_bias) {
+    OG_ASSIGN_OR_RETURN(p.mlp_bias, t.get_bool("mlp_bias", false));
+  }
+  OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_act", "silu"));
+  OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_act") + "'"));
+  OG_ASSIGN_OR_RETURN(p.windows, windows_for(var, c));
+
+  OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
+  if (var.default_rope_only && rope.type != "default")
+    return unsupported("{}: rope type '{}' is not supported for {} (Phi3Config accepts only default and longrope)",
+                       c.path, rope.type, var.family);
+  OG_ASSIGN_OR_RETURN(double partial, parse_partial_rotary_factor(c));
+  if (partial != 1.0 && !var.partial_rotary)
+    return unsupported("{}: field '{}' = {} is not supported for {} (its attention rotates the whole head)",
+                       c.path, t.field_name("partial_rotary_factor"), partial, var.family);
+  // transformers: dim = int(head_dim * partial_rotary_factor); the rest of the head passes through.
+  const int64_t rotary_dim = static_cast<int64_t>(static_cast<double>(p.head_dim) * partial);
+  if (rotary_dim <= 0 || rotary_dim % 2 != 0)
+    return unsupported("{}: rotary width int(head_dim {} * partial_rotary_factor {}) = {} is not positive and even",
+                       c.path, p.head_dim, partial, rotary_dim);
+  p.inv_freq = rope_inv_freq(rope, rotary_dim);
+  return p;
+}
+
+Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
+                                std::span<const int32_t> tokens) {
+  OG_ASSIGN_OR_RETURN(Plan p, make_plan(var, c));
+  const int64_t H = p.hidden, D = p.head_dim;
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* embed, float_tensor(ckpt, "model.embed_tokens.weight", {p.vocab, H}));
+  OG_ASSIGN_OR_RETURN(Mat x, embed_rows(*embed, tokens));  // [T, H] residual stream
+
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string pre = "model.layers." + std::to_string(i) + ".";
+    const std::string at = pre + "self_attn.", mlp = pre + "mlp.";
+    const int64_t I = c.intermediate_size[static_cast<size_t>(i)];
+    auto tensor = [&](const std::string& name, std::vector<int64_t> shape) { return float_tensor(ckpt, name, shape); };
+
+    AttentionWeights aw;
+    if (var.fused) {
+      OG_ASSIGN_OR_RETURN(aw.qkv, tensor(at + "qkv_proj.weight", {(p.heads + 2 * p.kv_heads) * D, H}));
+    } else {
+      OG_ASSIGN_OR_RETURN(aw.q, tensor(at + "q_proj.weight", {p.heads * D, H}));
+      OG_ASSIGN_OR_RETURN(aw.k, tensor(at + "k_proj.weight", {p.kv_heads * D, H}));
+      OG_ASSIGN_OR_RETURN(aw.v, tensor(at + "v_proj.weight", {p.kv_heads * D, H}));
+    }
+    if (var.qkv_bias || p.attention_bias) {
+      OG_ASSIGN_OR_RETURN(aw.q_bias, tensor(at + "q_proj.bias", {p.heads * D}));
+      OG_ASSIGN_OR_RETURN(aw.k_bias, tensor(at + "k_proj.bias", {p.kv_heads * D}));
+      OG_ASSIGN_OR_RETURN(aw.v_bias, tensor(at + "v_proj.bias", {p.kv_heads * D}));
+    }
+    OG_ASSIGN_OR_RETURN(aw.o, tensor(at + "o_proj.weight", {H, p.heads * D}));
+    if (p.attention_bias) {
+      OG_ASSIGN_OR_RETURN(aw.o_bias, tensor(at + "o_proj.bias", {H}));
+    }
+    if (var.qk_norm) {
+      OG_ASSIGN_OR_RETURN(aw.q_norm, vector_f64(ckpt, at + "q_norm.weight", D));
+      OG_ASSIGN_OR_RETURN(aw.k_norm, vector_f64(ckpt, at + "k_norm.weight", D));
+      aw.qk_norm_style = NormStyle::kWeight;
+      aw.qk_norm_eps = p.eps;
+    }
+    AttentionShape shape{.attn = {.n_heads = p.heads, .n_kv_heads = p.kv_heads, .head_dim = D,
+                                  .scale = 1.0 / std::sqrt(static_cast<double>(D)), .softcap = 0,
+                                  .window = p.windows[static_cast<size_t>(i)]},
+                         .inv_freq = p.inv_freq};
+
+    MlpWeights mw{.intermediate = I, .act = p.act};
+    if (var.fused) {
+      OG_ASSIGN_OR_RETURN(mw.gate_up, tensor(mlp + "gate_up_proj.weight", {2 * I, H}));
+    } else {
+      OG_ASSIGN_OR_RETURN(mw.gate, tensor(mlp + "gate_proj.weight", {I, H}));
+      OG_ASSIGN_OR_RETURN(mw.up, tensor(mlp + "up_proj.weight", {I, H}));
+    }
+    OG_ASSIGN_OR_RETURN(mw.down, tensor(mlp + "down_proj.weight", {H, I}));
+    if (p.mlp_bias) {
+      OG_ASSIGN_OR_RETURN(mw.gate_bias, tensor(mlp + "gate_proj.bias", {I}));
+      OG_ASSIGN_OR_RETURN(mw.up_bias, tensor(mlp + "up_proj.bias", {I}));
+      OG_ASSIGN_OR_RETURN(mw.down_bias, tensor(mlp + "down_proj.bias", {H}));
+    }
+    OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + "input_layernorm.weight", H));
+    OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
+
+    add_inplace(x, self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
+    add_inplace(x, gated_mlp(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), mw));
+  }
+
+  OG_ASSIGN_OR_RETURN(std::vector<double> final_norm, vector_f64(ckpt, "model.norm.weight", H));
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* head, output_head(ckpt, c, *embed, {"lm_head.weight"}));
+  return linear(rms_norm(x, final_norm, p.eps, NormStyle::kWeight, H), *head).v;  // [T, V]
+}
+
+template <const Variant& V>
+Result<std::vector<double>> forward_of(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
+                                       std::span<const int32_t> tokens, const ForwardOptions&) {
+  return run(V, c, ckpt, tokens);
+}
+
+template <const Variant& V>
+Result<std::vector<int64_t>> windows_of(const hf::ModelConfig& c) {
+  return windows_for(V, c);
+}
+
+}  // namespace
+
+const Family kLlamaFamily{"llama", &forward_of<kLlama>, &windows_of<kLlama>};
+const Family kMistralFamily{"mistral", &forward_of<kMistral>, &windows_of<kMistral>};
+const Family kQwen2Family{"qwen2", &forward_of<kQwen2>, &windows_of<kQwen2>};
+const Family kQwen3Family{"qwen3", &forward_of<kQwen3>, &windows_of<kQwen3>};
+const Family kPhi3Family{"phi3", &forward_of<kPhi3>, &windows_of<kPhi3>};
+
+}  // namespace og::reference

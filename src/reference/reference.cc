@@ -1,0 +1,44 @@
+// The registry: one line per family, dispatching on ModelConfig::family.
+#include "reference/reference.h"
+
+#include <array>
+#include <string>
+
+#include "reference/families/families.h"
+
+namespace og::reference {
+
+namespace {
+constexpr std::array<const Family*, 7> kFamilies{
+    &kLlamaFamily, &kMistralFamily, &kQwen2Family, &kQwen3Family, &kPhi3Family, &kGemma2Family, &kGemma3Family,
+};
+}  // namespace
+
+Result<const Family*> find_family(const hf::ModelConfig& config) {
+  std::string names;
+  for (const Family* f : kFamilies) {
+    if (f->name == config.family) return f;
+    names += (names.empty() ? "" : ", ") + std::string(f->name);
+  }
+  return unsupported("{}: model family '{}' (model_type '{}') has no reference forward pass (have: {})", config.path,
+                     config.family, config.model_type, names);
+}
+
+Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,
+                                    std::span<const int32_t> tokens, const ForwardOptions& options) {
+  if (tokens.empty()) return bad_input("reference forward: no tokens given");
+  OG_ASSIGN_OR_RETURN(const Family* family, find_family(config));
+  return family->forward(config, ckpt, tokens, options);
+}
+
+Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,
+                                    std::span<const int32_t> tokens) {
+  return forward(config, ckpt, tokens, ForwardOptions{});
+}
+
+Result<std::vector<int64_t>> layer_windows(const hf::ModelConfig& config) {
+  OG_ASSIGN_OR_RETURN(const Family* family, find_family(config));
+  return family->windows(config);
+}
+
+}  // namespace og::reference

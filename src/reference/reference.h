@@ -1,0 +1,46 @@
+// The float64 reference forward pass: the oracle the optimized runtime is tested against.
+//
+// Computes logits straight from a HuggingFace checkpoint, from scratch for every call (no
+// cache), in float64, following transformers' modeling code for each family (transformers
+// is the spec; docs/reference.md lists the files followed and every subtle point). It
+// shares no code with the runtime or its kernels: only src/base and src/hf.
+//
+// Families: llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3 (text and multimodal
+// wrapper). A config field the reference cannot honour is an og::ErrorCode::kUnsupported
+// error naming the field, never a silently different model.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "hf/model_config.h"
+#include "hf/safetensors.h"
+
+namespace og::reference {
+
+struct ForwardOptions {
+  // The dtype transformers would hold the weights in. It decides where Gemma rounds its
+  // embedding normalizer sqrt(hidden_size) (transformers casts it to the weight dtype).
+  // Default: what from_pretrained(dtype="auto") picks (the transformers v5 default): the
+  // config's torch_dtype/dtype, else the dtype of the checkpoint's embedding tensor.
+  // Pass kF32 to match transformers v4's default float32 loading.
+  std::optional<DType> weight_dtype;
+};
+
+// Logits [T, V] row-major (row t = logits after token t), tokens at positions 0..T-1,
+// computed from scratch in float64 with causal + sliding-window masks as transformers applies them.
+Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,
+                                    std::span<const int32_t> tokens);
+Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,
+                                    std::span<const int32_t> tokens, const ForwardOptions& options);
+
+// The attention window of every layer as the reference applies it: W > 0 means query p sees
+// keys j with p - W < j <= p; 0 means full causal history. Resolved from config.json alone,
+// with transformers' rules, so tests can cross-check a program's published cache layout.
+Result<std::vector<int64_t>> layer_windows(const hf::ModelConfig& config);
+
+}  // namespace og::reference

@@ -1,0 +1,177 @@
+#include "reference/toolkit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <numbers>
+
+#include "base/check.h"
+#include "base/half.h"
+
+namespace og::reference {
+namespace {
+
+// One row of a checkpoint matrix as float64.
+void load_row(const hf::TensorView& w, int64_t r, int64_t cols, std::vector<double>& out) {
+  out.resize(static_cast<size_t>(cols));
+  const int64_t base = r * cols;
+  for (int64_t c = 0; c < cols; ++c) out[static_cast<size_t>(c)] = w.get(base + c);
+}
+
+}  // namespace
+
+Mat linear_rows(const Mat& x, const hf::TensorView& w, int64_t row_begin, int64_t n_rows) {
+  OG_CHECK(w.shape.size() == 2 && w.shape[1] == x.cols);
+  OG_CHECK(row_begin >= 0 && row_begin + n_rows <= w.shape[0]);
+  Mat y(x.rows, n_rows);  // [T, n_rows]
+  std::vector<double> wrow;
+  for (int64_t o = 0; o < n_rows; ++o) {
+    load_row(w, row_begin + o, x.cols, wrow);
+    for (int64_t t = 0; t < x.rows; ++t) {
+      const double* xr = x.row(t);
+      double acc = 0;
+      for (int64_t i = 0; i < x.cols; ++i) acc += xr[i] * wrow[static_cast<size_t>(i)];
+      y.at(t, o) = acc;
+    }
+  }
+  return y;
+}
+
+Mat linear(const Mat& x, const hf::TensorView& w, const hf::TensorView* bias) {
+  Mat y = linear_rows(x, w, 0, w.shape[0]);
+  if (bias != nullptr) {
+    OG_CHECK(bias->numel() == y.cols);
+    for (int64_t t = 0; t < y.rows; ++t)
+      for (int64_t o = 0; o < y.cols; ++o) y.at(t, o) += bias->get(o);
+  }
+  return y;
+}
+
+void add_inplace(Mat& out, const Mat& in) {
+  OG_CHECK(out.rows == in.rows && out.cols == in.cols);
+  for (size_t i = 0; i < out.v.size(); ++i) out.v[i] += in.v[i];
+}
+
+Mat rms_norm(const Mat& x, std::span<const double> w, double eps, NormStyle style, int64_t group) {
+  OG_CHECK(group > 0 && x.cols % group == 0 && static_cast<int64_t>(w.size()) == group);
+  Mat y(x.rows, x.cols);
+  for (int64_t t = 0; t < x.rows; ++t) {
+    for (int64_t g0 = 0; g0 < x.cols; g0 += group) {
+      const double* xs = x.row(t) + g0;
+      double* ys = y.row(t) + g0;
+      double mean_sq = 0;
+      for (int64_t i = 0; i < group; ++i) mean_sq += xs[i] * xs[i];
+      mean_sq /= static_cast<double>(group);
+      const double inv_rms = 1.0 / std::sqrt(mean_sq + eps);
+      for (int64_t i = 0; i < group; ++i) {
+        const double wi = w[static_cast<size_t>(i)];
+        const double gain = style == NormStyle::kOnePlusWeight ? 1.0 + wi : wi;
+        ys[i] = xs[i] * inv_rms * gain;
+      }
+    }
+  }
+  return y;
+}
+
+Result<Activation> parse_activation(const std::string& name, const std::string& field) {
+  if (name == "silu" || name == "swish") return Activation::kSilu;
+  if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::kGeluTanh;
+  if (name == "gelu") return Activation::kGeluErf;
+  if (name == "relu") return Activation::kRelu;
+  return unsupported("{} = '{}' is not supported by the reference (supported: silu, swish, gelu, "
+                     "gelu_pytorch_tanh, gelu_new, gelu_fast, relu)",
+                     field, name);
+}
+
+double silu(double x) { return x / (1.0 + std::exp(-x)); }
+
+double gelu_tanh(double x) {
+  const double k = std::sqrt(2.0 / std::numbers::pi);
+  return 0.5 * x * (1.0 + std::tanh(k * (x + 0.044715 * x * x * x)));
+}
+
+double gelu_erf(double x) { return 0.5 * x * (1.0 + std::erf(x / std::numbers::sqrt2)); }
+
+double activate(Activation a, double x) {
+  switch (a) {
+    case Activation::kSilu: return silu(x);
+    case Activation::kGeluTanh: return gelu_tanh(x);
+    case Activation::kGeluErf: return gelu_erf(x);
+    case Activation::kRelu: return x > 0 ? x : 0.0;
+  }
+  return x;
+}
+
+double softcap(double x, double cap) { return cap > 0 ? cap * std::tanh(x / cap) : x; }
+
+bool visible(int64_t p, int64_t j, int64_t window) { return j <= p && (window <= 0 || j > p - window); }
+
+void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq) {
+  const int64_t half = static_cast<int64_t>(inv_freq.size());
+  OG_CHECK(x.cols == n_heads * head_dim && 2 * half <= head_dim);
+  for (int64_t t = 0; t < x.rows; ++t) {
+    for (int64_t h = 0; h < n_heads; ++h) {
+      double* xs = x.row(t) + h * head_dim;
+      for (int64_t i = 0; i < half; ++i) {
+        const double angle = static_cast<double>(t) * inv_freq[static_cast<size_t>(i)];
+        const double c = std::cos(angle), s = std::sin(angle);
+        const double a = xs[i], b = xs[i + half];
+        xs[i] = a * c - b * s;
+        xs[i + half] = b * c + a * s;
+      }
+    }
+  }
+}
+
+Mat attention(const Mat& q, const Mat& k, const Mat& v, const AttentionParams& p) {
+  const int64_t T = q.rows, D = p.head_dim;
+  OG_CHECK(p.n_kv_heads > 0 && p.n_heads % p.n_kv_heads == 0);
+  OG_CHECK(q.cols == p.n_heads * D && k.cols == p.n_kv_heads * D && v.cols == p.n_kv_heads * D);
+  OG_CHECK(k.rows == T && v.rows == T);
+  const int64_t group = p.n_heads / p.n_kv_heads;
+  Mat out(T, p.n_heads * D);  // [T, n_heads * head_dim]
+  std::vector<double> scores(static_cast<size_t>(T));
+  for (int64_t h = 0; h < p.n_heads; ++h) {
+    const int64_t kvh = h / group;
+    for (int64_t t = 0; t < T; ++t) {
+      const double* qs = q.row(t) + h * D;
+      double max_score = -std::numeric_limits<double>::infinity();
+      for (int64_t j = 0; j < T; ++j) {
+        if (!visible(t, j, p.window)) continue;
+        const double* ks = k.row(j) + kvh * D;
+        double dot = 0;
+        for (int64_t d = 0; d < D; ++d) dot += qs[d] * ks[d];
+        const double s = softcap(p.scale * dot, p.softcap);
+        scores[static_cast<size_t>(j)] = s;
+        max_score = std::max(max_score, s);
+      }
+      double denom = 0;
+      for (int64_t j = 0; j < T; ++j) {
+        if (!visible(t, j, p.window)) continue;
+        double& s = scores[static_cast<size_t>(j)];
+        s = std::exp(s - max_score);
+        denom += s;
+      }
+      double* os = out.row(t) + h * D;
+      for (int64_t j = 0; j < T; ++j) {
+        if (!visible(t, j, p.window)) continue;
+        const double pj = scores[static_cast<size_t>(j)] / denom;
+        const double* vs = v.row(j) + kvh * D;
+        for (int64_t d = 0; d < D; ++d) os[d] += pj * vs[d];
+      }
+    }
+  }
+  return out;
+}
+
+double round_to_dtype(double value, DType t) {
+  switch (t) {
+    case DType::kF64: return value;
+    case DType::kF32: return static_cast<double>(static_cast<float>(value));
+    case DType::kBF16: return bf16_to_float(float_to_bf16(static_cast<float>(value)));
+    case DType::kF16: return fp16_to_float(float_to_fp16(static_cast<float>(value)));
+    default: return value;
+  }
+}
+
+}  // namespace og::reference

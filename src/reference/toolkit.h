@@ -1,0 +1,93 @@
+// The float64 toolkit the reference families are written with: a row-major matrix,
+// nn.Linear, RMSNorm in transformers' two styles, activations, softcapping, the mask rule,
+// rotary embeddings and attention. Plain loops on purpose: this is the oracle, so every
+// function reads like the formula it implements and nothing here is shared with kernels/.
+//
+// Internal to og_reference (tests include it to pin the pieces down); not a public API.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "hf/safetensors.h"
+
+namespace og::reference {
+
+// Row-major float64 matrix; in the forward pass rows are tokens (row t = position t).
+struct Mat {
+  int64_t rows = 0;
+  int64_t cols = 0;
+  std::vector<double> v;  // [rows, cols]
+
+  Mat() = default;
+  Mat(int64_t r, int64_t c) : rows(r), cols(c), v(static_cast<size_t>(r * c), 0.0) {}
+  double* row(int64_t r) { return v.data() + r * cols; }
+  const double* row(int64_t r) const { return v.data() + r * cols; }
+  double& at(int64_t r, int64_t c) { return v[static_cast<size_t>(r * cols + c)]; }
+  double at(int64_t r, int64_t c) const { return v[static_cast<size_t>(r * cols + c)]; }
+};
+
+// y [T, out] = x [T, in] · Wᵀ + b, with W [out, in] as nn.Linear stores it. W is converted
+// one row at a time straight from the checkpoint, so no weight (not even a 262k-row lm_head)
+// is ever held whole in float64. `bias` may be null.
+Mat linear(const Mat& x, const hf::TensorView& w, const hf::TensorView* bias = nullptr);
+// The same on a slice of W's rows [row_begin, row_begin + n_rows): phi3's fused projections.
+Mat linear_rows(const Mat& x, const hf::TensorView& w, int64_t row_begin, int64_t n_rows);
+
+// out[i] += in[i] (the residual adds).
+void add_inplace(Mat& out, const Mat& in);
+
+// RMSNorm styles as transformers writes them:
+//   kWeight        (Llama/Mistral/Qwen/Phi3):  w * (x / sqrt(mean(x²) + eps))
+//   kOnePlusWeight (Gemma2/Gemma3):           (x / sqrt(mean(x²) + eps)) * (1 + w)
+// Gemma stores w centred on 0; folding 1 + w into a bf16 weight would lose precision.
+enum class NormStyle { kWeight, kOnePlusWeight };
+
+// Normalizes each contiguous group of `group` values in every row (group = cols for the
+// hidden-state norms, head_dim for Qwen3/Gemma3 per-head q/k norms). w has `group` entries.
+Mat rms_norm(const Mat& x, std::span<const double> w, double eps, NormStyle style, int64_t group);
+
+enum class Activation { kSilu, kGeluTanh, kGeluErf, kRelu };
+// transformers' ACT2FN names: silu/swish, gelu_pytorch_tanh/gelu_new/gelu_fast (tanh form),
+// gelu (erf form), relu. Anything else is unsupported, naming `field`.
+Result<Activation> parse_activation(const std::string& name, const std::string& field);
+double activate(Activation a, double x);
+double silu(double x);       // x * sigmoid(x)
+double gelu_tanh(double x);  // 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x³)))
+double gelu_erf(double x);   // 0.5 x (1 + erf(x / sqrt(2)))
+
+// cap * tanh(x / cap); cap <= 0 means no capping.
+double softcap(double x, double cap);
+
+// DESIGN.md §2: query at position p sees key j iff j <= p and, with window W > 0, j > p - W.
+bool visible(int64_t p, int64_t j, int64_t window);
+
+// Rotary embedding on x [T, n_heads * head_dim], row t at position t, in transformers'
+// rotate_half convention: with r = 2 * inv_freq.size() rotated dims per head (r < head_dim
+// only for partial rotary; the rest pass through) and h = r / 2, for i < h:
+//   y[i]     = x[i] cos(t f_i) - x[i + h] sin(t f_i)
+//   y[i + h] = x[i + h] cos(t f_i) + x[i] sin(t f_i)
+void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq);
+
+struct AttentionParams {
+  int64_t n_heads = 0;     // query heads
+  int64_t n_kv_heads = 0;  // query head h reads kv head h / (n_heads / n_kv_heads)
+  int64_t head_dim = 0;
+  double scale = 0;        // scores = scale * q·k
+  double softcap = 0;      // applied to the scaled scores before masking; 0 = none
+  int64_t window = 0;      // 0 = full causal history
+};
+
+// Causal (optionally windowed) softmax attention over positions 0..T-1.
+// q [T, n_heads * head_dim], k and v [T, n_kv_heads * head_dim] -> [T, n_heads * head_dim].
+Mat attention(const Mat& q, const Mat& k, const Mat& v, const AttentionParams& p);
+
+// Rounds a value to what a tensor of dtype `t` would hold (16-bit types via float32, as
+// torch converts a Python float). F64 is returned unchanged.
+double round_to_dtype(double value, DType t);
+
+}  // namespace og::reference
