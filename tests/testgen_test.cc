@@ -530,12 +530,18 @@ TEST(TestGen, OverridesApplyBeforeWeightsAreMade) {
   EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count("mistral", m.config, false));
 }
 
-TEST(TestGen, NullOverrideRemovesAField) {
-  TempDir dir("override_null");
-  Loaded m = generate_and_load({.family = "qwen3", .out_dir = dir.str(), .overrides = {{"head_dim", nullptr}}});
-  EXPECT_FALSE(m.config.text.contains("head_dim"));
-  EXPECT_EQ(m.config.head_dim, m.config.hidden_size / m.config.num_attention_heads);
-  EXPECT_EQ(shape_of(m.checkpoint, "model.layers.0.self_attn.q_norm.weight"), (Shape{m.config.head_dim}));
+// Without a head_dim field transformers uses the config class's default: hidden / heads for
+// Llama, 128 for Qwen3Config, 256 for the Gemma configs.
+TEST(TestGen, NullOverrideRemovesAFieldAndTheClassDefaultApplies) {
+  for (const auto& [family, head_dim] : std::vector<std::pair<std::string, int64_t>>{
+           {"llama", 64 / 4}, {"qwen3", 128}, {"gemma2", 256}}) {
+    TempDir dir("override_null_" + family);
+    Loaded m = generate_and_load({.family = family, .out_dir = dir.str(), .overrides = {{"head_dim", nullptr}}});
+    EXPECT_FALSE(Json::parse(read_file(dir.path() / "config.json")).contains("head_dim")) << family;
+    EXPECT_EQ(shape_of(m.checkpoint, "model.layers.0.self_attn.q_proj.weight"),
+              (Shape{m.config.num_attention_heads * head_dim, m.config.hidden_size}))
+        << family;
+  }
 }
 
 TEST(TestGen, OverridesReachTheTextConfigOfWrappers) {

@@ -197,4 +197,12 @@ ValueId GraphBuilder::softcap(ValueId x, float cap) {
   return push({x}, width(x), std::move(u));
 }
 
+ValueId GraphBuilder::slice(ValueId x, int32_t begin, int32_t width) {
+  fb::SliceAttrsT a;
+  a.begin = begin;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width, std::move(u));
+}
+
 }  // namespace og::exporter

@@ -63,6 +63,7 @@ class GraphBuilder {
   ValueId act(ValueId x, fb::Activation a);
   ValueId act_mul(ValueId gate, ValueId up, fb::Activation a);
   ValueId softcap(ValueId x, float cap);
+  ValueId slice(ValueId x, int32_t begin, int32_t width);  // columns [begin, begin + width)
   void set_logits(ValueId v) { program_.logits = v; }
 
   int32_t width(ValueId v) const { return program_.values[static_cast<size_t>(v)]->width; }

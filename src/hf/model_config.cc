@@ -58,11 +58,13 @@ void apply_family_defaults(const std::string& family, Json& text) {
                                {"sliding_window", 512}, {"hidden_activation", "gelu_pytorch_tanh"}};
   static const Json kQwen3 = {{"head_dim", 128}};
   static const Json kPhi3 = {{"rms_norm_eps", 1e-5}};
+  static const Json kMistral = {{"num_key_value_heads", 8}, {"sliding_window", 4096}};
   const Json* d = family == "gemma2"   ? &kGemma2
                   : family == "gemma3" ? &kGemma3
                   : family == "gemma4" ? &kGemma4
                   : family == "qwen3"  ? &kQwen3
                   : family == "phi3"   ? &kPhi3
+                  : family == "mistral" ? &kMistral
                                        : nullptr;
   if (d == nullptr || !text.is_object()) return;
   for (auto it = d->begin(); it != d->end(); ++it)

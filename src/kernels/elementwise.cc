@@ -35,6 +35,11 @@ void softcap(const float* x, int64_t n, float cap, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = cap * std::tanh(x[i] * inv);
 }
 
+void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y) {
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t i = 0; i < width; ++i) y[t * width + i] = x[t * in_width + begin + i];
+}
+
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;

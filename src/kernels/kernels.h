@@ -39,6 +39,8 @@ void add(const float* a, const float* b, int64_t n, float* y);
 void mul(const float* a, const float* b, int64_t n, float* y);
 void scale(const float* x, int64_t n, float s, float* y);
 void softcap(const float* x, int64_t n, float cap, float* y);  // cap * tanh(x / cap)
+// y[T, width] = x[T, in_width][:, begin : begin + width]
+void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y);
 
 // One cache's storage: K and V as [kv_heads, slots, head_dim] in `type`. Position p lives
 // in slot p (flat) or p % slots (ring).

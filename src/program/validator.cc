@@ -189,6 +189,13 @@ class Checker {
         if (width(in[0]) != wo || !(op.attrs_as_SoftcapAttrs()->cap() > 0))
           return bad_input("op {} (softcap): needs a positive cap", i);
         return Status::ok();
+      case fb::OpAttrs::SliceAttrs:
+        OG_TRY(arity(i, in, 1, 1));
+        if (op.attrs_as_SliceAttrs()->begin() < 0 ||
+            int64_t{op.attrs_as_SliceAttrs()->begin()} + wo > width(in[0]))
+          return bad_input("op {} (slice): columns [{}, +{}) outside width {}", i, op.attrs_as_SliceAttrs()->begin(), wo,
+                           width(in[0]));
+        return Status::ok();
       default:
         return bad_input("op {}: unknown op kind {}", i, static_cast<int>(op.attrs_type()));
     }
@@ -213,6 +220,7 @@ const char* op_name(fb::OpAttrs kind) {
     case fb::OpAttrs::ScaleAttrs: return "scale";
     case fb::OpAttrs::ActAttrs: return "activation";
     case fb::OpAttrs::SoftcapAttrs: return "softcap";
+    case fb::OpAttrs::SliceAttrs: return "slice";
     default: return "unknown";
   }
 }

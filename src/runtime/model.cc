@@ -105,6 +105,10 @@ Status Model::bind() {
         b.kind = OpKind::kSoftcap;
         b.scalar = op->attrs_as_SoftcapAttrs()->cap();
         break;
+      case fb::OpAttrs::SliceAttrs:
+        b.kind = OpKind::kSlice;
+        b.dim = op->attrs_as_SliceAttrs()->begin();
+        break;
       default:
         return bad_input("unknown op kind");
     }

@@ -14,7 +14,7 @@
 
 namespace og::runtime {
 
-enum class OpKind : uint8_t { kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap };
+enum class OpKind : uint8_t { kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap, kSlice };
 
 struct BoundOp {
   OpKind kind;

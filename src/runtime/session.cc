@@ -139,6 +139,9 @@ Result<std::span<const float>> Session::step(std::span<const int32_t> ids, std::
       case OpKind::kAct: kernels::act(in_ptr(0), elems, op.act, out); break;
       case OpKind::kActMul: kernels::act_mul(in_ptr(0), in_ptr(1), elems, op.act, out); break;
       case OpKind::kSoftcap: kernels::softcap(in_ptr(0), elems, op.scalar, out); break;
+      case OpKind::kSlice:
+        kernels::slice_columns(in_ptr(0), n, m.width(op.in[0]), op.dim, op.width, out);
+        break;
     }
   }
   length_ = p0 + T;  // commit: every cache was written

@@ -1,0 +1,391 @@
+// Gemma 3n and Gemma 4 text models, as the language-model part of
+// Gemma3nForConditionalGeneration / Gemma4ForConditionalGeneration (model.language_model.*,
+// tied lm_head). Names follow transformers' modeling_gemma3n.py and modeling_gemma4.py:
+//  - both: per-layer inputs (embed_tokens_per_layer, per_layer_model_projection,
+//    per_layer_projection_norm; per layer per_layer_input_gate, per_layer_projection,
+//    post_per_layer_input_norm), q_norm/k_norm, v_norm without weight, RMSNorm x * w;
+//  - KV sharing: the last num_kv_shared_layers layers create no k_proj/v_proj/k_norm;
+//  - gemma3n: altup (per layer and altup_projections / altup_unembed_projections), laurel,
+//    per-layer intermediate_size;
+//  - gemma4: layer_scalar buffer [1] per layer, full-attention layers use global_head_dim,
+//    kv-shared layers get a double-wide MLP when use_double_wide_mlp.
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "testgen/family.h"
+
+namespace og::testgen {
+namespace {
+
+constexpr const char* kTextPrefix = "model.language_model.";
+
+struct KvSharing {
+  std::vector<std::string> layer_types;
+  int64_t first_shared = 0;  // == layers when nothing is shared
+  bool shared(int64_t layer) const { return layer >= first_shared; }
+  bool full(int64_t layer) const { return layer_types[static_cast<size_t>(layer)] == "full_attention"; }
+};
+
+// layer_types and num_kv_shared_layers, checked the way transformers uses them: a shared
+// layer reads the last earlier non-shared layer of its own type, so that type must occur.
+Result<KvSharing> read_kv_sharing(const Json& text, const FamilyContext& ctx, int64_t layers) {
+  hf::JsonFields f(text, ctx.what);
+  KvSharing k;
+  OG_ASSIGN_OR_RETURN(k.layer_types, f.get_string_list("layer_types"));
+  if (static_cast<int64_t>(k.layer_types.size()) != layers)
+    return f.invalid("layer_types", fmt::format("a list of {} layer types (num_hidden_layers)", layers));
+  for (const std::string& t : k.layer_types)
+    if (t != "full_attention" && t != "sliding_attention")
+      return f.invalid("layer_types", "a list of \"full_attention\" / \"sliding_attention\"");
+  OG_ASSIGN_OR_RETURN(int64_t shared, f.get_int("num_kv_shared_layers", 0));
+  if (shared < 0 || shared >= layers)
+    return f.invalid("num_kv_shared_layers", fmt::format("between 0 and {}", layers - 1));
+  k.first_shared = layers - shared;
+  auto begin = k.layer_types.begin();
+  for (int64_t l = k.first_shared; l < layers; ++l)
+    if (std::find(begin, begin + k.first_shared, k.layer_types[static_cast<size_t>(l)]) == begin + k.first_shared)
+      return bad_input("{}: kv-shared layer {} is {} but no earlier layer of that type computes k/v", ctx.what, l,
+                       k.layer_types[static_cast<size_t>(l)]);
+  return k;
+}
+
+bool overridden(const Json& overrides, const char* key) { return overrides.contains(key); }
+
+// With a new layer count, the per-layer fields follow the tiny defaults' rules: full
+// attention every third layer, a third of the layers kv-shared.
+Status derive_layer_fields(Json& text, const Json& overrides, const FamilyContext& ctx, bool force_last_full) {
+  OG_ASSIGN_OR_RETURN(int64_t layers, hf::JsonFields(text, ctx.what).get_int("num_hidden_layers"));
+  if (layers <= 0) return hf::JsonFields(text, ctx.what).invalid("num_hidden_layers", "a positive integer");
+  if (!overridden(overrides, "layer_types")) {
+    text["layer_types"] = periodic_layer_types(layers, 3);
+    if (force_last_full) text["layer_types"].back() = "full_attention";
+  }
+  if (!overridden(overrides, "num_kv_shared_layers") && overridden(overrides, "num_hidden_layers"))
+    text["num_kv_shared_layers"] = layers / 3;
+  return Status::ok();
+}
+
+Status gemma3n_derive(Json& text, const Json& overrides, const FamilyContext& ctx) {
+  OG_TRY(derive_layer_fields(text, overrides, ctx, false));
+  const int64_t layers = text["num_hidden_layers"].get<int64_t>();
+  if (!overridden(overrides, "intermediate_size") && text["intermediate_size"].is_array()) {
+    Json sizes = Json::array();
+    for (int64_t i = 0; i < layers; ++i) sizes.push_back(i % 2 == 0 ? 128 : 96);
+    text["intermediate_size"] = sizes;
+  }
+  if (!overridden(overrides, "activation_sparsity_pattern")) {
+    Json pattern = Json::array();
+    for (int64_t i = 0; i < layers; ++i) pattern.push_back(i < std::max<int64_t>(1, layers / 3) ? 0.95 : 0.0);
+    text["activation_sparsity_pattern"] = pattern;
+  }
+  return Status::ok();
+}
+
+Status gemma4_derive(Json& text, const Json& overrides, const FamilyContext& ctx) {
+  return derive_layer_fields(text, overrides, ctx, true);
+}
+
+// Per-layer-input tensors of the model (not of a layer).
+void per_layer_model_tensors(SpecList& s, int64_t vocab_per_layer, int64_t layers, int64_t per_layer, int64_t hidden) {
+  const std::string m = kTextPrefix;
+  s.add(m + "embed_tokens_per_layer.weight", {vocab_per_layer, layers * per_layer}, kEmbeddingInit);
+  s.linear(m + "per_layer_model_projection", layers * per_layer, hidden);
+  s.norm(m + "per_layer_projection_norm", per_layer, kUnitNormInit);
+}
+
+void per_layer_layer_tensors(SpecList& s, const std::string& p, int64_t per_layer, int64_t hidden) {
+  s.linear(p + "per_layer_input_gate", per_layer, hidden);
+  s.linear(p + "per_layer_projection", hidden, per_layer);
+  s.norm(p + "post_per_layer_input_norm", hidden, kUnitNormInit);
+}
+
+Result<std::vector<TensorSpec>> gemma3n_tensors(const Json& text, const FamilyContext& ctx) {
+  OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
+  OG_ASSIGN_OR_RETURN(KvSharing kv, read_kv_sharing(text, ctx, d.layers));
+  hf::JsonFields f(text, ctx.what);
+  OG_ASSIGN_OR_RETURN(bool bias, f.get_bool("attention_bias", false));
+  OG_ASSIGN_OR_RETURN(int64_t per_layer, f.get_int("hidden_size_per_layer_input"));
+  OG_ASSIGN_OR_RETURN(int64_t vocab_per_layer, f.get_int("vocab_size_per_layer_input", d.vocab));
+  OG_ASSIGN_OR_RETURN(int64_t altup, f.get_int("altup_num_inputs"));
+  OG_ASSIGN_OR_RETURN(int64_t laurel_rank, f.get_int("laurel_rank"));
+  if (per_layer <= 0) return f.invalid("hidden_size_per_layer_input", "a positive integer");
+  if (vocab_per_layer <= 0) return f.invalid("vocab_size_per_layer_input", "a positive integer");
+  if (altup < 1) return f.invalid("altup_num_inputs", "at least 1");
+  if (laurel_rank <= 0) return f.invalid("laurel_rank", "a positive integer");
+
+  SpecList s;
+  const std::string m = kTextPrefix;
+  const int64_t q_out = d.heads * d.head_dim;  // [Hq * D]
+  const int64_t kv_out = d.kv_heads * d.head_dim;
+  s.add(m + "embed_tokens.weight", {d.vocab, d.hidden}, kEmbeddingInit);
+  for (int64_t i = 0; i < d.layers; ++i) {
+    const std::string p = fmt::format("{}layers.{}.", m, i);
+    const int64_t inter = d.intermediate[static_cast<size_t>(i)];
+    const bool has_kv = !kv.shared(i) || ctx.hub_layout;
+    s.linear(p + "self_attn.q_proj", q_out, d.hidden, bias, kQkGain);
+    if (has_kv) {
+      s.linear(p + "self_attn.k_proj", kv_out, d.hidden, bias, kQkGain);
+      s.linear(p + "self_attn.v_proj", kv_out, d.hidden, bias);
+    }
+    s.linear(p + "self_attn.o_proj", d.hidden, q_out, bias);
+    s.norm(p + "self_attn.q_norm", d.head_dim, kUnitNormInit);
+    if (has_kv) s.norm(p + "self_attn.k_norm", d.head_dim, kUnitNormInit);
+    s.linear(p + "mlp.gate_proj", inter, d.hidden);
+    s.linear(p + "mlp.up_proj", inter, d.hidden);
+    s.linear(p + "mlp.down_proj", d.hidden, inter);
+    for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                          "post_feedforward_layernorm"})
+      s.norm(p + n, d.hidden, kUnitNormInit);
+    // AltUp: coefficients stay small so the altup streams mix without blowing up; the router
+    // is scaled by sqrt(hidden) because its input is divided by hidden.
+    s.add(p + "altup.correct_output_scale", {d.hidden}, Init{0.5, 0.25});
+    s.add(p + "altup.correction_coefs.weight", {altup, altup}, Init{0.0, 0.1});
+    s.add(p + "altup.prediction_coefs.weight", {altup * altup, altup}, Init{0.0, 0.1});
+    s.add(p + "altup.modality_router.weight", {altup, d.hidden}, Init{0.0, std::sqrt(static_cast<double>(d.hidden))});
+    s.norm(p + "altup.router_norm", d.hidden, kUnitNormInit);
+    s.linear(p + "laurel.linear_left", laurel_rank, d.hidden);
+    s.linear(p + "laurel.linear_right", d.hidden, laurel_rank);
+    s.norm(p + "laurel.post_laurel_norm", d.hidden, kUnitNormInit);
+    per_layer_layer_tensors(s, p, per_layer, d.hidden);
+  }
+  s.norm(m + "norm", d.hidden, kUnitNormInit);
+  per_layer_model_tensors(s, vocab_per_layer, d.layers, per_layer, d.hidden);
+  for (int64_t i = 0; i + 1 < altup; ++i) s.linear(fmt::format("{}altup_projections.{}", m, i), d.hidden, d.hidden);
+  for (int64_t i = 0; i + 1 < altup; ++i)
+    s.linear(fmt::format("{}altup_unembed_projections.{}", m, i), d.hidden, d.hidden);
+  if (!d.tie) s.add("lm_head.weight", {d.vocab, d.hidden}, linear_init(d.hidden, kHeadGain));
+  return s.take();
+}
+
+Result<std::vector<TensorSpec>> gemma4_tensors(const Json& text, const FamilyContext& ctx) {
+  OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
+  OG_ASSIGN_OR_RETURN(KvSharing kv, read_kv_sharing(text, ctx, d.layers));
+  hf::JsonFields f(text, ctx.what);
+  OG_ASSIGN_OR_RETURN(bool bias, f.get_bool("attention_bias", false));
+  OG_ASSIGN_OR_RETURN(bool moe, f.get_bool("enable_moe_block", false));
+  if (moe) return unsupported("{}: enable_moe_block is not generated (dense Gemma 4 only)", ctx.what);
+  OG_ASSIGN_OR_RETURN(bool k_eq_v, f.get_bool("attention_k_eq_v", false));
+  OG_ASSIGN_OR_RETURN(bool double_wide, f.get_bool("use_double_wide_mlp", false));
+  OG_ASSIGN_OR_RETURN(int64_t global_head_dim, f.get_int("global_head_dim", 0));
+  OG_ASSIGN_OR_RETURN(int64_t global_kv_heads, f.get_int("num_global_key_value_heads", d.kv_heads));
+  OG_ASSIGN_OR_RETURN(int64_t per_layer, f.get_int("hidden_size_per_layer_input", 0));
+  OG_ASSIGN_OR_RETURN(int64_t vocab_per_layer, f.get_int("vocab_size_per_layer_input", d.vocab));
+  if (global_head_dim < 0) return f.invalid("global_head_dim", "a positive integer or null");
+  if (global_kv_heads <= 0 || d.heads % global_kv_heads != 0)
+    return f.invalid("num_global_key_value_heads", "a positive divisor of num_attention_heads");
+  if (per_layer < 0) return f.invalid("hidden_size_per_layer_input", "a positive integer, 0 or null");
+  if (vocab_per_layer <= 0) return f.invalid("vocab_size_per_layer_input", "a positive integer");
+
+  SpecList s;
+  const std::string m = kTextPrefix;
+  s.add(m + "embed_tokens.weight", {d.vocab, d.hidden}, kEmbeddingInit);
+  for (int64_t i = 0; i < d.layers; ++i) {
+    const std::string p = fmt::format("{}layers.{}.", m, i);
+    const bool full = kv.full(i);
+    const int64_t head_dim = full && global_head_dim > 0 ? global_head_dim : d.head_dim;
+    const bool k_is_v = k_eq_v && full;  // use_alternative_attention: no v_proj
+    const int64_t kv_heads = k_is_v ? global_kv_heads : d.kv_heads;
+    const int64_t inter = d.intermediate[static_cast<size_t>(i)] * (double_wide && kv.shared(i) ? 2 : 1);
+    s.linear(p + "self_attn.q_proj", d.heads * head_dim, d.hidden, bias, kQkGain);
+    s.norm(p + "self_attn.q_norm", head_dim, kUnitNormInit);
+    if (!kv.shared(i)) {
+      s.norm(p + "self_attn.k_norm", head_dim, kUnitNormInit);
+      s.linear(p + "self_attn.k_proj", kv_heads * head_dim, d.hidden, bias, kQkGain);
+      if (!k_is_v) s.linear(p + "self_attn.v_proj", kv_heads * head_dim, d.hidden, bias);
+    }
+    s.linear(p + "self_attn.o_proj", d.hidden, d.heads * head_dim, bias);
+    s.linear(p + "mlp.gate_proj", inter, d.hidden);
+    s.linear(p + "mlp.up_proj", inter, d.hidden);
+    s.linear(p + "mlp.down_proj", d.hidden, inter);
+    for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                          "post_feedforward_layernorm"})
+      s.norm(p + n, d.hidden, kUnitNormInit);
+    s.add(p + "layer_scalar", {1}, Init{0.8, 0.2});  // a persistent buffer: it multiplies the residual stream
+    if (per_layer > 0) per_layer_layer_tensors(s, p, per_layer, d.hidden);
+  }
+  s.norm(m + "norm", d.hidden, kUnitNormInit);
+  if (per_layer > 0) per_layer_model_tensors(s, vocab_per_layer, d.layers, per_layer, d.hidden);
+  if (!d.tie) s.add("lm_head.weight", {d.vocab, d.hidden}, linear_init(d.hidden, kHeadGain));
+  return s.take();
+}
+
+// google/gemma-3n-E2B's layout, scaled down: 6 layers (full attention at 2 and 5), the last
+// 2 kv-shared (layer 4 reads layer 3's cache, layer 5 reads layer 2's), 4 altup streams,
+// per-layer inputs of 16, alternating intermediate sizes, activation sparsity on the first
+// two layers. Token ids 256..319 belong to the vision (256..287) and audio (288..319) towers,
+// beyond vocab_size_per_layer_input, as in the real model.
+Json gemma3n_config() {
+  Json text = {
+      {"activation_sparsity_pattern", {0.95, 0.95, 0.0, 0.0, 0.0, 0.0}},
+      {"altup_active_idx", 0},
+      {"altup_coef_clip", 120.0},
+      {"altup_correct_scale", true},
+      {"altup_lr_multiplier", 1.0},
+      {"altup_num_inputs", 4},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 2},
+      {"eos_token_id", 1},
+      {"final_logit_softcapping", 30.0},
+      {"head_dim", 32},
+      {"hidden_activation", "gelu_pytorch_tanh"},
+      {"hidden_size", 64},
+      {"hidden_size_per_layer_input", 16},
+      {"initializer_range", 0.02},
+      {"intermediate_size", {128, 96, 128, 96, 128, 96}},
+      {"laurel_rank", 8},
+      {"layer_types", periodic_layer_types(6, 3)},
+      {"max_position_embeddings", 4096},
+      {"model_type", "gemma3n_text"},
+      {"num_attention_heads", 4},
+      {"num_hidden_layers", 6},
+      {"num_key_value_heads", 2},
+      {"num_kv_shared_layers", 2},
+      {"pad_token_id", 0},
+      {"query_pre_attn_scalar", 32},
+      {"rms_norm_eps", 1e-6},
+      {"rope_local_base_freq", 10000.0},
+      {"rope_scaling", nullptr},
+      {"rope_theta", 1000000.0},
+      {"sliding_window", 6},
+      {"tie_word_embeddings", true},
+      {"vocab_size", 320},
+      {"vocab_size_per_layer_input", 256},
+  };
+  return {
+      {"architectures", {"Gemma3nForConditionalGeneration"}},
+      {"audio_config",
+       {{"conf_num_hidden_layers", 1},
+        {"hidden_size", 32},
+        {"model_type", "gemma3n_audio"},
+        {"vocab_offset", 288},
+        {"vocab_size", 32}}},
+      {"audio_soft_tokens_per_image", 4},
+      {"audio_token_id", 289},
+      {"boa_token_id", 255},
+      {"boi_token_id", 254},
+      {"eoa_token_id", 288},
+      {"eoi_token_id", 256},
+      {"eos_token_id", {1, 5}},
+      {"image_token_id", 257},
+      {"initializer_range", 0.02},
+      {"model_type", "gemma3n"},
+      {"text_config", text},
+      {"tie_word_embeddings", true},
+      {"transformers_version", "4.57.1"},
+      {"vision_config",
+       {{"architecture", "mobilenetv5_300m_enc"},
+        {"hidden_size", 32},
+        {"model_type", "gemma3n_vision"},
+        {"rms_norm_eps", 1e-6},
+        {"vocab_offset", 256},
+        {"vocab_size", 32}}},
+      {"vision_soft_tokens_per_image", 4},
+  };
+}
+
+// google/gemma-4-E2B-it's layout, scaled down: 6 layers (full attention at 2 and 5, the last
+// layer full as transformers requires), sliding head_dim 32 and global_head_dim 64, the last 2
+// layers kv-shared with double-wide MLPs, per-layer inputs of 16, window 8.
+Json gemma4_config() {
+  Json text = {
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"attention_k_eq_v", false},
+      {"bos_token_id", 2},
+      {"dtype", "float32"},
+      {"enable_moe_block", false},
+      {"eos_token_id", 1},
+      {"final_logit_softcapping", 30.0},
+      {"global_head_dim", 64},
+      {"head_dim", 32},
+      {"hidden_activation", "gelu_pytorch_tanh"},
+      {"hidden_size", 64},
+      {"hidden_size_per_layer_input", 16},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 128},
+      {"layer_types", periodic_layer_types(6, 3)},
+      {"max_position_embeddings", 4096},
+      {"model_type", "gemma4_text"},
+      {"moe_intermediate_size", nullptr},
+      {"num_attention_heads", 4},
+      {"num_experts", nullptr},
+      {"num_global_key_value_heads", nullptr},
+      {"num_hidden_layers", 6},
+      {"num_key_value_heads", 2},
+      {"num_kv_shared_layers", 2},
+      {"pad_token_id", 0},
+      {"rms_norm_eps", 1e-6},
+      {"rope_parameters",
+       {{"full_attention", {{"partial_rotary_factor", 0.25}, {"rope_theta", 1000000.0}, {"rope_type", "proportional"}}},
+        {"sliding_attention", {{"rope_theta", 10000.0}, {"rope_type", "default"}}}}},
+      {"sliding_window", 8},
+      {"tie_word_embeddings", true},
+      {"top_k_experts", nullptr},
+      {"use_bidirectional_attention", nullptr},
+      {"use_cache", true},
+      {"use_double_wide_mlp", true},
+      {"vocab_size", 384},
+      {"vocab_size_per_layer_input", 384},
+  };
+  return {
+      {"architectures", {"Gemma4ForConditionalGeneration"}},
+      {"audio_config",
+       {{"attention_chunk_size", 12},
+        {"attention_context_left", 13},
+        {"attention_context_right", 0},
+        {"attention_logit_cap", 50.0},
+        {"conv_kernel_size", 5},
+        {"gradient_clipping", 10000000000.0},
+        {"hidden_size", 32},
+        {"model_type", "gemma4_audio"},
+        {"num_attention_heads", 2},
+        {"num_hidden_layers", 1},
+        {"output_proj_dims", 64},
+        {"residual_weight", 0.5},
+        {"rms_norm_eps", 1e-6},
+        {"subsampling_conv_channels", {8, 4}},
+        {"use_clipped_linears", true}}},
+      {"audio_token_id", 379},
+      {"boa_token_id", 375},
+      {"boi_token_id", 374},
+      {"eoa_token_id", 381},
+      {"eoa_token_index", 381},
+      {"eoi_token_id", 380},
+      {"eos_token_id", {1, 5}},
+      {"image_token_id", 378},
+      {"initializer_range", 0.02},
+      {"model_type", "gemma4"},
+      {"text_config", text},
+      {"tie_word_embeddings", true},
+      {"video_token_id", 382},
+      {"vision_config",
+       {{"head_dim", 16},
+        {"hidden_size", 32},
+        {"intermediate_size", 64},
+        {"model_type", "gemma4_vision"},
+        {"num_attention_heads", 2},
+        {"num_hidden_layers", 1},
+        {"num_key_value_heads", 2},
+        {"patch_size", 8},
+        {"pooling_kernel_size", 3},
+        {"position_embedding_size", 64},
+        {"standardize", false},
+        {"use_clipped_linears", true}}},
+  };
+}
+
+}  // namespace
+
+const std::vector<FamilyDef>& gemma_n_families() {
+  static const std::vector<FamilyDef> defs = {
+      {"gemma4", true, "dtype", true, 256, 4, gemma4_config, gemma4_derive, gemma4_tensors},
+      {"gemma3n", true, "torch_dtype", true, 256, 2, gemma3n_config, gemma3n_derive, gemma3n_tensors},
+  };
+  return defs;
+}
+
+}  // namespace og::testgen

@@ -1,0 +1,296 @@
+// Llama-shaped families: llama, smollm (llama model_type), mistral, qwen2, qwen3, phi3.
+// Tensor names follow transformers' modeling_llama.py / modeling_mistral.py /
+// modeling_qwen2.py / modeling_qwen3.py / modeling_phi3.py (LlamaForCausalLM layout:
+// model.embed_tokens, model.layers.N.{self_attn,mlp,input_layernorm,post_attention_layernorm},
+// model.norm, lm_head unless tied).
+#include <string>
+
+#include <fmt/format.h>
+
+#include "testgen/family.h"
+
+namespace og::testgen {
+namespace {
+
+struct LlamaShape {
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  bool qk_norm = false;  // Qwen3: self_attn.q_norm / k_norm over head_dim, x * w
+  bool fused = false;    // Phi-3: self_attn.qkv_proj and mlp.gate_up_proj
+};
+
+Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const FamilyContext& ctx,
+                                                      const LlamaShape& shape) {
+  OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
+  SpecList s;
+  s.add("model.embed_tokens.weight", {d.vocab, d.hidden}, kEmbeddingInit);
+  const int64_t q_out = d.heads * d.head_dim;   // [Hq * D]
+  const int64_t kv_out = d.kv_heads * d.head_dim;
+  for (int64_t i = 0; i < d.layers; ++i) {
+    const std::string p = fmt::format("model.layers.{}.", i);
+    const int64_t inter = d.intermediate[static_cast<size_t>(i)];
+    if (shape.fused) {
+      s.linear(p + "self_attn.o_proj", d.hidden, q_out);
+      s.linear(p + "self_attn.qkv_proj", q_out + 2 * kv_out, d.hidden, false, kQkGain);  // rows: q, then k, then v
+      s.linear(p + "mlp.gate_up_proj", 2 * inter, d.hidden);             // rows: gate, then up
+      s.linear(p + "mlp.down_proj", d.hidden, inter);
+    } else {
+      s.linear(p + "self_attn.q_proj", q_out, d.hidden, shape.qkv_bias, kQkGain);
+      s.linear(p + "self_attn.k_proj", kv_out, d.hidden, shape.qkv_bias, kQkGain);
+      s.linear(p + "self_attn.v_proj", kv_out, d.hidden, shape.qkv_bias);
+      s.linear(p + "self_attn.o_proj", d.hidden, q_out, shape.o_bias);
+      if (shape.qk_norm) {
+        s.norm(p + "self_attn.q_norm", d.head_dim, kUnitNormInit);
+        s.norm(p + "self_attn.k_norm", d.head_dim, kUnitNormInit);
+      }
+      s.linear(p + "mlp.gate_proj", inter, d.hidden, shape.mlp_bias);
+      s.linear(p + "mlp.up_proj", inter, d.hidden, shape.mlp_bias);
+      s.linear(p + "mlp.down_proj", d.hidden, inter, shape.mlp_bias);
+    }
+    s.norm(p + "input_layernorm", d.hidden, kUnitNormInit);
+    s.norm(p + "post_attention_layernorm", d.hidden, kUnitNormInit);
+  }
+  s.norm("model.norm", d.hidden, kUnitNormInit);
+  if (!d.tie) s.add("lm_head.weight", {d.vocab, d.hidden}, linear_init(d.hidden, kHeadGain));
+  return s.take();
+}
+
+Result<bool> flag(const Json& text, const FamilyContext& ctx, const char* key) {
+  return hf::JsonFields(text, ctx.what).get_bool(key, false);
+}
+
+// LlamaAttention: bias=config.attention_bias on q/k/v/o; LlamaMLP: bias=config.mlp_bias.
+Result<std::vector<TensorSpec>> llama_tensors(const Json& text, const FamilyContext& ctx) {
+  LlamaShape shape;
+  OG_ASSIGN_OR_RETURN(shape.qkv_bias, flag(text, ctx, "attention_bias"));
+  shape.o_bias = shape.qkv_bias;
+  OG_ASSIGN_OR_RETURN(shape.mlp_bias, flag(text, ctx, "mlp_bias"));
+  return llama_shaped_tensors(text, ctx, shape);
+}
+
+// MistralAttention and MistralMLP have no biases.
+Result<std::vector<TensorSpec>> mistral_tensors(const Json& text, const FamilyContext& ctx) {
+  return llama_shaped_tensors(text, ctx, LlamaShape{});
+}
+
+// Qwen2Attention: q/k/v always carry a bias, o_proj never.
+Result<std::vector<TensorSpec>> qwen2_tensors(const Json& text, const FamilyContext& ctx) {
+  return llama_shaped_tensors(text, ctx, LlamaShape{.qkv_bias = true});
+}
+
+// Qwen3Attention: bias=config.attention_bias on q/k/v/o, plus q_norm/k_norm.
+Result<std::vector<TensorSpec>> qwen3_tensors(const Json& text, const FamilyContext& ctx) {
+  LlamaShape shape{.qk_norm = true};
+  OG_ASSIGN_OR_RETURN(shape.qkv_bias, flag(text, ctx, "attention_bias"));
+  shape.o_bias = shape.qkv_bias;
+  return llama_shaped_tensors(text, ctx, shape);
+}
+
+Result<std::vector<TensorSpec>> phi3_tensors(const Json& text, const FamilyContext& ctx) {
+  return llama_shaped_tensors(text, ctx, LlamaShape{.fused = true});
+}
+
+// Llama-3.2-1B's field set. The llama3 rope scaling uses original_max_position_embeddings
+// 512 so that, with head_dim 16 and theta 5e5, rotary frequencies fall in all three bands
+// (kept, smoothed, divided by factor).
+Json llama_config() {
+  return {
+      {"architectures", {"LlamaForCausalLM"}},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 1},
+      {"eos_token_id", {2, 3}},
+      {"head_dim", 16},
+      {"hidden_act", "silu"},
+      {"hidden_size", 64},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 128},
+      {"max_position_embeddings", 4096},
+      {"mlp_bias", false},
+      {"model_type", "llama"},
+      {"num_attention_heads", 4},
+      {"num_hidden_layers", 4},
+      {"num_key_value_heads", 2},
+      {"pretraining_tp", 1},
+      {"rms_norm_eps", 1e-5},
+      {"rope_scaling",
+       {{"factor", 8.0},
+        {"high_freq_factor", 4.0},
+        {"low_freq_factor", 1.0},
+        {"original_max_position_embeddings", 512},
+        {"rope_type", "llama3"}}},
+      {"rope_theta", 500000.0},
+      {"tie_word_embeddings", false},
+      {"transformers_version", "4.57.1"},
+      {"use_cache", true},
+      {"vocab_size", 320},
+  };
+}
+
+// SmolLM2's field set: llama model_type, tied, no rope scaling, no head_dim field
+// (head_dim = hidden_size / heads = 32), multi-query attention.
+Json smollm_config() {
+  return {
+      {"architectures", {"LlamaForCausalLM"}},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 1},
+      {"eos_token_id", 2},
+      {"hidden_act", "silu"},
+      {"hidden_size", 96},
+      {"initializer_range", 0.041666666666666664},
+      {"intermediate_size", 256},
+      {"max_position_embeddings", 4096},
+      {"mlp_bias", false},
+      {"model_type", "llama"},
+      {"num_attention_heads", 3},
+      {"num_hidden_layers", 4},
+      {"num_key_value_heads", 1},
+      {"pretraining_tp", 1},
+      {"rms_norm_eps", 1e-5},
+      {"rope_scaling", nullptr},
+      {"rope_theta", 100000.0},
+      {"tie_word_embeddings", true},
+      {"transformers_version", "4.57.1"},
+      {"use_cache", true},
+      {"vocab_size", 288},
+  };
+}
+
+// Mistral-7B-v0.1's field set (sliding window on every layer), window 6.
+Json mistral_config() {
+  return {
+      {"architectures", {"MistralForCausalLM"}},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 1},
+      {"eos_token_id", 2},
+      {"head_dim", 16},
+      {"hidden_act", "silu"},
+      {"hidden_size", 64},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 160},
+      {"max_position_embeddings", 4096},
+      {"model_type", "mistral"},
+      {"num_attention_heads", 4},
+      {"num_hidden_layers", 4},
+      {"num_key_value_heads", 2},
+      {"rms_norm_eps", 1e-5},
+      {"rope_theta", 10000.0},
+      {"sliding_window", 6},
+      {"tie_word_embeddings", false},
+      {"transformers_version", "4.57.1"},
+      {"use_cache", true},
+      {"vocab_size", 352},
+  };
+}
+
+// Qwen2.5's field set with use_sliding_window on: layers >= max_window_layers (2, 3, 4)
+// use a window of 5, layers 0 and 1 full attention.
+Json qwen2_config() {
+  return {
+      {"architectures", {"Qwen2ForCausalLM"}},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 1},
+      {"eos_token_id", 2},
+      {"hidden_act", "silu"},
+      {"hidden_size", 64},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 160},
+      {"max_position_embeddings", 4096},
+      {"max_window_layers", 2},
+      {"model_type", "qwen2"},
+      {"num_attention_heads", 4},
+      {"num_hidden_layers", 5},
+      {"num_key_value_heads", 2},
+      {"rms_norm_eps", 1e-6},
+      {"rope_theta", 1000000.0},
+      {"sliding_window", 5},
+      {"tie_word_embeddings", false},
+      {"transformers_version", "4.57.1"},
+      {"use_cache", true},
+      {"use_sliding_window", true},
+      {"vocab_size", 320},
+  };
+}
+
+// Qwen3-0.6B's field set: head_dim 32 differs from hidden_size / heads (16), tied.
+Json qwen3_config() {
+  return {
+      {"architectures", {"Qwen3ForCausalLM"}},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 1},
+      {"eos_token_id", 2},
+      {"head_dim", 32},
+      {"hidden_act", "silu"},
+      {"hidden_size", 64},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 128},
+      {"max_position_embeddings", 4096},
+      {"max_window_layers", 4},
+      {"model_type", "qwen3"},
+      {"num_attention_heads", 4},
+      {"num_hidden_layers", 4},
+      {"num_key_value_heads", 2},
+      {"rms_norm_eps", 1e-6},
+      {"rope_scaling", nullptr},
+      {"rope_theta", 1000000.0},
+      {"sliding_window", nullptr},
+      {"tie_word_embeddings", true},
+      {"transformers_version", "4.57.1"},
+      {"use_cache", true},
+      {"use_sliding_window", false},
+      {"vocab_size", 384},
+  };
+}
+
+// Phi-3-mini's field set (sliding window on every layer, here 7) with GQA and Phi-4-mini's
+// partial_rotary_factor 0.75 (12 of 16 head dims rotated).
+Json phi3_config() {
+  return {
+      {"architectures", {"Phi3ForCausalLM"}},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 1},
+      {"embd_pdrop", 0.0},
+      {"eos_token_id", 2},
+      {"hidden_act", "silu"},
+      {"hidden_size", 64},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 128},
+      {"max_position_embeddings", 4096},
+      {"model_type", "phi3"},
+      {"num_attention_heads", 4},
+      {"num_hidden_layers", 4},
+      {"num_key_value_heads", 2},
+      {"original_max_position_embeddings", 4096},
+      {"pad_token_id", 3},
+      {"partial_rotary_factor", 0.75},
+      {"resid_pdrop", 0.0},
+      {"rms_norm_eps", 1e-5},
+      {"rope_scaling", nullptr},
+      {"rope_theta", 10000.0},
+      {"sliding_window", 7},
+      {"tie_word_embeddings", false},
+      {"transformers_version", "4.57.1"},
+      {"use_cache", true},
+      {"vocab_size", 320},
+  };
+}
+
+}  // namespace
+
+const std::vector<FamilyDef>& llama_like_families() {
+  static const std::vector<FamilyDef> defs = {
+      {"llama", false, "torch_dtype", false, 0, 0, llama_config, nullptr, llama_tensors},
+      {"smollm", false, "torch_dtype", false, 0, 0, smollm_config, nullptr, llama_tensors},
+      {"mistral", false, "torch_dtype", false, 0, 8, mistral_config, nullptr, mistral_tensors},
+      {"qwen2", false, "torch_dtype", false, 0, 32, qwen2_config, nullptr, qwen2_tensors},
+      {"qwen3", false, "torch_dtype", false, 128, 32, qwen3_config, nullptr, qwen3_tensors},
+      {"phi3", false, "torch_dtype", false, 0, 0, phi3_config, nullptr, phi3_tensors},
+  };
+  return defs;
+}
+
+}  // namespace og::testgen

@@ -1,0 +1,148 @@
+#include "testgen/testgen.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "base/check.h"
+#include "hf/safetensors_writer.h"
+#include "testgen/family.h"
+#include "testgen/random_fill.h"
+
+namespace og::testgen {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Far above any tiny model; keeps a mistyped override from filling the disk.
+constexpr int64_t kMaxTotalElements = int64_t{1} << 30;
+
+const FamilyDef* find_family(const std::string& name) {
+  for (const FamilyDef& def : all_families())
+    if (name == def.name) return &def;
+  return nullptr;
+}
+
+Status unknown_family(const std::string& name) {
+  return bad_input("testgen: unknown family '{}' (known: {})", name, fmt::join(generator_families(), ", "));
+}
+
+const char* torch_dtype_name(DType t) {
+  switch (t) {
+    case DType::kBF16: return "bfloat16";
+    case DType::kF16: return "float16";
+    default: return "float32";
+  }
+}
+
+// The tiny config with its dtype field set, in both places for wrappers that carry it twice.
+Json config_with_dtype(const FamilyDef& def, DType dtype) {
+  Json cfg = def.tiny_config();
+  cfg[def.dtype_key] = torch_dtype_name(dtype);
+  if (def.wrapped && cfg["text_config"].contains(def.dtype_key))
+    cfg["text_config"][def.dtype_key] = torch_dtype_name(dtype);
+  return cfg;
+}
+
+// Removes the files of an earlier checkpoint, so that a stale index or shard cannot shadow
+// the new one.
+Status clear_old_checkpoint(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return Status::ok();
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    const bool shard = name.rfind("model-", 0) == 0 && name.size() > 12 &&
+                       name.compare(name.size() - 12, 12, ".safetensors") == 0;
+    if (shard || name == "model.safetensors" || name == "model.safetensors.index.json") {
+      fs::remove(entry.path(), ec);
+      if (ec) return resource_error("{}: cannot remove: {}", entry.path().string(), ec.message());
+    }
+  }
+  if (ec) return resource_error("{}: cannot list: {}", dir.string(), ec.message());
+  return Status::ok();
+}
+
+Result<std::vector<hf::OwnedTensor>> make_tensors(const std::vector<TensorSpec>& specs, const GenOptions& options,
+                                                  const std::string& what) {
+  int64_t total = 0;
+  std::set<std::string> names;
+  for (const TensorSpec& spec : specs) {
+    OG_CHECK(names.insert(spec.name).second);  // a family listed a tensor twice
+    int64_t numel = 1;
+    for (int64_t dim : spec.shape) {
+      if (dim <= 0) return bad_input("{}: tensor '{}' would have a dimension of {}", what, spec.name, dim);
+      if (numel > kMaxTotalElements / dim) numel = kMaxTotalElements + 1;
+      else numel *= dim;
+    }
+    total += numel;
+    if (total > kMaxTotalElements)
+      return bad_input("{}: the checkpoint would exceed {} elements (at tensor '{}'); this generator is for tiny models",
+                       what, kMaxTotalElements, spec.name);
+  }
+  std::vector<hf::OwnedTensor> tensors;
+  tensors.reserve(specs.size());
+  for (const TensorSpec& spec : specs) {
+    size_t numel = 1;
+    for (int64_t dim : spec.shape) numel *= static_cast<size_t>(dim);
+    std::vector<float> values = random_values(options.seed, spec.name, numel, spec.init);
+    tensors.push_back({spec.name, options.dtype, spec.shape, encode_values(values, options.dtype)});
+  }
+  return tensors;
+}
+
+}  // namespace
+
+std::vector<std::string> generator_families() {
+  std::vector<std::string> names;
+  for (const FamilyDef& def : all_families()) names.emplace_back(def.name);
+  return names;
+}
+
+Result<nlohmann::json> tiny_config(const std::string& family) {
+  const FamilyDef* def = find_family(family);
+  if (def == nullptr) return unknown_family(family);
+  return config_with_dtype(*def, DType::kF32);
+}
+
+Status generate_checkpoint(const GenOptions& options) {
+  const FamilyDef* def = find_family(options.family);
+  if (def == nullptr) return unknown_family(options.family);
+  if (options.dtype != DType::kF32 && options.dtype != DType::kBF16 && options.dtype != DType::kF16)
+    return bad_input("testgen: weights can be F32, BF16 or F16, not {}", dtype_name(options.dtype));
+  if (!options.overrides.is_object())
+    return bad_input("testgen: overrides must be a JSON object, got {}", options.overrides.dump());
+  if (options.out_dir.empty()) return bad_input("testgen: no output directory given");
+
+  Json config = config_with_dtype(*def, options.dtype);
+  Json& text = def->wrapped ? config["text_config"] : config;
+  text.merge_patch(options.overrides);
+  if (options.tie_word_embeddings) text["tie_word_embeddings"] = *options.tie_word_embeddings;
+  if (def->wrapped && text.contains("tie_word_embeddings")) config["tie_word_embeddings"] = text["tie_word_embeddings"];
+
+  FamilyContext ctx{.family = def->name,
+                    .what = fmt::format("testgen {} config{}", def->name, def->wrapped ? " (text_config)" : ""),
+                    .tie_default = def->tie_default,
+                    .head_dim_default = def->head_dim_default,
+                    .kv_heads_default = def->kv_heads_default,
+                    .hub_layout = options.hub_layout};
+  if (def->derive != nullptr) OG_TRY(def->derive(text, options.overrides, ctx));
+  OG_ASSIGN_OR_RETURN(std::vector<TensorSpec> specs, def->tensors(text, ctx));
+  OG_ASSIGN_OR_RETURN(std::vector<hf::OwnedTensor> tensors, make_tensors(specs, options, ctx.what));
+
+  const fs::path dir(options.out_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return resource_error("{}: cannot create directory: {}", options.out_dir, ec.message());
+  OG_TRY(clear_old_checkpoint(dir));
+  {
+    const fs::path path = dir / "config.json";
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << config.dump(2) << "\n";
+    if (!out) return resource_error("{}: cannot write", path.string());
+  }
+  return hf::write_checkpoint(options.out_dir, tensors, options.max_shard_bytes);
+}
+
+}  // namespace og::testgen
