@@ -69,6 +69,9 @@ class GraphBuilder {
   int32_t width(ValueId v) const { return program_.values[static_cast<size_t>(v)]->width; }
   const std::vector<int64_t>& weight_shape(WeightId w) const { return program_.tensors[static_cast<size_t>(w)]->shape; }
   void finish_progress();
+  // Records a checkpoint tensor that transformers loads but ignores (so the unused-tensor
+  // check accepts it), e.g. k/v projections kept on KV-shared layers by older exports.
+  void mark_ignored(const std::string& name) { used_.insert(name); }
   // Checkpoint tensors consumed so far (to reject checkpoints with tensors no op uses).
   const std::set<std::string>& used_tensors() const { return used_; }
 

@@ -28,6 +28,10 @@ Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
     OG_ASSIGN_OR_RETURN(p.factor, f.get_double("factor"));
     return Status::ok();
   }
+  if (type == "proportional") {  // Gemma-4 full layers
+    OG_ASSIGN_OR_RETURN(p.factor, f.get_double("factor", 1.0));
+    return Status::ok();
+  }
   if (type == "llama3") {
     OG_ASSIGN_OR_RETURN(p.factor, f.get_double("factor"));
     OG_ASSIGN_OR_RETURN(p.low_freq_factor, f.get_double("low_freq_factor"));
@@ -36,7 +40,7 @@ Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
     if (p.high_freq_factor == p.low_freq_factor) return f.invalid("high_freq_factor", "different from low_freq_factor");
     return Status::ok();
   }
-  return unsupported("{}: field '{}' is '{}': offgraph implements rope types default, linear and llama3", f.file(),
+  return unsupported("{}: field '{}' is '{}': offgraph implements rope types default, linear, llama3 and proportional", f.file(),
                      f.field_name("rope_type"), type);
 }
 
@@ -72,6 +76,19 @@ Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& la
   if (!(p.theta > 0)) return t.invalid("rope_theta", "positive");
   if (!(p.partial_rotary_factor > 0 && p.partial_rotary_factor <= 1))
     return t.invalid("partial_rotary_factor", "in (0, 1]");
+  if (p.type == "proportional") {
+    // transformers' _compute_proportional_rope_parameters: the first
+    // int(partial * head_dim // 2) frequency pairs rotate with exponents over the whole
+    // head_dim; the rest get frequency 0 (cos 1, sin 0) and pass through unchanged.
+    RopeTable out;
+    out.rotary_dim = static_cast<int32_t>(head_dim);
+    const int64_t angles = static_cast<int64_t>(std::floor(p.partial_rotary_factor * static_cast<double>(head_dim) / 2));
+    for (int64_t i = 0; i < head_dim / 2; ++i) {
+      const double f = i < angles ? 1.0 / std::pow(p.theta, static_cast<double>(2 * i) / static_cast<double>(head_dim)) : 0.0;
+      out.inv_freq.push_back(static_cast<float>(f / p.factor));
+    }
+    return out;
+  }
   // transformers: dim = int(head_dim * partial_rotary_factor)
   const int64_t dim = static_cast<int64_t>(static_cast<double>(head_dim) * p.partial_rotary_factor);
   if (dim < 2 || dim % 2 != 0) return t.invalid("partial_rotary_factor", "a factor giving an even rotary dim");

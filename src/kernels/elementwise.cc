@@ -81,7 +81,8 @@ void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, fl
 
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float s, float* y) {
   for (int64_t t = 0; t < T; ++t) {
-    const int64_t row = int64_t{ids[t]} * table.cols;
+    const int64_t id = ids[t] < table.rows ? ids[t] : 0;  // ids past a short table read row 0
+    const int64_t row = id * table.cols;
     for (int64_t i = 0; i < table.cols; ++i) y[t * table.cols + i] = load(table.data, row + i, table.type) * s;
   }
 }

@@ -124,7 +124,12 @@ class Checker {
     switch (op.attrs_type()) {
       case fb::OpAttrs::EmbeddingAttrs: {
         OG_TRY(arity(i, in, 1, 1));
-        return need_tensor(i, op.attrs_as_EmbeddingAttrs()->table(), {p_.vocab_size(), wo}, false);
+        const int32_t t = op.attrs_as_EmbeddingAttrs()->table();
+        if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()) || p_.tensors()->Get(t)->shape()->size() != 2)
+          return bad_input("op {} (embedding): table {} is not a 2-D tensor", i, t);
+        const int64_t rows = p_.tensors()->Get(t)->shape()->Get(0);
+        if (rows < 1 || rows > p_.vocab_size()) return bad_input("op {} (embedding): table has {} rows", i, rows);
+        return need_tensor(i, t, {rows, wo}, false);
       }
       case fb::OpAttrs::RmsNormAttrs: {
         auto a = op.attrs_as_RmsNormAttrs();

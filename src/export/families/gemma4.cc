@@ -1,10 +1,21 @@
-// Gemma-4 text (gemma4 wrapper or gemma4_text). Layer types: layer_types, else sliding
-// iff (i + 1) % 6 != 0; the last layer is always full (transformers forces it). Full
-// layers use their own k/v geometry: per_layer_config[i] when present, else head_dim =
-// global_head_dim (default 512) and, only with attention_k_eq_v, kv heads =
-// num_global_key_value_heads (transformers' Gemma4TextConfig.__post_init__).
+// Gemma-4 text (gemma4 wrapper or gemma4_text), after transformers' modeling_gemma4.py.
+//
+// Layer types: layer_types, else sliding iff (i + 1) % 6 != 0; the last layer is always
+// full (transformers forces it). Full layers have their own k/v geometry: per_layer_config[i]
+// when present, else head_dim = global_head_dim (default 512) and, only with
+// attention_k_eq_v, kv heads = num_global_key_value_heads.
+//
+// The block: x*w RMSNorms (no 1 + w), q/k norms per head and a weightless v norm, attention
+// scale 1.0, sandwich norms, gelu-tanh MLP (twice as wide on KV-shared layers with
+// use_double_wide_mlp), per-layer inputs added after the MLP through a gate and projection,
+// then the whole residual scaled by layer_scalar. KV-shared layers (the last
+// num_kv_shared_layers) compute no k/v: their update_and_attend only reads the donor's cache.
+#include <cmath>
+
 #include "export/build_context.h"
+#include "export/decoder.h"
 #include "export/family.h"
+#include "export/rope.h"
 
 namespace og::exporter {
 namespace {
@@ -40,12 +51,135 @@ class Gemma4Family final : public Family {
     if (k_eq_v) { OG_ASSIGN_OR_RETURN(g.kv_heads, t.get_int("num_global_key_value_heads", g.kv_heads)); }
     return g;
   }
-  Status build(BuildContext& ctx) const override {
-    return unsupported("{}: model_type '{}': exporting Gemma-4 graphs (per-layer inputs, KV sharing) is not "
-                       "implemented yet; `offgraph layout` works for it",
-                       ctx.config.path, ctx.config.model_type);
-  }
+  Status build(BuildContext& ctx) const override;
 };
+
+Status Gemma4Family::build(BuildContext& ctx) const {
+  const hf::ModelConfig& c = ctx.config;
+  const hf::JsonFields t = c.text_fields();
+  GraphBuilder& g = ctx.g;
+  OG_ASSIGN_OR_RETURN(bool moe, t.get_bool("enable_moe_block", false));
+  if (moe) return unsupported("{}: field '{}' is true: Gemma-4 mixture-of-experts is not supported yet", c.path,
+                              t.field_name("enable_moe_block"));
+  OG_ASSIGN_OR_RETURN(std::string bidirectional, t.get_string("use_bidirectional_attention", ""));
+  if (bidirectional == "all")
+    return unsupported("{}: field '{}' is 'all': bidirectional attention cannot run as a causal step program", c.path,
+                       t.field_name("use_bidirectional_attention"));
+  OG_ASSIGN_OR_RETURN(bool bias, t.get_bool("attention_bias", false));
+  if (bias) return unsupported("{}: field '{}' is true: Gemma-4 attention biases are not supported", c.path,
+                               t.field_name("attention_bias"));
+  OG_ASSIGN_OR_RETURN(bool k_eq_v, t.get_bool("attention_k_eq_v", false));
+  OG_ASSIGN_OR_RETURN(bool double_wide, t.get_bool("use_double_wide_mlp", false));
+  OG_ASSIGN_OR_RETURN(int64_t P, t.get_int("hidden_size_per_layer_input", 0));
+  OG_ASSIGN_OR_RETURN(int64_t V_ple, t.get_int("vocab_size_per_layer_input", c.vocab_size));
+  OG_ASSIGN_OR_RETURN(double final_cap, t.get_double("final_logit_softcapping", 0.0));
+  OG_ASSIGN_OR_RETURN(fb::Activation act, activation_from_config(c));
+  if (P < 0 || V_ple < 1 || V_ple > c.vocab_size)
+    return bad_input("{}: hidden_size_per_layer_input {} / vocab_size_per_layer_input {} out of range", c.path, P, V_ple);
+
+  const int64_t H = c.hidden_size, V = c.vocab_size, L = c.num_hidden_layers, Hq = c.num_attention_heads;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
+    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true}));
+    return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
+  };
+
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* embed_t, ctx.tensor("embed_tokens.weight", {V, H}));
+  OG_ASSIGN_OR_RETURN(DType loaded, loaded_weight_dtype(c, embed_t->dtype));
+  OG_ASSIGN_OR_RETURN(WeightId embed, g.weight(*embed_t));
+  ValueId x = g.embedding(embed, static_cast<int32_t>(H), gemma_embed_scale(H, loaded, /*via_f32=*/true));
+
+  // Per-layer inputs [T, L * P]: (norm(proj(x) / sqrt(H)) + embed_ple(ids) * sqrt(P)) / sqrt(2).
+  ValueId per_layer = -1;
+  if (P > 0) {
+    OG_ASSIGN_OR_RETURN(WeightId ple, ctx.weight("embed_tokens_per_layer.weight", {V_ple, L * P}));
+    ValueId tok = g.embedding(ple, static_cast<int32_t>(L * P), gemma_embed_scale(P, loaded, true));
+    OG_ASSIGN_OR_RETURN(WeightId wp, ctx.weight("per_layer_model_projection.weight", {L * P, H}));
+    ValueId proj = g.scale(g.linear(x, wp), static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))));
+    OG_ASSIGN_OR_RETURN(proj, norm(proj, "per_layer_projection_norm.weight", P));
+    per_layer = g.scale(g.add(proj, tok), static_cast<float>(1.0 / std::sqrt(2.0)));
+  }
+
+  const int64_t first_shared = L - c.num_kv_shared_layers;
+  for (int64_t l = 0; l < L; ++l) {
+    const LayerAttention& la = ctx.layers[l];
+    const std::string p = "layers." + std::to_string(l) + ".";
+    const int64_t D = la.head_dim, Hkv = la.kv_heads;
+    const bool owner = la.donor < 0;
+    const bool shared = l >= first_shared && first_shared > 0;
+    const int64_t I = c.intermediate_size[l] * (double_wide && shared ? 2 : 1);
+
+    OG_ASSIGN_OR_RETURN(ValueId h, norm(x, p + "input_layernorm.weight", H));
+    OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(p + "self_attn.q_proj.weight", {Hq * D, H}));
+    OG_ASSIGN_OR_RETURN(ValueId q, norm(g.linear(h, wq), p + "self_attn.q_norm.weight", D));
+    OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D));
+    OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
+                                                        {static_cast<int64_t>(rope.inv_freq.size())}));
+    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
+    ValueId k = -1, v = -1;
+    if (owner) {
+      OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
+      ValueId k_raw = g.linear(h, wk);
+      ValueId v_raw = k_raw;  // attention_k_eq_v on full layers: values reuse the key projection
+      if (!(k_eq_v && la.type == "full_attention")) {
+        OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(p + "self_attn.v_proj.weight", {Hkv * D, H}));
+        v_raw = g.linear(h, wv);
+      }
+      OG_ASSIGN_OR_RETURN(k, norm(k_raw, p + "self_attn.k_norm.weight", D));
+      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim);
+      v = g.rms_norm(v_raw, kNoWeight, eps, static_cast<int32_t>(D));  // v_norm has no weight
+    } else {
+      for (const char* ignored : {"self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.k_norm.weight"})
+        if (ctx.has(p + ignored)) g.mark_ignored(ctx.prefix + p + ignored);
+    }
+    AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
+                    .scale = 1.0f,
+                    .softcap = 0.0f,
+                    .n_heads = static_cast<int32_t>(Hq),
+                    .n_kv_heads = static_cast<int32_t>(Hkv),
+                    .head_dim = static_cast<int32_t>(D),
+                    .writes_cache = owner};
+    ValueId a = g.attend(q, k, v, spec);
+    OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "self_attn.o_proj.weight", {H, Hq * D}));
+    OG_ASSIGN_OR_RETURN(ValueId attn_out, norm(g.linear(a, wo), p + "post_attention_layernorm.weight", H));
+    x = g.add(x, attn_out);
+
+    OG_ASSIGN_OR_RETURN(h, norm(x, p + "pre_feedforward_layernorm.weight", H));
+    OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(p + "mlp.gate_proj.weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(p + "mlp.up_proj.weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(p + "mlp.down_proj.weight", {H, I}));
+    ValueId m = g.linear(g.act_mul(g.linear(h, wg), g.linear(h, wu), act), wd);
+    OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H));
+    x = g.add(x, m);
+
+    if (P > 0) {
+      OG_ASSIGN_OR_RETURN(WeightId wgate, ctx.weight(p + "per_layer_input_gate.weight", {P, H}));
+      OG_ASSIGN_OR_RETURN(WeightId wproj, ctx.weight(p + "per_layer_projection.weight", {H, P}));
+      ValueId layer_input = g.slice(per_layer, static_cast<int32_t>(l * P), static_cast<int32_t>(P));
+      ValueId gated = g.act_mul(g.linear(x, wgate), layer_input, act);
+      OG_ASSIGN_OR_RETURN(ValueId pl, norm(g.linear(gated, wproj), p + "post_per_layer_input_norm.weight", H));
+      x = g.add(x, pl);
+    }
+    if (ctx.has(p + "layer_scalar")) {
+      OG_ASSIGN_OR_RETURN(const hf::TensorView* s, ctx.tensor(p + "layer_scalar", {1}));
+      g.mark_ignored(s->name);
+      const float scalar = static_cast<float>(s->get(0));
+      if (scalar != 1.0f) x = g.scale(x, scalar);
+    }
+  }
+  OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));
+  WeightId head = embed;
+  if (!c.tie_word_embeddings) {
+    const hf::TensorView* lm = ctx.ckpt.find("lm_head.weight");
+    if (lm == nullptr) return bad_input("{}: tie_word_embeddings is false but the checkpoint has no lm_head.weight", ctx.ckpt.dir());
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {V, H}));
+    OG_ASSIGN_OR_RETURN(head, g.weight(*lm_checked));
+  }
+  ValueId logits = g.linear(x, head);
+  if (final_cap > 0) logits = g.softcap(logits, static_cast<float>(final_cap));
+  g.set_logits(logits);
+  return Status::ok();
+}
 
 }  // namespace
 
