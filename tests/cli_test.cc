@@ -105,7 +105,7 @@ TEST(CliErrors, LogitsAndExportInputErrors) {
   EXPECT_EQ(run_offgraph("export -m " + d.file("m") + " -o " + d.file("q.ogp") + " --dtype int2").exit_code, 1);
   EXPECT_EQ(run_offgraph("export -m " + d.file("nothing") + " -o " + d.file("q.ogp")).exit_code, 2);
   EXPECT_EQ(run_offgraph("inspect " + d.path()).exit_code, 2);
-  ASSERT_EQ(run_offgraph("gen-model --family gemma4 --out " + d.file("g4")).exit_code, 0);
+  ASSERT_EQ(run_offgraph("gen-model --family gemma3n --out " + d.file("g4")).exit_code, 0);
   auto g4 = run_offgraph("export -m " + d.file("g4") + " -o " + d.file("g4.ogp"));
   EXPECT_EQ(g4.exit_code, 2);
   EXPECT_NE(g4.err.find("not implemented yet"), std::string::npos);
