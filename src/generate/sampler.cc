@@ -1,0 +1,85 @@
+#include "generate/sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <unordered_set>
+
+namespace og::generate {
+
+Status SamplingParams::validate() const {
+  if (!(temperature >= 0) || !std::isfinite(temperature)) return usage_error("--temp {} must be >= 0", temperature);
+  if (top_k < 0) return usage_error("--top-k {} must be >= 0", top_k);
+  if (!(top_p > 0 && top_p <= 1)) return usage_error("--top-p {} must be in (0, 1]", top_p);
+  if (!(min_p >= 0 && min_p <= 1)) return usage_error("--min-p {} must be in [0, 1]", min_p);
+  if (!(repetition_penalty > 0) || !std::isfinite(repetition_penalty))
+    return usage_error("--repeat-penalty {} must be > 0", repetition_penalty);
+  if (repeat_last_n < -1) return usage_error("--repeat-last-n {} must be >= -1", repeat_last_n);
+  return Status::ok();
+}
+
+Sampler::Sampler(const SamplingParams& params) : p_(params), rng_(params.seed) {}
+
+double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
+
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+  const int32_t V = static_cast<int32_t>(logits.size());
+  scratch_.assign(logits.begin(), logits.end());
+  // Repetition penalty (HF): seen tokens' logits divided by the penalty if positive, multiplied if negative.
+  if (p_.repetition_penalty != 1.0f) {
+    size_t from = p_.repeat_last_n < 0 || static_cast<size_t>(p_.repeat_last_n) >= history.size()
+                      ? 0
+                      : history.size() - static_cast<size_t>(p_.repeat_last_n);
+    std::unordered_set<int32_t> seen(history.begin() + static_cast<std::ptrdiff_t>(from), history.end());
+    for (int32_t t : seen)
+      if (t >= 0 && t < V) scratch_[t] = scratch_[t] < 0 ? scratch_[t] * p_.repetition_penalty : scratch_[t] / p_.repetition_penalty;
+  }
+  if (p_.temperature == 0.0f)
+    return static_cast<int32_t>(std::max_element(scratch_.begin(), scratch_.end()) - scratch_.begin());
+
+  candidates_.clear();
+  for (int32_t i = 0; i < V; ++i) candidates_.emplace_back(scratch_[i] / p_.temperature, i);
+  auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
+  size_t keep = candidates_.size();
+  if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < keep) {
+    keep = static_cast<size_t>(p_.top_k);
+    std::partial_sort(candidates_.begin(), candidates_.begin() + static_cast<std::ptrdiff_t>(keep), candidates_.end(), by_logit);
+  } else {
+    std::sort(candidates_.begin(), candidates_.end(), by_logit);
+  }
+  candidates_.resize(keep);
+  // Softmax over the survivors (sorted, so the first is the max).
+  const float max = candidates_[0].first;
+  double sum = 0;
+  for (auto& c : candidates_) {
+    c.first = std::exp(c.first - max);
+    sum += c.first;
+  }
+  for (auto& c : candidates_) c.first = static_cast<float>(c.first / sum);
+  // top-p: the smallest prefix whose mass reaches top_p (at least one token).
+  if (p_.top_p < 1.0f) {
+    double mass = 0;
+    size_t n = 0;
+    while (n < candidates_.size()) {
+      mass += candidates_[n++].first;
+      if (mass >= p_.top_p) break;
+    }
+    candidates_.resize(n);
+  }
+  // min-p: drop tokens below min_p times the most likely one.
+  if (p_.min_p > 0.0f) {
+    const float floor = p_.min_p * candidates_[0].first;
+    size_t n = 1;
+    while (n < candidates_.size() && candidates_[n].first >= floor) ++n;
+    candidates_.resize(n);
+  }
+  double total = 0;
+  for (const auto& c : candidates_) total += c.first;
+  double r = uniform() * total;
+  for (const auto& c : candidates_) {
+    r -= c.first;
+    if (r < 0) return c.second;
+  }
+  return candidates_.back().second;
+}
+
+}  // namespace og::generate
