@@ -74,7 +74,7 @@ Status Gemma4Family::build(BuildContext& ctx) const {
   OG_ASSIGN_OR_RETURN(int64_t V_ple, t.get_int("vocab_size_per_layer_input", c.vocab_size));
   OG_ASSIGN_OR_RETURN(double final_cap, t.get_double("final_logit_softcapping", 0.0));
   OG_ASSIGN_OR_RETURN(fb::Activation act, activation_from_config(c));
-  if (P < 0 || V_ple < 1 || V_ple > c.vocab_size)
+  if (P < 0 || V_ple < 1)
     return bad_input("{}: hidden_size_per_layer_input {} / vocab_size_per_layer_input {} out of range", c.path, P, V_ple);
 
   const int64_t H = c.hidden_size, V = c.vocab_size, L = c.num_hidden_layers, Hq = c.num_attention_heads;

@@ -1,0 +1,178 @@
+// What Gemma-4 and Gemma-3n share, in the reference's float64 terms: the per-layer attention
+// plan (layer types, head geometry, KV sharing donors, windows, MLP widths), proportional RoPE,
+// the weightless RMSNorm, the gaussian top-k activation sparsity, per-layer inputs (PLE) and the
+// attention sublayer whose k/v a KV-shared layer takes from its donor.
+//
+// Followed (transformers, read from public snapshots of huggingface/transformers):
+//  - models/gemma4/modeling_gemma4.py: Gemma4RMSNorm, Gemma4TextRotaryEmbedding,
+//    Gemma4TextAttention, Gemma4TextMLP, Gemma4TextDecoderLayer, Gemma4TextModel
+//    (get_per_layer_inputs, project_per_layer_inputs), Gemma4Model.forward,
+//    Gemma4ForConditionalGeneration.forward; configuration_gemma4.py (Gemma4TextConfig);
+//  - modeling_rope_utils.py: _compute_proportional_rope_parameters;
+//  - models/gemma3n/modeling_gemma3n.py + modular_gemma3n.py: Gemma3nRMSNorm,
+//    Gemma3nTextMLP._gaussian_topk, Gemma3nTextAltUp, Gemma3nTextLaurelBlock,
+//    Gemma3nTextAttention, Gemma3nTextDecoderLayer, Gemma3nTextModel, Gemma3nModel.forward;
+//    configuration_gemma3n.py (Gemma3nTextConfig, Gemma3nVisionConfig, Gemma3nAudioConfig).
+// docs/reference.md lists the semantics, with the places in those files.
+//
+// Internal to og_reference (tests include it to pin the pieces down); not a public API.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/dtype.h"
+#include "base/status.h"
+#include "hf/model_config.h"
+#include "hf/safetensors.h"
+#include "reference/reference.h"
+#include "reference/toolkit.h"
+
+namespace og::reference {
+
+// ForwardOptions::float32_activations: every intermediate activation (each tensor a module
+// returns: projections, norms, activations, rotated q/k, attention outputs, residual sums,
+// AltUp streams) is rounded to float32; dot products still accumulate exactly.
+struct Numerics {
+  bool f32 = false;
+  void settle(Mat& m) const {
+    if (f32)
+      for (double& x : m.v) x = static_cast<double>(static_cast<float>(x));
+  }
+  double settle(double x) const { return f32 ? static_cast<double>(static_cast<float>(x)) : x; }
+};
+
+// Proportional RoPE (modeling_rope_utils._compute_proportional_rope_parameters): head_dim / 2
+// frequencies, of which the first rope_angles = int(partial_rotary_factor * head_dim // 2) are
+// theta^(-2i / head_dim) (note: the divisor is the whole head_dim) and the rest 0, all divided
+// by `factor`. In the rotate_half convention dims i and i + head_dim/2 pair up, so the pairs
+// with a 0 frequency are left as they are.
+std::vector<double> proportional_inv_freq(double theta, int64_t head_dim, double partial_rotary_factor,
+                                          double factor = 1.0);
+
+// KV sharing: with first = L - num_kv_shared_layers, layer l >= first (when first > 0) reads the
+// k/v of the last layer < first of the same type; every other layer reads its own.
+// source[l] == l for a layer computing its own k/v. A shared layer with no donor of its type
+// is a bad_input error (transformers' list.index raises). `what` names the config in messages.
+Result<std::vector<int64_t>> kv_sources(const std::vector<std::string>& layer_types, int64_t num_kv_shared_layers,
+                                        const std::string& what);
+
+// One decoder layer's attention and MLP geometry, resolved from config.json.
+struct GemmaNLayer {
+  bool sliding = false;
+  int64_t window = 0;        // sliding_window on sliding layers, 0 = full causal history
+  int64_t head_dim = 0;
+  int64_t kv_heads = 0;
+  int64_t kv_source = 0;     // == this layer's index when it computes k/v (see kv_sources)
+  bool k_eq_v = false;       // gemma4 attention_k_eq_v on a full layer: v = v_norm(k_proj(x)), no v_proj
+  int64_t intermediate = 0;  // MLP width, gemma4's double-wide MLP included
+  double sparsity = 0;       // gemma3n activation_sparsity_pattern[l]
+};
+
+struct GemmaNPlan {
+  std::vector<std::string> layer_types;  // after transformers' defaults (gemma4: last layer forced full)
+  std::vector<GemmaNLayer> layers;
+};
+
+// Gemma4TextConfig: layer_types (default: full iff (i+1) % 6 == 0), the last layer forced to
+// full_attention; sliding layers head_dim / num_key_value_heads; full layers global_head_dim
+// (absent: 512; null: head_dim) and, with attention_k_eq_v, num_global_key_value_heads (null:
+// num_key_value_heads), or per_layer_config overrides of head_dim / num_key_value_heads when the
+// config has per_layer_config (transformers >= 5.15 then ignores global_head_dim); MLP width
+// intermediate_size, doubled on KV-shared layers with use_double_wide_mlp.
+Result<GemmaNPlan> gemma4_plan(const hf::ModelConfig& config);
+// Gemma3nTextConfig: layer_types (default: full iff (i+1) % 5 == 0), one head geometry
+// (head_dim default 256, num_key_value_heads default 2), num_kv_shared_layers (default 15),
+// intermediate_size per layer, activation_sparsity_pattern (default 0.95 on the first 10
+// layers when there are more than 10, else none).
+Result<GemmaNPlan> gemma3n_plan(const hf::ModelConfig& config);
+
+// x / sqrt(mean(x²) + eps) over each group of `group` values: Gemma4RMSNorm / Gemma3nRMSNorm
+// with_scale=False (v_norm, gemma3n's multimodal embedding_post_projection_norm).
+Mat rms_norm_unit(const Mat& x, double eps, int64_t group);
+
+// Gemma3nTextMLP._gaussian_topk's std multiplier: Normal(0, 1).icdf(sparsity) evaluated on a
+// float32 tensor (so float32: icdf(0.95) = 1.64485359...), then cast to the activation dtype.
+// `sparsity` must be in (0, 1).
+double gaussian_sparsity_multiplier(double sparsity, DType activation_dtype);
+// relu(x - (mean + std * multiplier)) over each row, std the population one (unbiased=False).
+void gaussian_topk(Mat& x, double multiplier, const Numerics& numerics);
+
+// ---- Pieces both forward passes are built from (families/gemma4.cc, families/gemma3n.cc). ----
+
+// The dtype transformers holds weights (and so activations) in: ForwardOptions::weight_dtype,
+// else config.json's torch_dtype/dtype, else the embedding tensor's dtype.
+Result<DType> gemma_n_weight_dtype(const hf::ModelConfig& config, const hf::TensorView& embed,
+                                   const ForwardOptions& options);
+// A constant transformers holds as a float32 tensor and casts to `dtype` before use
+// (embed_scale buffers, gemma3n's per-layer and router scales).
+double float32_constant_in(double value, DType dtype);
+// Where the text model's tensors live: "model." (…ForCausalLM), "model.language_model."
+// (…ForConditionalGeneration), or "language_model.model." (older wrapper saves).
+Result<std::string> gemma_n_prefix(const hf::ModelConfig& config, const hf::Checkpoint& ckpt);
+
+// The k/v a layer attends with: k after k_norm and RoPE, v after v_norm (exactly what
+// transformers stores in shared_kv_states for the KV-shared layers), [T, kv_heads * head_dim].
+struct KvState {
+  Mat k, v;
+};
+
+struct GemmaNAttentionWeights {
+  const hf::TensorView* q = nullptr;  // [heads * D, hidden]
+  const hf::TensorView* k = nullptr;  // [kv_heads * D, hidden]; null on KV-shared layers
+  const hf::TensorView* v = nullptr;  // null on KV-shared layers and with k_eq_v
+  const hf::TensorView* o = nullptr;  // [hidden, heads * D]
+  const hf::TensorView* q_bias = nullptr;
+  const hf::TensorView* k_bias = nullptr;
+  const hf::TensorView* v_bias = nullptr;
+  const hf::TensorView* o_bias = nullptr;
+  std::vector<double> q_norm, k_norm;  // [D], x * w
+};
+
+// Loads layer `l`'s attention tensors under `prefix` ("...layers.l.self_attn."), checking
+// shapes; a KV-shared layer needs no k/v tensors (transformers creates none and ignores any).
+Result<GemmaNAttentionWeights> load_gemma_n_attention(const hf::Checkpoint& ckpt, const std::string& prefix,
+                                                      const GemmaNLayer& layer, bool own_kv, int64_t heads,
+                                                      int64_t hidden, bool bias);
+
+// Self-attention of layer `l` on the normed input x [T, hidden]: q = RoPE(q_norm(q_proj x));
+// if the layer computes k/v: k = RoPE(k_norm(k_proj x)), v = v_norm(v_proj x) (or
+// v_norm(k_proj x) with k_eq_v), published in kv[l]; else kv[layer.kv_source] is used as it is.
+// Scores q·k with scale 1.0, no softcap, the layer's window. Returns o_proj(...) [T, hidden].
+Mat gemma_n_attention(const Mat& x, const GemmaNAttentionWeights& w, const GemmaNLayer& layer, int64_t l,
+                      int64_t heads, std::span<const double> inv_freq, double eps, std::vector<KvState>& kv,
+                      const Numerics& numerics);
+
+// down(act(g) * up(x)) with g = gate(x), through gaussian_topk first when multiplier is set.
+struct GemmaNMlpWeights {
+  const hf::TensorView* gate = nullptr;
+  const hf::TensorView* up = nullptr;
+  const hf::TensorView* down = nullptr;
+};
+Result<GemmaNMlpWeights> load_gemma_n_mlp(const hf::Checkpoint& ckpt, const std::string& prefix,
+                                          int64_t intermediate, int64_t hidden);
+Mat gemma_n_mlp(const Mat& x, const GemmaNMlpWeights& w, Activation act, const double* sparsity_multiplier,
+                const Numerics& numerics);
+
+// Per-layer inputs [T, L * P] (get_per_layer_inputs + project_per_layer_inputs):
+//   tok  = embed_tokens_per_layer[table_tokens] * embed_scale
+//   proj = per_layer_projection_norm(per_layer_model_projection(embeds) * projection_scale)  (norm over each P)
+//   out  = (proj + tok) * input_scale
+// `embeds` are the model's input embeddings (already scaled by the normalizer).
+struct PleScales {
+  double embed = 1, projection = 1, input = 1;
+};
+Result<Mat> gemma_n_per_layer_inputs(const hf::Checkpoint& ckpt, const std::string& prefix,
+                                     std::span<const int32_t> table_tokens, int64_t table_vocab, const Mat& embeds,
+                                     int64_t layers, int64_t per_layer, double eps, const PleScales& scales,
+                                     const Numerics& numerics);
+// The per-layer input block of layer l on x [T, hidden]:
+//   post_per_layer_input_norm(per_layer_projection(act(per_layer_input_gate(x)) * pli[:, l]))
+// (the caller adds it to the residual stream).
+Result<Mat> gemma_n_per_layer_block(const hf::Checkpoint& ckpt, const std::string& prefix, const Mat& x,
+                                    const Mat& per_layer_inputs, int64_t l, int64_t per_layer, Activation act,
+                                    double eps, const Numerics& numerics);
+
+}  // namespace og::reference
