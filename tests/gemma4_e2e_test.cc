@@ -43,6 +43,35 @@ TEST(Gemma4, E2BShapedProgramAllocates15CachesOfTheLayoutsBytes) {
   EXPECT_EQ(run_program(*model, ids, 1), run_program(*model, ids, 8));
 }
 
+// Donors that are not simply the last two layers before the shared block: full layers at
+// 1 and 3, sliding at 0, 2, 4 and 5; layers 6 and 7 share (donors 5 and 3).
+nlohmann::json scattered_donors() {
+  return {{"num_hidden_layers", 8},
+          {"layer_types", {"sliding_attention", "full_attention", "sliding_attention", "full_attention",
+                           "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"}},
+          {"num_kv_shared_layers", 2},
+          {"sliding_window", 5}};
+}
+
+TEST(Gemma4, LogitsMatchTheReferenceForEveryChunkSize) {
+  for (const nlohmann::json& shape : {nlohmann::json::object(), scattered_donors()}) {
+    auto g = generate({.family = "gemma4", .seed = 24, .overrides = shape});
+    auto ids = test_tokens(26, g->config.vocab_size, 4);
+    ids[5] = 378;  // testgen's image_token_id: embedded as padding by the wrapper
+    ids[9] = 379;  // audio_token_id
+    const auto want = reference_logits(*g, ids);
+    for (int64_t program_chunk : {int64_t{0}, int64_t{3}}) {
+      auto model = runtime::Model::load(export_to(*g, "p.ogp", "fp32", program_chunk));
+      ASSERT_TRUE(model.is_ok()) << model.status().message();
+      for (int64_t step : {int64_t{1}, int64_t{3}, int64_t{(*model)->prefill_chunk_size()}}) {
+        Diff d = compare(run_program(*model, ids, step), want, g->config.vocab_size);
+        EXPECT_LE(d.relative(), 1e-4) << shape.dump() << " chunk " << program_chunk << " step " << step << ": "
+                                      << d.max_abs << " of " << d.max_ref;
+      }
+    }
+  }
+}
+
 TEST(Gemma4, KvSharedLayersWriteNoCache) {
   auto g = generate({.family = "gemma4", .seed = 22});
   auto pf = program::ProgramFile::open(export_to(*g, "p.ogp", "fp32"));

@@ -38,7 +38,7 @@ Runner add_inspect(CLI::App& app) {
     j["n_tensors"] = p.tensors()->size();
     j["weight_bytes"] = weight_bytes;
     j["file_bytes"] = pf->file_size();
-    j["has_tokenizer"] = p.tokenizer_json() != nullptr && p.tokenizer_json()->size() > 0;
+    j["has_tokenizer"] = p.tokenizer_blob() != nullptr && p.tokenizer_blob()->size() > 0;
     j["has_chat_template"] = p.chat_template() != nullptr && p.chat_template()->size() > 0;
     if (*json) {
       std::cout << j.dump() << "\n";

@@ -1,4 +1,4 @@
-// `offgraph logits --program FILE (--tokens 1,2,3 | --tokens-file F) --out OUT.npy [--chunk C] [--kv-dtype D]`
+// `offgraph logits --program FILE (--tokens 1,2,3 | --tokens-file F) --out OUT.npy [--chunk C] [--kv-dtype D] [--threads N]`
 // Feeds the tokens in steps of at most C and writes float32 [T, V]: row t = logits after token t.
 #include <fstream>
 #include <iostream>
@@ -61,7 +61,7 @@ Runner add_logits(CLI::App& app) {
     if (o->chunk < 0 || chunk > model->prefill_chunk_size())
       return usage_error("--chunk {} must be between 1 and the program's prefill_chunk_size {}", o->chunk,
                          model->prefill_chunk_size());
-    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv}));
+    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .threads = o->threads}));
     const int64_t V = model->vocab_size(), T = static_cast<int64_t>(ids.size());
     std::vector<float> all(static_cast<size_t>(T * V));
     for (int64_t t = 0; t < T; t += chunk) {

@@ -25,6 +25,11 @@ Runner add_inspect(CLI::App& app);
 Runner add_logits(CLI::App& app);
 Runner add_gen_model(CLI::App& app);
 Runner add_reference(CLI::App& app);
+Runner add_bench(CLI::App& app);
+Runner add_run(CLI::App& app);
+Runner add_chat(CLI::App& app);
+Runner add_tokenize(CLI::App& app);
+Runner add_detokenize(CLI::App& app);
 
 // The layout keys shared by `layout --json` and `inspect --json`.
 nlohmann::ordered_json layout_json(const program::CacheLayout& l);

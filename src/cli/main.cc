@@ -29,6 +29,11 @@ int main(int argc, char** argv) {
   runners["logits"] = add_logits(app);
   runners["gen-model"] = add_gen_model(app);
   runners["reference"] = add_reference(app);
+  runners["bench"] = add_bench(app);
+  runners["run"] = add_run(app);
+  runners["chat"] = add_chat(app);
+  runners["tokenize"] = add_tokenize(app);
+  runners["detokenize"] = add_detokenize(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

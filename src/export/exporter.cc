@@ -12,6 +12,7 @@
 #include "hf/json_fields.h"
 #include "hf/model_dir.h"
 #include "program/validator.h"
+#include "tokenizer/tokenizer.h"
 
 namespace og::exporter {
 namespace {
@@ -31,8 +32,8 @@ Status read_tokenizer_files(const std::string& dir, fb::ProgramT& p) {
   if (dir.empty()) return Status::ok();
   const fs::path tok = fs::path(dir) / "tokenizer.json";
   if (fs::exists(tok, ec)) {
-    OG_ASSIGN_OR_RETURN(p.tokenizer_json, read_text_file(tok.string()));
-    OG_TRY(hf::parse_json(p.tokenizer_json, tok.string()).status());
+    OG_ASSIGN_OR_RETURN(tokenizer::Tokenizer t, tokenizer::Tokenizer::from_json_file(tok.string()));
+    p.tokenizer_blob = t.serialize();
   }
   const fs::path jinja = fs::path(dir) / "chat_template.jinja";
   const fs::path tok_cfg = fs::path(dir) / "tokenizer_config.json";
@@ -43,6 +44,20 @@ Status read_tokenizer_files(const std::string& dir, fb::ProgramT& p) {
     OG_ASSIGN_OR_RETURN(hf::Json j, hf::parse_json(text, tok_cfg.string()));
     if (j.is_object() && j.contains("chat_template") && j["chat_template"].is_string())
       p.chat_template = j["chat_template"].get<std::string>();
+  }
+  // bos_token / eos_token text for the template: a string or an AddedToken {"content": ...}.
+  if (fs::exists(tok_cfg, ec)) {
+    OG_ASSIGN_OR_RETURN(std::string text, read_text_file(tok_cfg.string()));
+    OG_ASSIGN_OR_RETURN(hf::Json j, hf::parse_json(text, tok_cfg.string()));
+    auto token_text = [&](const char* key) -> std::string {
+      if (!j.is_object() || !j.contains(key)) return "";
+      const hf::Json& v = j[key];
+      if (v.is_string()) return v.get<std::string>();
+      if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
+      return "";
+    };
+    p.bos_token = token_text("bos_token");
+    p.eos_token = token_text("eos_token");
   }
   return Status::ok();
 }

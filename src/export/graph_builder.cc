@@ -98,10 +98,13 @@ ValueId GraphBuilder::push(std::vector<int32_t> inputs, int32_t width, fb::OpAtt
   return out;
 }
 
-ValueId GraphBuilder::embedding(WeightId table, int32_t width, float scale) {
+ValueId GraphBuilder::embedding(WeightId table, int32_t width, float scale, std::vector<int32_t> remap_ids,
+                                int32_t remap_to) {
   fb::EmbeddingAttrsT a;
   a.table = table;
   a.scale = scale;
+  a.remap_ids = std::move(remap_ids);
+  a.remap_to = remap_to;
   fb::OpAttrsUnion u;
   u.Set(std::move(a));
   return push({ids_}, width, std::move(u));

@@ -52,7 +52,8 @@ class GraphBuilder {
   Result<WeightId> weight(const hf::TensorView& t, const WeightOptions& options = {});
   Result<WeightId> weight_f32(const std::string& name, std::span<const float> data, std::vector<int64_t> shape);
 
-  ValueId embedding(WeightId table, int32_t width, float scale);
+  ValueId embedding(WeightId table, int32_t width, float scale, std::vector<int32_t> remap_ids = {},
+                    int32_t remap_to = 0);
   ValueId rms_norm(ValueId x, WeightId weight, float eps, int32_t dim);
   ValueId linear(ValueId x, WeightId weight, WeightId bias = kNoWeight);
   ValueId rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim);

@@ -56,12 +56,15 @@ void apply_family_defaults(const std::string& family, Json& text) {
                                {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
                                {"head_dim", 256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
                                {"sliding_window", 512}, {"hidden_activation", "gelu_pytorch_tanh"}};
+  static const Json kGemma3n = {{"head_dim", 256}, {"num_key_value_heads", 2}, {"num_kv_shared_layers", 15},
+                                {"hidden_activation", "gelu_pytorch_tanh"}, {"rms_norm_eps", 1e-6}};
   static const Json kQwen3 = {{"head_dim", 128}};
   static const Json kPhi3 = {{"rms_norm_eps", 1e-5}};
   static const Json kMistral = {{"num_key_value_heads", 8}, {"sliding_window", 4096}};
   const Json* d = family == "gemma2"   ? &kGemma2
                   : family == "gemma3" ? &kGemma3
                   : family == "gemma4" ? &kGemma4
+                  : family == "gemma3n" ? &kGemma3n
                   : family == "qwen3"  ? &kQwen3
                   : family == "phi3"   ? &kPhi3
                   : family == "mistral" ? &kMistral

@@ -1,65 +1,108 @@
+// Row-wise and element-wise kernels, per SIMD target: rms_norm, rope, activations,
+// add/mul/scale/softcap, slice. An element's value never depends on where it falls in the
+// array (a partial last vector is computed through a zero-padded buffer with the same
+// vector code), so a row computed in a T-token step equals the same row computed alone.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/elementwise.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+#include <hwy/contrib/math/math-inl.h>
+
 #include <cmath>
+#include <cstring>
 
-#include "kernels/convert.h"
-#include "kernels/kernels.h"
+#include "kernels/internal.h"
+#include "kernels/simd-inl.h"
 
+HWY_BEFORE_NAMESPACE();
 namespace og::kernels {
+namespace HWY_NAMESPACE {
 
-namespace {
-inline float silu(float x) { return x / (1.0f + std::exp(-x)); }
+// y[i] = f(a[i], b[i]) for i < n, one vector at a time; the partial last vector goes
+// through zero-padded buffers so every element sees the same instructions.
+template <class F>
+HWY_INLINE void Map2(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b, int64_t n, float* y, const F& f) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(f(df, hn::LoadU(df, a + i), b ? hn::LoadU(df, b + i) : hn::Zero(df)), df, y + i);
+  if (i < n) {
+    HWY_ALIGN float ba[kMaxLanesF] = {}, bb[kMaxLanesF] = {};
+    const size_t rem = static_cast<size_t>(n - i);
+    std::memcpy(ba, a + i, rem * sizeof(float));
+    if (b) std::memcpy(bb, b + i, rem * sizeof(float));
+    hn::Store(f(df, hn::Load(df, ba), hn::Load(df, bb)), df, ba);
+    std::memcpy(y + i, ba, rem * sizeof(float));
+  }
+}
+
+HWY_INLINE VF Silu(DF df, VF x) {
+  // x / (1 + e^-x); the exponent is clamped inside Exp's range (e^88 already makes it -0).
+  const VF e = hn::Exp(df, hn::Min(hn::Neg(x), hn::Set(df, 88.0f)));
+  return hn::Div(x, hn::Add(hn::Set(df, 1.0f), e));
+}
 // gelu with the tanh approximation, as torch's gelu(approximate="tanh").
-inline float gelu_tanh(float x) {
-  constexpr float kSqrt2OverPi = 0.7978845608028654f;
-  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+HWY_INLINE VF GeluTanh(DF df, VF x) {
+  const VF inner = hn::Mul(hn::Set(df, 0.7978845608028654f),
+                           hn::MulAdd(hn::Mul(hn::Set(df, 0.044715f), hn::Mul(x, x)), x, x));
+  return hn::Mul(hn::Mul(hn::Set(df, 0.5f), x), hn::Add(hn::Set(df, 1.0f), hn::Tanh(df, inner)));
 }
-inline float apply(float x, Activation a) { return a == Activation::kSilu ? silu(x) : gelu_tanh(x); }
-}  // namespace
 
-void act(const float* x, int64_t n, Activation a, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = apply(x[i], a);
+void Act(const float* x, int64_t n, Activation a, float* y) {
+  if (a == Activation::kSilu) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return Silu(df, v); });
+  Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return GeluTanh(df, v); });
 }
-void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = apply(gate[i], a) * up[i];
+void ActMul(const float* gate, const float* up, int64_t n, Activation a, float* y) {
+  if (a == Activation::kSilu) return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(Silu(df, g), u); });
+  Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(GeluTanh(df, g), u); });
 }
-void add(const float* a, const float* b, int64_t n, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+void Add(const float* a, const float* b, int64_t n, float* y) {
+  Map2(a, b, n, y, [](DF, VF u, VF v) { return hn::Add(u, v); });
 }
-void mul(const float* a, const float* b, int64_t n, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+void Mul(const float* a, const float* b, int64_t n, float* y) {
+  Map2(a, b, n, y, [](DF, VF u, VF v) { return hn::Mul(u, v); });
 }
-void scale(const float* x, int64_t n, float s, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s;
+void Scale(const float* x, int64_t n, float s, float* y) {
+  Map2(x, nullptr, n, y, [s](DF df, VF u, VF) { return hn::Mul(u, hn::Set(df, s)); });
 }
-void softcap(const float* x, int64_t n, float cap, float* y) {
+void Softcap(const float* x, int64_t n, float cap, float* y) {
   const float inv = 1.0f / cap;
-  for (int64_t i = 0; i < n; ++i) y[i] = cap * std::tanh(x[i] * inv);
+  Map2(x, nullptr, n, y, [cap, inv](DF df, VF u, VF) {
+    return hn::Mul(hn::Set(df, cap), hn::Tanh(df, hn::Mul(u, hn::Set(df, inv))));
+  });
 }
 
-void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y) {
-  for (int64_t t = 0; t < T; ++t)
-    for (int64_t i = 0; i < width; ++i) y[t * width + i] = x[t * in_width + begin + i];
-}
-
-void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y) {
+void RmsNorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
     float* yr = y + r * dim;
-    double ss = 0;
-    for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
+    VF s0 = hn::Zero(df), s1 = hn::Zero(df);
+    int64_t i = 0;
+    for (; i + 2 * N <= dim; i += 2 * N) {
+      const VF a = hn::LoadU(df, xr + i), b = hn::LoadU(df, xr + i + N);
+      s0 = hn::MulAdd(a, a, s0);
+      s1 = hn::MulAdd(b, b, s1);
+    }
+    double ss = static_cast<double>(ReduceSumF(df, hn::Add(s0, s1)));
+    for (; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
     const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
     if (w != nullptr) {
-      for (int64_t i = 0; i < dim; ++i) yr[i] = xr[i] * inv * w[i];
+      Map2(xr, w, dim, yr, [inv](DF d, VF u, VF v) { return hn::Mul(hn::Mul(u, hn::Set(d, inv)), v); });
     } else {
-      for (int64_t i = 0; i < dim; ++i) yr[i] = xr[i] * inv;
+      Map2(xr, nullptr, dim, yr, [inv](DF d, VF u, VF) { return hn::Mul(u, hn::Set(d, inv)); });
     }
   }
 }
 
-void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y) {
+void Rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const int32_t half = p.rotary_dim / 2;
   const int64_t width = int64_t{p.n_heads} * p.head_dim;
+  HWY_ALIGN float cs[kMaxHeadDim / 2], sn[kMaxHeadDim / 2];
   for (int64_t t = 0; t < T; ++t) {
-    float cs[kMaxHeadDim / 2], sn[kMaxHeadDim / 2];
     for (int32_t i = 0; i < half; ++i) {
       // The angle in double: positions up to 2^30 times small frequencies keep f32 precision.
       const double angle = static_cast<double>(pos[t]) * static_cast<double>(p.inv_freq[i]);
@@ -69,22 +112,59 @@ void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, fl
     for (int32_t h = 0; h < p.n_heads; ++h) {
       const float* xh = x + t * width + int64_t{h} * p.head_dim;
       float* yh = y + t * width + int64_t{h} * p.head_dim;
-      for (int32_t i = 0; i < half; ++i) {
+      int64_t i = 0;
+      for (; i + N <= half; i += N) {
+        const VF a = hn::LoadU(df, xh + i), b = hn::LoadU(df, xh + i + half);
+        const VF c = hn::Load(df, cs + i), s = hn::Load(df, sn + i);
+        hn::StoreU(hn::Sub(hn::Mul(a, c), hn::Mul(b, s)), df, yh + i);
+        hn::StoreU(hn::Add(hn::Mul(b, c), hn::Mul(a, s)), df, yh + i + half);
+      }
+      for (; i < half; ++i) {
         const float a = xh[i], b = xh[i + half];
         yh[i] = a * cs[i] - b * sn[i];
         yh[i + half] = b * cs[i] + a * sn[i];
       }
-      for (int32_t i = p.rotary_dim; i < p.head_dim; ++i) yh[i] = xh[i];
+      if (p.rotary_dim < p.head_dim)
+        std::memcpy(yh + p.rotary_dim, xh + p.rotary_dim, static_cast<size_t>(p.head_dim - p.rotary_dim) * sizeof(float));
     }
   }
 }
 
-void embedding(const int32_t* ids, int64_t T, const Matrix& table, float s, float* y) {
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t id = ids[t] < table.rows ? ids[t] : 0;  // ids past a short table read row 0
-    const int64_t row = id * table.cols;
-    for (int64_t i = 0; i < table.cols; ++i) y[t * table.cols + i] = load(table.data, row + i, table.type) * s;
-  }
+}  // namespace HWY_NAMESPACE
+}  // namespace og::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace og::kernels {
+
+HWY_EXPORT(Act);
+HWY_EXPORT(ActMul);
+HWY_EXPORT(Add);
+HWY_EXPORT(Mul);
+HWY_EXPORT(Scale);
+HWY_EXPORT(Softcap);
+HWY_EXPORT(RmsNorm);
+HWY_EXPORT(Rope);
+
+void act(const float* x, int64_t n, Activation a, float* y) { HWY_DYNAMIC_DISPATCH(Act)(x, n, a, y); }
+void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y) {
+  HWY_DYNAMIC_DISPATCH(ActMul)(gate, up, n, a, y);
+}
+void add(const float* a, const float* b, int64_t n, float* y) { HWY_DYNAMIC_DISPATCH(Add)(a, b, n, y); }
+void mul(const float* a, const float* b, int64_t n, float* y) { HWY_DYNAMIC_DISPATCH(Mul)(a, b, n, y); }
+void scale(const float* x, int64_t n, float s, float* y) { HWY_DYNAMIC_DISPATCH(Scale)(x, n, s, y); }
+void softcap(const float* x, int64_t n, float cap, float* y) { HWY_DYNAMIC_DISPATCH(Softcap)(x, n, cap, y); }
+void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y) {
+  HWY_DYNAMIC_DISPATCH(RmsNorm)(x, rows, dim, w, eps, y);
+}
+void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y) {
+  HWY_DYNAMIC_DISPATCH(Rope)(x, pos, T, p, y);
+}
+
+void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y) {
+  for (int64_t t = 0; t < T; ++t)
+    std::memcpy(y + t * width, x + t * in_width + begin, static_cast<size_t>(width) * sizeof(float));
 }
 
 }  // namespace og::kernels
+#endif  // HWY_ONCE

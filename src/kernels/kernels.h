@@ -1,9 +1,21 @@
 // Compute kernels: plain functions on pointers and shapes. They know nothing of programs,
 // ops or models (DESIGN.md §5). Activations are f32 row-major [T, width]; weights are
 // row-major [rows, cols] in f32, bf16 or f16 and are widened in registers, never copied.
+//
+// Every kernel is written once with Highway and compiled for each SIMD target (AVX-512,
+// AVX2, SSE4, NEON, portable fallback); the best target the CPU supports is chosen once per
+// call at the kernel's entry. Kernels that take a ThreadPool split their output into fixed
+// pieces (blocks of rows, kv heads) whose arithmetic does not depend on the thread count,
+// the token count T or the piece size: results are bit-identical with 1 or N threads, and
+// a row computed in a T-token step equals the same row computed alone. Null pool: run on
+// the calling thread.
 #pragma once
 
 #include <cstdint>
+
+namespace og {
+class ThreadPool;
+}
 
 namespace og::kernels {
 
@@ -16,8 +28,10 @@ struct Matrix {
   int64_t cols = 0;   // in features / hidden
 };
 
-// y[T, w.rows] = x[T, w.cols] w^T (+ bias[w.rows])
-void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y);
+// y[T, w.rows] = x[T, w.cols] w^T (+ bias[w.rows]). Split by blocks of output rows; for
+// T > 1 each block of weight rows is read from memory once per call and reused for all T
+// tokens from cache.
+void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr);
 // y[t] = table[ids[t]] * scale
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 // rows of length dim: y = x / sqrt(mean(x^2) + eps) * w (w may be null: no weight)
@@ -68,8 +82,17 @@ struct AttendParams {
 };
 // out[T, n_heads * head_dim]: causal (and windowed) softmax attention of q [T, n_heads *
 // head_dim] at positions p0.. over the keys stored in kv (one pass, running softmax).
-void attend(const AttendParams& p, const float* q, int64_t T, int64_t p0, const KvStorage& kv, float* out);
+// Split by (token, kv head, group of query heads); K and V are read in place.
+void attend(const AttendParams& p, const float* q, int64_t T, int64_t p0, const KvStorage& kv, float* out,
+            ThreadPool* pool = nullptr);
 
 inline constexpr int32_t kMaxHeadDim = 1024;
+
+// Reads n floats once, split over the pool; returns their sum (so the read cannot be
+// elided). For measuring memory bandwidth.
+double stream_sum(const float* x, int64_t n, ThreadPool* pool = nullptr);
+
+// Name of the SIMD target the kernels dispatch to ("AVX3", "AVX2", "NEON", ...).
+const char* simd_target();
 
 }  // namespace og::kernels

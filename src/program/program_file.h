@@ -72,6 +72,8 @@ class ProgramFile {
   const fb::Program& program() const { return *program_; }
   const std::string& path() const { return file_->path(); }
   uint64_t file_size() const { return file_->size(); }
+  // The verified XXH3-64 of the program: its identity (cache files are tied to it).
+  uint64_t checksum() const { return checksum_; }
   // Start of tensor i's bytes in the mapping (bounds verified at load).
   const uint8_t* tensor_data(int32_t i) const;
 
@@ -80,6 +82,7 @@ class ProgramFile {
   const fb::Program* program_ = nullptr;
   const uint8_t* data_ = nullptr;
   uint64_t data_size_ = 0;
+  uint64_t checksum_ = 0;
 };
 
 }  // namespace og::program

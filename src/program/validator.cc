@@ -129,6 +129,8 @@ class Checker {
           return bad_input("op {} (embedding): table {} is not a 2-D tensor", i, t);
         const int64_t rows = p_.tensors()->Get(t)->shape()->Get(0);
         if (rows < 1) return bad_input("op {} (embedding): table has {} rows", i, rows);
+        if (op.attrs_as_EmbeddingAttrs()->remap_to() < 0 || op.attrs_as_EmbeddingAttrs()->remap_to() >= p_.vocab_size())
+          return bad_input("op {} (embedding): remap_to {} outside the vocabulary", i, op.attrs_as_EmbeddingAttrs()->remap_to());
         return need_tensor(i, t, {rows, wo}, false);
       }
       case fb::OpAttrs::RmsNormAttrs: {

@@ -14,7 +14,8 @@ namespace og::reference {
 std::vector<double> proportional_inv_freq(double theta, int64_t head_dim, double partial_rotary_factor,
                                           double factor) {
   // rope_angles = int(rope_proportion * head_dim // 2): Python's // on a float floors.
-  const auto rope_angles = static_cast<int64_t>(std::floor(partial_rotary_factor * static_cast<double>(head_dim) / 2.0));
+  const auto rope_angles =
+      static_cast<int64_t>(std::floor(partial_rotary_factor * static_cast<double>(head_dim) / 2.0));
   std::vector<double> inv(static_cast<size_t>(head_dim / 2), 0.0);
   for (int64_t i = 0; i < rope_angles && i < head_dim / 2; ++i)
     inv[static_cast<size_t>(i)] = 1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(head_dim));

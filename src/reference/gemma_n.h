@@ -13,7 +13,98 @@
 //    Gemma3nTextMLP._gaussian_topk, Gemma3nTextAltUp, Gemma3nTextLaurelBlock,
 //    Gemma3nTextAttention, Gemma3nTextDecoderLayer, Gemma3nTextModel, Gemma3nModel.forward;
 //    configuration_gemma3n.py (Gemma3nTextConfig, Gemma3nVisionConfig, Gemma3nAudioConfig).
-// docs/reference.md lists the semantics, with the places in those files.
+// Versions read: modeling_gemma4.py @ 0246b4f3 and @ c308a309 (same semantics; the later one keys
+// shared_kv_states by donor index instead of layer type), configuration_gemma4.py @ 008e5743 (the
+// per_layer_config one), modeling_gemma3n.py @ 00aa0f5d, configuration_gemma3n.py @ 01854809, a
+// later modular_gemma3n.py (KV sharing without a cache, see below).
+//
+// ---- What is computed (the semantics an exporter must match) ----
+// Notation: T tokens at positions 0..T-1; RMSNorm(x; w) = x / sqrt(mean(x²) + eps) * w (both
+// families; Gemma4RMSNorm, Gemma3nRMSNorm); "unit norm" = the same without w. wdt = the weight
+// dtype; "f32->wdt" = a constant held as a float32 tensor and cast to wdt before use.
+//
+// Embedding (Gemma4TextScaledWordEmbedding / Gemma3nTextScaledWordEmbedding):
+//   e = embed_tokens[id] * (f32->wdt)(sqrt(hidden)).
+// Per-layer inputs, P = hidden_size_per_layer_input (Gemma4TextModel.get_per_layer_inputs /
+// project_per_layer_inputs; Gemma3nTextModel the same):
+//   tok  = embed_tokens_per_layer[id'] * (f32->wdt)(sqrt(P))            [T, L, P]
+//   proj = RMSNorm(reshape(per_layer_model_projection(e) * s_proj); per_layer_projection_norm)  (over each P)
+//   pli  = (proj + tok) * s_in
+//   gemma4: s_proj = hidden^-0.5 and s_in = 2^-0.5 are Python floats (exact);
+//   gemma3n: registered float32 buffers, cast to wdt: s_proj = (f32->wdt)(hidden^-0.5),
+//            s_in = (f32->wdt)(rsqrt(2.0)). e here is the final input embedding (gemma3n wrapper:
+//            after the vision/audio replacement below).
+//   id' : gemma4 = id (ids >= vocab_size_per_layer_input: IndexError in transformers -> bad_input);
+//         gemma3n wrapper (Gemma3nModel.forward) = id if 0 <= id < vocab_size_per_layer_input else 0;
+//         gemma3n text model (Gemma3nForCausalLM) = id (out of range: bad_input).
+// Wrapper token handling:
+//   gemma4 (Gemma4Model.forward): ids equal to image_token_id / video_token_id / audio_token_id
+//     (root config; defaults 258880 / 258884 / 258881) become pad_token_id (default 0) for BOTH
+//     embeddings (llm_input_ids).
+//   gemma3n (Gemma3nModel.forward): ids in [vision.vocab_offset, audio.vocab_offset) get
+//     e = embed_vision(id), ids >= audio.vocab_offset get e = embed_audio(id), where
+//     embed_X(id) = unit_norm(embedding_projection(RMSNorm(embedding[id - offset]; hard_embedding_norm)))
+//     with eps = X_config.rms_norm_eps (no sqrt(hidden) scale). Offsets default 262144 / 262272.
+// Attention (Gemma4TextAttention / Gemma3nTextAttention), per head, D = the layer's head_dim:
+//   q = RoPE(RMSNorm(q_proj(h); q_norm))             q_norm over D, weight [D]
+//   own k/v: k = RoPE(RMSNorm(k_proj(h); k_norm)),   v = unit_norm(v_proj(h))   (v_norm has no weight)
+//            gemma4 k_eq_v (attention_k_eq_v on a full layer): no v_proj, v = unit_norm(k_proj(h)),
+//            i.e. the raw k_proj output BEFORE k_norm and RoPE.
+//   KV-shared layer (l >= first = L - num_kv_shared_layers, first > 0): no k/v projections; it
+//            attends with exactly its donor's k and v as the donor attended with them, i.e. k AFTER
+//            k_norm and RoPE and v AFTER v_norm (shared_kv_states stores the post-processing
+//            tensors). Donor = the last layer < first of the same layer type (kv_sources()).
+//            Gemma3n: the official modeling file @00aa0f5 shares only when a cache exists
+//            (use_cache=True, the default; shared layers then still own unused k_proj/v_proj);
+//            later versions share always and create no k/v tensors: same logits with a cache.
+//   scores = q . k (scale 1.0, no attention softcap), causal + window mask (query p sees key j iff
+//   j <= p and, on sliding layers, j > p - sliding_window), softmax, GQA (q head h reads kv head
+//   h / (heads / kv_heads)), heads concatenated, o_proj.
+// RoPE (rotate_half: dims i and i + D/2 rotate by t * inv_freq[i]):
+//   gemma4 sliding: rope_parameters.sliding_attention (default {default, theta 1e4}); "default" is
+//     theta^(-2i/head_dim), i < head_dim/2 (partial_rotary_factor not read).
+//   gemma4 full: rope_parameters.full_attention (default {proportional, 0.25, theta 1e6}),
+//     proportional over global_head_dim: see proportional_inv_freq() — for E2B (512, 0.25) the
+//     first 64 of 256 frequency pairs rotate (theta^(-2i/512)), the other 192 pairs pass through.
+//   gemma3n: default RoPE over head_dim with rope_theta (1e6) on full layers, rope_local_base_freq
+//     (1e4) on sliding layers (rope_parameters keyed by layer type also read; rope_scaling merges
+//     into the full one).
+// Gemma-4 decoder layer (Gemma4TextDecoderLayer.forward):
+//   x = x + RMSNorm(attn(RMSNorm(x; input_layernorm)); post_attention_layernorm)
+//   x = x + RMSNorm(mlp(RMSNorm(x; pre_feedforward_layernorm)); post_feedforward_layernorm)
+//   if P: x = x + RMSNorm(per_layer_projection(act(per_layer_input_gate(x)) * pli[l]); post_per_layer_input_norm)
+//   x = x * layer_scalar          (the whole stream, residual included, after the per-layer block;
+//                                  a [1] buffer, 1 when absent from the checkpoint)
+//   mlp = down(act(gate(h)) * up(h)), width intermediate_size, doubled (2 * intermediate_size) on
+//   KV-shared layers when use_double_wide_mlp (Gemma4TextMLP).
+// Gemma-3n decoder layer (Gemma3nTextDecoderLayer.forward) on n = altup_num_inputs streams s[0..n-1],
+// a = altup_active_idx:
+//   AltUp predict: m = tanh(modality_router(RMSNorm(s[a]; router_norm) * (f32->wdt)(1/hidden)))  [T, n]
+//                  c = prediction_coefs(m) [T, n*n];  pred[j] = s[j] + sum_i c[j*n + i] * s[i]
+//                  (altup_coef_clip clamps prediction_coefs only in training)
+//   h = RMSNorm(pred[a]; input_layernorm)
+//   LAuReL: laurel = h + RMSNorm(linear_right(linear_left(h)); post_laurel_norm)
+//   y = (pred[a] + RMSNorm(attn(h); post_attention_layernorm) + laurel) / sqrt(2)
+//   y = y + RMSNorm(mlp(RMSNorm(y; pre_feedforward_layernorm)); post_feedforward_layernorm)
+//   AltUp correct: m' = router modalities of y (as above);
+//                  k = clamp(correction_coefs.weight, ±altup_coef_clip) m' + 1   [T, n]
+//                  out[i] = pred[i] + (y - pred[a]) * k[i]
+//                  (the clamp as modeling_gemma3n.py @00aa0f5 applies it at inference; a later
+//                  modular_gemma3n.py clamps only in training: the same unless |w| > clip)
+//   f = out[a] * correct_output_scale (if altup_correct_scale)
+//   f = RMSNorm(per_layer_projection(act(per_layer_input_gate(f)) * pli[l]); post_per_layer_input_norm)
+//   out[1..n-1] += f   (streams 1.., whatever altup_active_idx is);  s = out
+//   sparse MLP (activation_sparsity_pattern[l] = p > 0): g = gate(h);
+//     g = relu(g - (mean(g) + std(g) * z)), mean/std per token over the intermediate dim, std the
+//     population one, z = icdf_N(0,1)(p) computed in float32 then cast to wdt
+//     (gaussian_sparsity_multiplier); then down(act(g) * up(h)).
+// Gemma-3n streams in/out (Gemma3nTextModel.forward):
+//   s[0] = e; s[i] = P_i(e) * rms(e) / sqrt(max(mean(P_i(e)²), eps5))
+//   with P_i = altup_projections[i-1], rms(e) = sqrt(mean(e²)) (no eps), eps5 = (f32->wdt)(1e-5);
+//   at the end u[0] = s[0], u[i] = U_i(s[i]) rescaled the same way to rms(s[0]) (U_i =
+//   altup_unembed_projections[i-1]); x = mean_i u[i].
+// Logits: RMSNorm(x; norm) . headᵀ (head = embed_tokens when tied), then
+//   final_logit_softcapping c (gemma4 default none, gemma3n default 30): c * tanh(logits / c).
 //
 // Internal to og_reference (tests include it to pin the pieces down); not a public API.
 #pragma once

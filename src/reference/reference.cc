@@ -9,8 +9,9 @@
 namespace og::reference {
 
 namespace {
-constexpr std::array<const Family*, 7> kFamilies{
+constexpr std::array<const Family*, 9> kFamilies{
     &kLlamaFamily, &kMistralFamily, &kQwen2Family, &kQwen3Family, &kPhi3Family, &kGemma2Family, &kGemma3Family,
+    &kGemma4Family, &kGemma3nFamily,
 };
 }  // namespace
 
@@ -28,6 +29,9 @@ Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Che
                                     std::span<const int32_t> tokens, const ForwardOptions& options) {
   if (tokens.empty()) return bad_input("reference forward: no tokens given");
   OG_ASSIGN_OR_RETURN(const Family* family, find_family(config));
+  if (options.float32_activations && family != &kGemma4Family && family != &kGemma3nFamily)
+    return unsupported("ForwardOptions.float32_activations is implemented for gemma4 and gemma3n only, not {}",
+                       config.family);
   return family->forward(config, ckpt, tokens, options);
 }
 

@@ -5,8 +5,8 @@
 // is the spec; docs/reference.md lists the files followed and every subtle point). It
 // shares no code with the runtime or its kernels: only src/base and src/hf.
 //
-// Families: llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3 (text and multimodal
-// wrapper). A config field the reference cannot honour is an og::ErrorCode::kUnsupported
+// Families: llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3, gemma4, gemma3n (text and
+// multimodal wrapper). A config field the reference cannot honour is an og::ErrorCode::kUnsupported
 // error naming the field, never a silently different model.
 #pragma once
 
@@ -29,6 +29,10 @@ struct ForwardOptions {
   // config's torch_dtype/dtype, else the dtype of the checkpoint's embedding tensor.
   // Pass kF32 to match transformers v4's default float32 loading.
   std::optional<DType> weight_dtype;
+  // Round every intermediate activation to float32 (each tensor a module returns; dot products
+  // still accumulate exactly), to measure how much float32 arithmetic moves the logits, e.g.
+  // through Gemma-3n's activation-sparsity cutoff. gemma4 and gemma3n only (others: unsupported).
+  bool float32_activations = false;
 };
 
 // Logits [T, V] row-major (row t = logits after token t), tokens at positions 0..T-1,

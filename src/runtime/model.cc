@@ -53,6 +53,9 @@ Status Model::bind() {
         b.kind = OpKind::kEmbedding;
         b.matrix = matrix(a->table());
         b.scalar = a->scale();
+        if (a->remap_ids())
+          for (int32_t id : *a->remap_ids()) b.remap_ids.push_back(id);
+        b.remap_to = a->remap_to();
         break;
       }
       case fb::OpAttrs::RmsNormAttrs: {

@@ -31,6 +31,8 @@ struct BoundOp {
   int32_t cache_id = -1;
   bool writes_cache = false;
   kernels::Activation act = kernels::Activation::kSilu;
+  std::vector<int32_t> remap_ids;  // embedding: ids read as remap_to
+  int32_t remap_to = 0;
 };
 
 class Model {

@@ -1,9 +1,12 @@
 #include "runtime/session.h"
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstring>
 #include <new>
 
-#include <unistd.h>
+#include "runtime/cache/cache_file.h"
 
 namespace og::runtime {
 
@@ -54,8 +57,13 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
     s->kv_memory_.push_back(std::move(mem));
   }
   s->kv_bytes_ = total;
+  s->kv_type_ = static_cast<uint32_t>(et);
   for (int32_t w : m.slot_widths()) s->slots_.emplace_back(static_cast<size_t>(chunk) * w);
   s->ids_.resize(static_cast<size_t>(chunk));
+  s->remapped_.resize(static_cast<size_t>(chunk));
+  if (o.threads < 0) return usage_error("threads {} must be >= 0", o.threads);
+  s->own_pool_ = o.pool ? o.pool : o.threads > 1 ? std::make_shared<ThreadPool>(o.threads) : nullptr;
+  s->pool_ = s->own_pool_ ? s->own_pool_.get() : o.threads == 0 ? default_thread_pool() : nullptr;
   s->positions_.resize(static_cast<size_t>(chunk));
   return s;
 }
@@ -64,6 +72,19 @@ uint64_t Session::cache_bytes() const { return kv_bytes_; }
 
 Status Session::rewind(int64_t n) {
   OG_TRY(check_rewind(length_, n, policies_));
+  length_ = n;
+  return Status::ok();
+}
+
+Status Session::save(const std::string& path) const {
+  CacheImage img{.program_checksum = model_->file().checksum(), .kv_type = kv_type_, .length = length_, .caches = kv_};
+  return write_cache_file(path, img);
+}
+
+Status Session::load(const std::string& path) {
+  // read_cache_file checks everything before it copies, so a refused file changes nothing.
+  OG_ASSIGN_OR_RETURN(int64_t n, read_cache_file(path, model_->file().checksum(), kv_type_, kv_));
+  if (n > max_ctx_len_) return bad_input("{}: saved length {} exceeds max_ctx_len {}", path, n, max_ctx_len_);
   length_ = n;
   return Status::ok();
 }
@@ -123,14 +144,25 @@ Result<std::span<const float>> Session::step(std::span<const int32_t> ids, std::
     float* out = value_ptr(op.out, 0);
     const int64_t elems = n * op.width;
     switch (op.kind) {
-      case OpKind::kEmbedding: kernels::embedding(id_ptr, n, op.matrix, op.scalar, out); break;
+      case OpKind::kEmbedding:
+        if (!op.remap_ids.empty()) {  // multimodal placeholders read the padding row
+          for (int64_t t = 0; t < n; ++t)
+            if (std::find(op.remap_ids.begin(), op.remap_ids.end(), id_ptr[t]) != op.remap_ids.end())
+              remapped_[static_cast<size_t>(t)] = op.remap_to;
+            else
+              remapped_[static_cast<size_t>(t)] = id_ptr[t];
+          kernels::embedding(remapped_.data(), n, op.matrix, op.scalar, out);
+        } else {
+          kernels::embedding(id_ptr, n, op.matrix, op.scalar, out);
+        }
+        break;
       case OpKind::kRmsNorm: kernels::rms_norm(in_ptr(0), elems / op.dim, op.dim, op.vec, op.eps, out); break;
-      case OpKind::kLinear: kernels::linear(in_ptr(0), n, op.matrix, op.vec, out); break;
+      case OpKind::kLinear: kernels::linear(in_ptr(0), n, op.matrix, op.vec, out, pool_); break;
       case OpKind::kRope: kernels::rope(in_ptr(0), pos_ptr, n, op.rope, out); break;
       case OpKind::kAttend: {
         const kernels::KvStorage& kv = kv_[op.cache_id];
         if (op.writes_cache) kernels::kv_write(in_ptr(1), in_ptr(2), T, p0, kv);
-        kernels::attend(op.attend, in_ptr(0), T, p0, kv, out);
+        kernels::attend(op.attend, in_ptr(0), T, p0, kv, out, pool_);
         break;
       }
       case OpKind::kAdd: kernels::add(in_ptr(0), in_ptr(1), elems, out); break;

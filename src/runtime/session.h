@@ -11,6 +11,7 @@
 #include <span>
 #include <vector>
 
+#include "base/thread_pool.h"
 #include "runtime/cache/cache_policy.h"
 #include "runtime/model.h"
 
@@ -19,9 +20,15 @@ namespace og::runtime {
 enum class KvDType { kF32, kBF16, kF16 };
 Result<KvDType> parse_kv_dtype(const std::string& s);
 
+// Threads: 0 runs the kernels on the process-wide pool of physical_cores() threads
+// (default_thread_pool()), 1 on the calling thread alone, N > 1 on a pool the session owns;
+// `pool` (if set) is used instead. A pool may serve any number of sessions on any threads:
+// a step that finds it busy runs that op on its own thread. Results do not depend on it.
 struct SessionOptions {
   KvDType kv_dtype = KvDType::kF32;
   int64_t max_ctx_len = 0;  // 0: the program's
+  int threads = 0;
+  std::shared_ptr<ThreadPool> pool = nullptr;
 };
 
 enum class LogitsRows { kAll, kLast };
@@ -40,6 +47,10 @@ class Session {
   int64_t max_ctx_len() const { return max_ctx_len_; }
   void clear() { length_ = 0; }
   Status rewind(int64_t n);
+  // Saves caches and position; load() restores them into this session (same program,
+  // same --kv-dtype and max_ctx_len), refusing any mismatch before touching the session.
+  Status save(const std::string& path) const;
+  Status load(const std::string& path);
   uint64_t cache_bytes() const;
   const std::vector<CachePolicy>& cache_policies() const { return policies_; }
   const Model& model() const { return *model_; }
@@ -57,7 +68,10 @@ class Session {
   uint64_t kv_bytes_ = 0;
   std::vector<std::vector<float>> slots_;   // [slot][prefill_chunk_size * width]
   std::vector<float> logits_;
-  std::vector<int32_t> ids_, positions_;
+  std::vector<int32_t> ids_, positions_, remapped_;
+  std::shared_ptr<ThreadPool> own_pool_;
+  ThreadPool* pool_ = nullptr;  // null: kernels run on the calling thread
+  uint32_t kv_type_ = 0;
 };
 
 }  // namespace og::runtime

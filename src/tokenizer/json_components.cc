@@ -174,8 +174,8 @@ Result<TemplatePiece> template_piece(const JsonReader& r, const Json& piece, con
   if (piece.is_string()) {  // the short form: "$A", "$A:0", "<bos>", "<bos>:1"
     const std::string s = piece.get<std::string>();
     is_sequence = !s.empty() && s[0] == '$';
-    name = is_sequence ? s.substr(1, s.find(':') == std::string::npos ? std::string::npos : s.find(':') - 1) : s.substr(0, s.find(':'));
-    if (is_sequence && name.empty()) name = "A";
+    const std::string head = s.substr(0, s.find(':'));
+    name = is_sequence ? (head.size() > 1 ? head.substr(1) : std::string(1, 'A')) : head;
   } else if (piece.is_object() && piece.contains("Sequence")) {
     is_sequence = true;
     OG_ASSIGN_OR_RETURN(name, r.string(piece["Sequence"], "id", path + ".Sequence"));

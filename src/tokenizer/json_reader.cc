@@ -37,16 +37,22 @@ Status read_model(const JsonReader& r, const Json& j, const std::string& path, B
 
   if (!r.has(j, "vocab") || !j["vocab"].is_object()) return r.error(path + ".vocab", "missing or not an object");
   const Json& jv = j["vocab"];
-  out.vocab.reserve(jv.size());
+  std::vector<std::pair<int32_t, std::string_view>> entries;  // (id, token)
+  entries.reserve(jv.size());
   vocab.reserve(jv.size());
   for (const auto& [token, id] : jv.items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() > kMaxTokenId)
       return r.error(path + ".vocab", fmt::format("token '{}' has id {}; ids must be integers in [0, {}]", token, id.dump(), kMaxTokenId));
-    out.vocab.push_back({token, static_cast<int32_t>(id.get<int64_t>())});
-    vocab[token] = static_cast<int32_t>(id.get<int64_t>());
+    auto [it, inserted] = vocab.emplace(token, static_cast<int32_t>(id.get<int64_t>()));
+    entries.emplace_back(it->second, it->first);
   }
-  std::sort(out.vocab.begin(), out.vocab.end(),
-            [](const VocabEntry& a, const VocabEntry& b) { return a.id != b.id ? a.id < b.id : a.token < b.token; });
+  std::sort(entries.begin(), entries.end());
+  for (const auto& [id, token] : entries) {
+    if (out.vocab_bytes.size() + token.size() > 0xFFFFFFFFu) return r.error(path + ".vocab", "more than 4 GiB of token text");
+    out.vocab_bytes.append(token);
+    out.vocab_ends.push_back(static_cast<uint32_t>(out.vocab_bytes.size()));
+    out.vocab_ids.push_back(id);
+  }
 
   if (!r.has(j, "merges") || !j["merges"].is_array()) return r.error(path + ".merges", "missing or not an array");
   const size_t prefix_len = out.continuing_subword_prefix.size();

@@ -71,22 +71,47 @@ struct AddedTokenSpec {
   bool single_word = false, lstrip = false, rstrip = false, normalized = false, special = false;
 };
 
-struct VocabEntry {
-  std::string token;
-  int32_t id = 0;
-};
 struct MergeRule {
   int32_t left = 0, right = 0, merged = 0;  // the rank is the index in BpeSpec::merges
 };
 
+// Lookup tables derived from vocab and merges (open addressing, see flat_map.h). They are
+// stored in the binary form so that loading copies them instead of rebuilding them, which
+// is what makes a load take milliseconds; spec_from_json leaves them empty and the
+// Tokenizer builds them.
+struct MergeSlot {
+  uint64_t key = ~uint64_t{0};  // (left << 32) | right; all ones = empty
+  uint32_t rank = 0;
+  int32_t merged = -1;
+};
+struct VocabSlot {
+  uint32_t tag = 0;    // high 32 bits of the token's XXH3-64
+  uint32_t entry = 0;  // 1 + index into the vocabulary; 0 = empty
+};
+
+// The binary form copies these arrays byte for byte.
+static_assert(sizeof(MergeRule) == 12 && sizeof(MergeSlot) == 16 && sizeof(VocabSlot) == 8);
+
+// The vocabulary packed as one byte string: entry i is
+// vocab_bytes[vocab_ends[i-1] .. vocab_ends[i]) with id vocab_ids[i], sorted by (id, token).
 struct BpeSpec {
-  std::vector<VocabEntry> vocab;  // sorted by (id, token)
+  std::string vocab_bytes;
+  std::vector<uint32_t> vocab_ends;
+  std::vector<int32_t> vocab_ids;
   std::vector<MergeRule> merges;
   bool has_unk = false;
   std::string unk_token;
   bool has_continuing_subword_prefix = false, has_end_of_word_suffix = false;
   std::string continuing_subword_prefix, end_of_word_suffix;
   bool fuse_unk = false, byte_fallback = false, ignore_merges = false;
+  std::vector<MergeSlot> merge_table;
+  std::vector<VocabSlot> vocab_table;
+
+  size_t vocab_entries() const { return vocab_ids.size(); }
+  std::string_view token(size_t i) const {
+    const uint32_t begin = i == 0 ? 0 : vocab_ends[i - 1];
+    return std::string_view(vocab_bytes).substr(begin, vocab_ends[i] - begin);
+  }
 };
 
 struct TokenizerSpec {

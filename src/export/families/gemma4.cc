@@ -87,13 +87,26 @@ Status Gemma4Family::build(BuildContext& ctx) const {
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed_t, ctx.tensor("embed_tokens.weight", {V, H}));
   OG_ASSIGN_OR_RETURN(DType loaded, loaded_weight_dtype(c, embed_t->dtype));
   OG_ASSIGN_OR_RETURN(WeightId embed, g.weight(*embed_t));
-  ValueId x = g.embedding(embed, static_cast<int32_t>(H), gemma_embed_scale(H, loaded, /*via_f32=*/true));
+  // The multimodal wrapper embeds image/audio/video placeholder ids as padding (Gemma4Model).
+  std::vector<int32_t> placeholders;
+  OG_ASSIGN_OR_RETURN(int64_t pad, t.get_int("pad_token_id", 0));
+  if (c.is_wrapped) {
+    const hf::JsonFields root = c.root_fields();
+    for (const char* key : {"image_token_id", "video_token_id", "audio_token_id"}) {
+      OG_ASSIGN_OR_RETURN(std::optional<int64_t> id, root.get_optional_int(key));
+      if (id && *id >= 0 && *id < V && *id != pad) placeholders.push_back(static_cast<int32_t>(*id));
+    }
+  }
+  if (pad < 0 || pad >= V) return t.invalid("pad_token_id", "an id inside the vocabulary");
+  ValueId x = g.embedding(embed, static_cast<int32_t>(H), gemma_embed_scale(H, loaded, /*via_f32=*/true), placeholders,
+                          static_cast<int32_t>(pad));
 
   // Per-layer inputs [T, L * P]: (norm(proj(x) / sqrt(H)) + embed_ple(ids) * sqrt(P)) / sqrt(2).
   ValueId per_layer = -1;
   if (P > 0) {
     OG_ASSIGN_OR_RETURN(WeightId ple, ctx.weight("embed_tokens_per_layer.weight", {V_ple, L * P}));
-    ValueId tok = g.embedding(ple, static_cast<int32_t>(L * P), gemma_embed_scale(P, loaded, true));
+    ValueId tok = g.embedding(ple, static_cast<int32_t>(L * P), gemma_embed_scale(P, loaded, true), placeholders,
+                              static_cast<int32_t>(pad));
     OG_ASSIGN_OR_RETURN(WeightId wp, ctx.weight("per_layer_model_projection.weight", {L * P, H}));
     ValueId proj = g.scale(g.linear(x, wp), static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))));
     OG_ASSIGN_OR_RETURN(proj, norm(proj, "per_layer_projection_norm.weight", P));

@@ -32,6 +32,10 @@ extern const Family kPhi3Family;
 // families/gemma.cc: Gemma2 and Gemma3 (sandwich norms, (1 + w) RMSNorm, scaled embedding).
 extern const Family kGemma2Family;
 extern const Family kGemma3Family;
+// families/gemma4.cc, families/gemma3n.cc: per-layer inputs, KV-shared tails, x * w norms
+// (shared pieces in reference/gemma_n.h); Gemma3n adds AltUp, LAuReL and activation sparsity.
+extern const Family kGemma4Family;
+extern const Family kGemma3nFamily;
 
 // The family for config.family, or an unsupported error listing the families there are.
 Result<const Family*> find_family(const hf::ModelConfig& config);

@@ -2,7 +2,8 @@
 // the language model of Gemma4ForConditionalGeneration (model_type gemma4, text_config, tensors
 // under "model.language_model."). Followed: models/gemma4/modeling_gemma4.py and
 // configuration_gemma4.py, modeling_rope_utils.py (_compute_proportional_rope_parameters),
-// masking_utils.py. Semantics and places in those files: docs/reference.md.
+// masking_utils.py.
+// The semantics an exporter must match, with the places in those files: reference/gemma_n.h.
 //
 // Per layer (Gemma4TextDecoderLayer.forward), every RMSNorm x̂ * w (Gemma4RMSNorm):
 //   x = x + post_attention_layernorm(attn(input_layernorm(x)))

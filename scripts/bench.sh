@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Benchmarks offgraph on random-weight models with the exact shapes of real ones
+# (Llama-3.2-1B, gemma-3-1b, Qwen3-0.6B from ../shared/configs): generates each checkpoint
+# once (bf16, exact HF format), exports bf16 and fp32 programs from it (bf16 values are
+# exact in fp32), runs `offgraph bench --json` on each and prints one table.
+#
+# usage: bash scripts/bench.sh [WORK_DIR]        (default WORK_DIR: build/bench)
+# environment:
+#   MODELS    subset of "llama-3.2-1b gemma-3-1b qwen3-0.6b" (default: all three)
+#   DTYPES    program dtypes (default: "bf16 fp32")
+#   P N R     prefill tokens, decode tokens, runs (default: 128 64 3)
+#   THREADS   --threads (default 0: physical cores);  CTX: --ctx (default 0: decode after the prefill)
+#   OFFGRAPH  the binary (default: build/release/src/cli/offgraph)
+#   CONFIGS   directory of the real config.json files (default: ../shared/configs)
+#   KEEP=0    delete each program after benching it (checkpoints are kept for reruns)
+#
+# Disk: checkpoints 2.5 + 2.0 + 1.2 GB; programs the same in bf16 and twice that in fp32.
+# Time: gen-model writes about 12M parameters/s (1.5 min for a 1B model) on one core.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+work="${1:-$root/build/bench}"
+bin="${OFFGRAPH:-$root/build/release/src/cli/offgraph}"
+configs="${CONFIGS:-$root/../shared/configs}"
+models="${MODELS:-llama-3.2-1b gemma-3-1b qwen3-0.6b}"
+dtypes="${DTYPES:-bf16 fp32}"
+P="${P:-128}" N="${N:-64}" R="${R:-3}" THREADS="${THREADS:-0}" CTX="${CTX:-0}" KEEP="${KEEP:-1}"
+
+[ -x "$bin" ] || { echo "no offgraph binary at $bin (bash scripts/build.sh, or set OFFGRAPH)" >&2; exit 1; }
+mkdir -p "$work"
+
+family_and_config() {
+  case "$1" in
+    llama-3.2-1b) echo "llama Llama-3.2-1B-Instruct.json" ;;
+    gemma-3-1b) echo "gemma3_text gemma-3-1b-it.json" ;;
+    qwen3-0.6b) echo "qwen3 Qwen3-0.6B.json" ;;
+    *) echo "unknown model '$1' (expected llama-3.2-1b, gemma-3-1b or qwen3-0.6b)" >&2; return 1 ;;
+  esac
+}
+
+results=()
+for m in $models; do
+  read -r family config < <(family_and_config "$m")
+  ckpt="$work/$m-hf"
+  if [ ! -f "$ckpt/config.json" ]; then
+    echo "== generating $m ($family, shape of $config) in $ckpt" >&2
+    start=$(date +%s)
+    # The real config.json is the merge patch: every field of the real model, random weights.
+    if ! "$bin" gen-model --family "$family" --out "$ckpt" --dtype bf16 --set "$(cat "$configs/$config")"; then
+      # gen-model refuses checkpoints above 2^30 elements (Llama-3.2-1B has 1.24e9): keep every
+      # dimension and drop layers until it fits; the table says how many layers ran.
+      layers=$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); per=(c["hidden_size"]*(2*c["hidden_size"]+2*c["num_key_value_heads"]*c.get("head_dim",c["hidden_size"]//c["num_attention_heads"]))+3*c["hidden_size"]*c["intermediate_size"]); print(min(c["num_hidden_layers"], (2**30-c["vocab_size"]*c["hidden_size"])//per))' "$configs/$config")
+      echo "   too large for gen-model: generating $layers layers of the same shape instead" >&2
+      "$bin" gen-model --family "$family" --out "$ckpt" --dtype bf16 --set "$(python3 -c 'import json,sys; c=json.load(open(sys.argv[1])); c["num_hidden_layers"]=int(sys.argv[2]); print(json.dumps(c))' "$configs/$config" "$layers")"
+    fi
+    echo "   generated in $(( $(date +%s) - start )) s" >&2
+  fi
+  for d in $dtypes; do
+    prog="$work/$m.$d.ogp"
+    [ -f "$prog" ] || "$bin" export -m "$ckpt" -o "$prog" --dtype "$d" >&2
+    echo "== bench $m $d" >&2
+    "$bin" bench -m "$prog" -p "$P" -n "$N" -r "$R" --threads "$THREADS" --ctx "$CTX" --json | tee "$work/$m.$d.json" >&2
+    results+=("$work/$m.$d.json")
+    [ "$KEEP" = "1" ] || rm -f "$prog"
+  done
+done
+
+echo
+echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "prefill $P tokens in one step (pp), decode $N tokens (tg), median of $R runs"
+python3 - "${results[@]}" <<'EOF'
+import json, os, sys
+print("| model | dtype | simd | threads | weights MB/token | pp tok/s | tg tok/s | floor tok/s | of floor | bandwidth GB/s |")
+print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+for path in sys.argv[1:]:
+    j = json.load(open(path))
+    name = os.path.basename(path).rsplit(".", 2)[0]
+    cfg = json.load(open(os.path.join(os.path.dirname(path), name + "-hf", "config.json")))
+    name += " (%d layers)" % cfg.get("num_hidden_layers", cfg.get("text_config", {}).get("num_hidden_layers", 0))
+    dtype = os.path.basename(path).rsplit(".", 2)[1]
+    print("| %s | %s | %s | %d | %.0f | %.1f | %.2f | %.2f | %.2f | %.1f |" % (
+        name, dtype, j["simd"], j["threads"], j["weight_bytes"] / 1e6, j["prefill_tok_s"], j["decode_tok_s"],
+        j["decode_floor_tok_s"], j["decode_floor_fraction"], j["bandwidth_gb_s"]))
+EOF

@@ -1,0 +1,236 @@
+// `offgraph bench -m FILE [-p 128] [-n 64] [-r 3] [--threads N] [--ctx N] [--kv-dtype D] [--json]`
+// llama-bench style: prefill of p tokens in one step from an empty cache, then decode of n
+// tokens one at a time; the median of r runs after one warm-up run. The same run measures
+// the machine's memory read bandwidth (a multi-threaded streaming read over a buffer much
+// larger than the last-level cache) and reports decode against its floor: the time to read
+// once the weight bytes a decoded token needs.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "base/thread_pool.h"
+#include "cli/commands.h"
+#include "kernels/kernels.h"
+#include "runtime/session.h"
+
+namespace og::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Weight bytes a decoded token reads: every linear weight (a matrix shared by several ops,
+// such as tied embeddings, counted once), norm weights and biases, and one embedding row.
+uint64_t decode_weight_bytes(const runtime::Model& m) {
+  std::set<const void*> seen;
+  uint64_t bytes = 0;
+  auto once = [&](const void* p, uint64_t n) {
+    if (p != nullptr && seen.insert(p).second) bytes += n;
+  };
+  const auto esize = [](kernels::ElemType t) { return t == kernels::ElemType::kF32 ? 4u : 2u; };
+  for (const runtime::BoundOp& op : m.ops()) {
+    switch (op.kind) {
+      case runtime::OpKind::kLinear:
+        once(op.matrix.data, static_cast<uint64_t>(op.matrix.rows) * op.matrix.cols * esize(op.matrix.type));
+        once(op.vec, static_cast<uint64_t>(op.matrix.rows) * 4);
+        break;
+      case runtime::OpKind::kEmbedding:
+        bytes += static_cast<uint64_t>(op.matrix.cols) * esize(op.matrix.type);
+        break;
+      case runtime::OpKind::kRmsNorm: once(op.vec, static_cast<uint64_t>(op.dim) * 4); break;
+      default: break;
+    }
+  }
+  return bytes;
+}
+
+struct Bandwidth {
+  double gb_s = 0;
+  uint64_t buffer_bytes = 0;
+  int threads = 0;
+};
+
+// Best of 5 timed passes (after one untimed pass) of a streaming read over `bytes`.
+Result<Bandwidth> measure_bandwidth(uint64_t bytes, ThreadPool* pool) {
+  const int64_t n = static_cast<int64_t>(bytes / sizeof(float));
+  void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return resource_error("cannot map {} bytes for the bandwidth test", bytes);
+  float* x = static_cast<float*>(mem);
+  pool->run(64, [&](int64_t t) {  // first touch, spread over the threads
+    const int64_t b = n * t / 64, e = n * (t + 1) / 64;
+    std::fill(x + b, x + e, 1.0f);
+  });
+  double best = 0, sink = 0;
+  for (int pass = 0; pass < 6; ++pass) {
+    const auto t0 = Clock::now();
+    sink += kernels::stream_sum(x, n, pool);
+    const double s = seconds_since(t0);
+    if (pass > 0) best = std::max(best, static_cast<double>(bytes) / s / 1e9);
+  }
+  ::munmap(mem, bytes);
+  if (sink != 6.0 * static_cast<double>(n)) return Status(ErrorCode::kInternal, "bandwidth test summed wrongly");
+  return Bandwidth{.gb_s = best, .buffer_bytes = bytes, .threads = pool->size()};
+}
+
+double load_average() {
+  std::ifstream in("/proc/loadavg");
+  double v = -1;
+  in >> v;
+  return v;
+}
+
+std::vector<int32_t> bench_tokens(int64_t n, int64_t vocab, uint32_t seed) {
+  std::vector<int32_t> ids(static_cast<size_t>(n));
+  uint32_t x = seed * 2654435761u + 12345u;
+  for (int32_t& id : ids) {
+    x = x * 1664525u + 1013904223u;
+    id = static_cast<int32_t>((x >> 8) % static_cast<uint32_t>(vocab));
+  }
+  return ids;
+}
+
+}  // namespace
+
+Runner add_bench(CLI::App& app) {
+  auto* cmd = app.add_subcommand("bench", "Measure prefill and decode speed against the memory-bandwidth floor");
+  struct Opts {
+    std::string program, kv_dtype = "fp32";
+    int64_t prefill = 128, decode = 64, ctx = 0, bw_mb = 0;
+    int runs = 3, threads = 0;
+    bool json = false;
+  };
+  auto o = std::make_shared<Opts>();
+  cmd->add_option("--program,-m", o->program, "program file")->required();
+  cmd->add_option("-p,--prefill", o->prefill, "prefill tokens, one step from an empty cache")->capture_default_str();
+  cmd->add_option("-n,--decode", o->decode, "decode tokens, one step each")->capture_default_str();
+  cmd->add_option("-r,--runs", o->runs, "timed runs (the median is reported), after one warm-up run")->capture_default_str();
+  cmd->add_option("--threads", o->threads, "worker threads (0 = physical cores)");
+  cmd->add_option("--ctx", o->ctx, "decode from position N (the cache is first filled by prefill); default: after the prefill");
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
+  cmd->add_option("--bw-mb", o->bw_mb, "bandwidth test buffer in MB (default: 4x the last-level cache, at least 1024)");
+  cmd->add_flag("--json", o->json, "print one JSON object");
+  return [o]() -> Status {
+    if (o->prefill < 1 || o->decode < 1 || o->runs < 1 || o->threads < 0 || o->ctx < 0 || o->bw_mb < 0)
+      return usage_error("-p, -n and -r must be >= 1; --threads, --ctx and --bw-mb >= 0");
+    OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program));
+    const int threads = o->threads > 0 ? o->threads : physical_cores();
+    auto pool = std::make_shared<ThreadPool>(threads);
+    const int64_t chunk = model->prefill_chunk_size();
+    const int64_t decode_from = o->ctx > 0 ? o->ctx : o->prefill;
+    // The program's context, or more if the bench needs it.
+    const int64_t ctx_len = std::max<int64_t>({model->max_ctx_len(), o->prefill, decode_from + o->decode});
+    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .max_ctx_len = ctx_len, .pool = pool}));
+    const double load_before = load_average();
+
+    // Memory bandwidth with every physical core (or --threads, if more).
+    uint64_t bw_bytes = static_cast<uint64_t>(o->bw_mb) << 20;
+    if (bw_bytes == 0) {
+      const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+      bw_bytes = std::max<uint64_t>(uint64_t{1} << 30, l3 > 0 ? 4 * static_cast<uint64_t>(l3) : 0);
+    }
+    auto bw_pool = threads >= physical_cores() ? pool : std::make_shared<ThreadPool>(physical_cores());
+    OG_ASSIGN_OR_RETURN(Bandwidth bw, measure_bandwidth(bw_bytes, bw_pool.get()));
+
+    const int64_t vocab = model->vocab_size();
+    const std::vector<int32_t> prompt = bench_tokens(std::max(o->prefill, decode_from), vocab, 1);
+    const std::vector<int32_t> gen = bench_tokens(o->decode, vocab, 2);
+    const int64_t prefill_steps = (o->prefill + chunk - 1) / chunk;
+    auto feed = [&](int64_t n) -> Status {  // positions length .. n - 1 of the prompt
+      for (int64_t t = session->length(); t < n; t += chunk) {
+        const int64_t k = std::min(chunk, n - t);
+        OG_TRY(session->append(std::span<const int32_t>(prompt.data() + t, static_cast<size_t>(k)), runtime::LogitsRows::kLast));
+      }
+      return Status::ok();
+    };
+    auto decode = [&]() -> Status {
+      for (int64_t i = 0; i < o->decode; ++i)
+        OG_TRY(session->append(std::span<const int32_t>(gen.data() + i, 1), runtime::LogitsRows::kLast));
+      return Status::ok();
+    };
+    // Prefill: from an empty cache; the first run warms up (page cache, pool, allocations).
+    std::vector<double> prefill_tok_s, decode_tok_s;
+    for (int run = 0; run <= o->runs; ++run) {
+      session->clear();
+      const auto t0 = Clock::now();
+      OG_TRY(feed(o->prefill));
+      if (run > 0) prefill_tok_s.push_back(static_cast<double>(o->prefill) / seconds_since(t0));
+    }
+    // Decode from decode_from; between runs, rewind (or refill when the rings no longer allow it).
+    session->clear();
+    OG_TRY(feed(decode_from));
+    for (int run = 0; run <= o->runs; ++run) {
+      if (session->length() != decode_from && !session->rewind(decode_from).is_ok()) {
+        session->clear();
+        OG_TRY(feed(decode_from));
+      }
+      const auto t0 = Clock::now();
+      OG_TRY(decode());
+      if (run > 0) decode_tok_s.push_back(static_cast<double>(o->decode) / seconds_since(t0));
+    }
+    const double load_after = load_average();
+
+    const uint64_t wbytes = decode_weight_bytes(*model);
+    const double pp = median(prefill_tok_s), tg = median(decode_tok_s);
+    const double floor_tok_s = bw.gb_s * 1e9 / static_cast<double>(wbytes);
+    nlohmann::ordered_json j;
+    j["program"] = o->program;
+    j["simd"] = kernels::simd_target();
+    j["threads"] = threads;
+    j["kv_dtype"] = o->kv_dtype;
+    j["prefill_tokens"] = o->prefill;
+    j["prefill_steps"] = prefill_steps;
+    j["decode_tokens"] = o->decode;
+    j["decode_from"] = decode_from;
+    j["runs"] = o->runs;
+    j["prefill_tok_s"] = pp;
+    j["decode_tok_s"] = tg;
+    j["bandwidth_gb_s"] = bw.gb_s;
+    j["bandwidth_buffer_bytes"] = bw.buffer_bytes;
+    j["bandwidth_threads"] = bw.threads;
+    j["weight_bytes"] = wbytes;
+    j["decode_floor_tok_s"] = floor_tok_s;
+    j["decode_floor_fraction"] = tg / floor_tok_s;
+    j["prefill_tok_s_runs"] = prefill_tok_s;
+    j["decode_tok_s_runs"] = decode_tok_s;
+    j["load_average"] = {load_before, load_after};
+    if (o->json) {
+      std::cout << j.dump() << "\n";
+      return Status::ok();
+    }
+    auto range = [](const std::vector<double>& v) {
+      return fmt::format("{:.2f}..{:.2f}", *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
+    };
+    std::cout << fmt::format("program {}\n  simd {}, {} threads, kv {}, {:.1f} MB of weights read per decoded token\n",
+                             o->program, kernels::simd_target(), threads, o->kv_dtype, static_cast<double>(wbytes) / 1e6);
+    std::cout << fmt::format("  memory read bandwidth {:.2f} GB/s ({} MB buffer, {} threads, best of 5 passes)\n", bw.gb_s,
+                             bw.buffer_bytes >> 20, bw.threads);
+    if (prefill_steps > 1)
+      std::cout << fmt::format("  note: prefill_chunk_size is {}: the {}-token prefill ran as {} steps\n", chunk, o->prefill,
+                               prefill_steps);
+    if (load_before > 0.5 || load_after > 0.5)
+      std::cout << fmt::format("  note: load average {:.2f} before, {:.2f} after: other processes shared the CPU\n",
+                               load_before, load_after);
+    std::cout << fmt::format("\n| test | tok/s (median of {}) | range | floor tok/s | of floor |\n|---|---:|---:|---:|---:|\n",
+                             o->runs);
+    std::cout << fmt::format("| pp{} | {:.2f} | {} | | |\n", o->prefill, pp, range(prefill_tok_s));
+    std::cout << fmt::format("| tg{} @ {} | {:.2f} | {} | {:.2f} | {:.2f} |\n", o->decode, decode_from, tg, range(decode_tok_s),
+                             floor_tok_s, tg / floor_tok_s);
+    return Status::ok();
+  };
+}
+
+}  // namespace og::cli

@@ -1,0 +1,29 @@
+// What a program says about text: its tokenizer (stored in the program, or overridden by a
+// tokenizer.json / model directory / other program), chat template, special-token texts and
+// stop ids (EOS ids plus the template's end-of-turn token, found by rendering).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chat/chat_template.h"
+#include "runtime/model.h"
+#include "tokenizer/tokenizer.h"
+
+namespace og::generate {
+
+// A tokenizer from a program file, a tokenizer.json, or a directory holding tokenizer.json.
+Result<tokenizer::Tokenizer> load_tokenizer(const std::string& path);
+
+struct ModelText {
+  tokenizer::Tokenizer tokenizer;
+  std::optional<chat::ChatTemplate> chat_template;  // absent when the program has none
+  chat::RenderOptions render;                       // bos/eos texts for the template
+  std::vector<int32_t> stop_ids;
+};
+
+// From the program (tokenizer_override: a path for load_tokenizer, or empty).
+Result<ModelText> load_model_text(const runtime::Model& model, const std::string& tokenizer_override);
+
+}  // namespace og::generate

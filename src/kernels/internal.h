@@ -1,0 +1,37 @@
+// Shared by the kernels' translation units (not part of the kernels' interface): scalar
+// element access, element sizes, and the argument structs passed to per-target code.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "base/half.h"
+#include "kernels/kernels.h"
+
+namespace og::kernels {
+
+inline size_t elem_size(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
+
+// One element of f32/bf16/f16 data as float (exact).
+inline float to_float(float v) { return v; }
+inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf16_to_float(v) : fp16_to_float(v); }
+
+struct LinearArgs {
+  const float* x;      // [T, w.cols]
+  int64_t T;
+  Matrix w;            // [rows, cols]
+  const float* bias;   // [rows] or null
+  float* y;            // [T, rows]
+  int64_t panel_rows;  // rows whose weights stay in cache while every token block uses them
+};
+
+struct AttendArgs {
+  const AttendParams* p;
+  const float* q;      // [T, n_heads * head_dim]
+  int64_t T, p0;
+  const KvStorage* kv;
+  float* out;          // [T, n_heads * head_dim]
+  int32_t heads_per_task;
+};
+
+}  // namespace og::kernels

@@ -1,0 +1,87 @@
+// Cache save/restore: a restored session continues exactly as the saved one would; files
+// for another program, dtype or context size, and corrupt or truncated files are refused
+// without touching the session.
+#include <gtest/gtest.h>
+
+#include "e2e_support.h"
+
+namespace og {
+namespace {
+
+using namespace og::testing;
+
+class CacheFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gen_ = generate({.family = "gemma3_text", .seed = 41});
+    auto m = runtime::Model::load(export_to(*gen_, "p.ogp", "fp32", 4, 64));
+    ASSERT_TRUE(m.is_ok());
+    model_ = *m;
+    ids_ = test_tokens(30, model_->vocab_size(), 2);
+  }
+  std::unique_ptr<runtime::Session> fed(size_t n, runtime::KvDType kv = runtime::KvDType::kF32) {
+    auto s = runtime::Session::create(model_, {.kv_dtype = kv});
+    EXPECT_TRUE(s.is_ok());
+    for (size_t t = 0; t < n; t += 4) {
+      auto l = (*s)->append(std::span<const int32_t>(ids_.data() + t, std::min<size_t>(4, n - t)));
+      EXPECT_TRUE(l.is_ok());
+    }
+    return std::move(*s);
+  }
+  std::unique_ptr<Generated> gen_;
+  std::shared_ptr<const runtime::Model> model_;
+  std::vector<int32_t> ids_;
+};
+
+TEST_F(CacheFileTest, RestoredSessionContinuesExactly) {
+  for (size_t prefix : {size_t{3}, size_t{17}}) {  // before and after the rings wrap
+    auto saved = fed(prefix);
+    const std::string path = gen_->dir.file("c.kv");
+    ASSERT_TRUE(saved->save(path).is_ok());
+    auto restored = runtime::Session::create(model_);
+    ASSERT_TRUE((*restored)->load(path).is_ok());
+    EXPECT_EQ((*restored)->length(), static_cast<int64_t>(prefix));
+    const std::vector<int32_t> next(ids_.begin() + static_cast<long>(prefix), ids_.begin() + static_cast<long>(prefix) + 4);
+    auto a = saved->append(next), b = (*restored)->append(next);
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    EXPECT_EQ(std::vector<float>(a->begin(), a->end()), std::vector<float>(b->begin(), b->end()));
+  }
+}
+
+TEST_F(CacheFileTest, MismatchedOrDamagedFilesAreRefusedAndChangeNothing) {
+  auto saved = fed(10);
+  const std::string path = gen_->dir.file("c.kv");
+  ASSERT_TRUE(saved->save(path).is_ok());
+  const std::string good = read_file(path);
+  auto target = fed(5);
+  auto expect_refused = [&](const std::string& bytes, const std::string& needle) {
+    write_file(gen_->dir.file("bad.kv"), bytes);
+    Status s = target->load(gen_->dir.file("bad.kv"));
+    ASSERT_FALSE(s.is_ok()) << needle;
+    EXPECT_NE(s.message().find(needle), std::string::npos) << s.message();
+    EXPECT_EQ(target->length(), 5);
+  };
+  std::string flipped = good;
+  flipped[good.size() / 2] ^= 1;
+  expect_refused(flipped, "checksum mismatch");
+  expect_refused(good.substr(0, good.size() - 9), "checksum mismatch");
+  expect_refused("", "not an offgraph cache file");
+  expect_refused(read_file(gen_->model_dir() + "/config.json"), "not an offgraph cache file");
+  // Another program (different weights) and another kv dtype.
+  auto other_gen = generate({.family = "gemma3_text", .seed = 42});
+  auto other = runtime::Model::load(export_to(*other_gen, "q.ogp", "fp32", 4, 64));
+  auto other_session = runtime::Session::create(*other);
+  EXPECT_NE((*other_session)->load(path).message().find("different program"), std::string::npos);
+  auto bf16 = runtime::Session::create(model_, {.kv_dtype = runtime::KvDType::kBF16});
+  EXPECT_NE((*bf16)->load(path).message().find("kv-dtype"), std::string::npos);
+  auto small = runtime::Session::create(model_, {.max_ctx_len = 32});
+  EXPECT_NE((*small)->load(path).message().find("geometry"), std::string::npos);
+  // The target still continues as a 5-token session.
+  auto fresh = fed(5);
+  const std::vector<int32_t> next(ids_.begin() + 5, ids_.begin() + 8);
+  auto a = target->append(next), b = fresh->append(next);
+  EXPECT_EQ(std::vector<float>(a->begin(), a->end()), std::vector<float>(b->begin(), b->end()));
+}
+
+}  // namespace
+}  // namespace og

@@ -1,0 +1,451 @@
+// Kernels against float64 scalar loops written here, at sizes 1, 7, 31, 32, 33 and 257, on
+// every SIMD target compiled into the kernels that this CPU supports; thread and token
+// count invariance (bit for bit); the thread pool.
+//
+// Tolerances (kTol): weights and caches hold exactly the values the reference uses (bf16
+// and f16 rounded here with the test's own conversions), and the kernels widen them
+// exactly, so the only error left is f32 arithmetic: accumulation order over up to 257
+// terms, and the 1-4 ulp vector exp/tanh. Bounds are relative to the sum of |terms| (linear)
+// or to max|v| (attention); measured errors are 10-100x below them, and a wrong index,
+// mask or rescale gives errors of order 1.
+#include <gtest/gtest.h>
+
+#include <hwy/targets.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/kernels.h"
+
+namespace og {
+namespace {
+
+using kernels::ElemType;
+
+constexpr int64_t kSizes[] = {1, 7, 31, 32, 33, 257};
+
+struct Tol {
+  ElemType type;
+  const char* name;
+  double linear;  // |y - ref| <= linear * (sum_i |w_i x_i| + |b|)
+  double attend;  // |o - ref| <= attend * max|v|
+};
+constexpr Tol kTol[] = {
+    {ElemType::kF32, "f32", 1e-5, 2e-5},
+    {ElemType::kBF16, "bf16", 1e-5, 2e-5},
+    {ElemType::kF16, "f16", 1e-5, 2e-5},
+};
+
+// Runs fn once per SIMD target compiled into the kernels and supported here.
+template <class Fn>
+void for_each_target(const Fn& fn) {
+  const std::vector<int64_t> targets = hwy::SupportedAndGeneratedTargets();
+  ASSERT_FALSE(targets.empty());
+  for (int64_t target : targets) {
+    hwy::SetSupportedTargetsForTest(target);
+    SCOPED_TRACE(hwy::TargetName(target));
+    EXPECT_STREQ(kernels::simd_target(), hwy::TargetName(target));
+    fn();
+  }
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+// Storage of one dtype with the exact float value of every element.
+struct Stored {
+  ElemType type;
+  std::vector<float> f32;
+  std::vector<uint16_t> u16;
+  std::vector<double> value;  // what the stored bits mean
+  const void* data() const { return type == ElemType::kF32 ? static_cast<const void*>(f32.data()) : u16.data(); }
+};
+
+uint16_t round_bf16(float f) {  // round to nearest even
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return static_cast<uint16_t>((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+}
+float bf16_value(uint16_t h) {
+  const uint32_t b = uint32_t{h} << 16;
+  float f;
+  std::memcpy(&f, &b, 4);
+  return f;
+}
+uint16_t round_f16(float f) {
+  const _Float16 h = static_cast<_Float16>(f);
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+float f16_value(uint16_t u) {
+  _Float16 h;
+  std::memcpy(&h, &u, 2);
+  return static_cast<float>(h);
+}
+double stored_value(float f, ElemType t) {
+  switch (t) {
+    case ElemType::kF32: return f;
+    case ElemType::kBF16: return bf16_value(round_bf16(f));
+    case ElemType::kF16: return f16_value(round_f16(f));
+  }
+  return 0;
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(lo, hi);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+
+Stored make_stored(size_t n, ElemType t, uint32_t seed) {
+  Stored s{.type = t, .f32 = random_floats(n, seed), .u16 = {}, .value = {}};
+  for (float f : s.f32) {
+    if (t == ElemType::kBF16) s.u16.push_back(round_bf16(f));
+    if (t == ElemType::kF16) s.u16.push_back(round_f16(f));
+    s.value.push_back(stored_value(f, t));
+  }
+  return s;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// ---------------------------------------------------------------------------------- linear
+
+TEST(Linear, MatchesFloat64AtEverySizeDtypeAndTarget) {
+  ThreadPool pool(2);
+  for (const Tol& tol : kTol) {
+    SCOPED_TRACE(tol.name);
+    for (int64_t rows : kSizes)
+      for (int64_t cols : kSizes) {
+        const Stored w = make_stored(static_cast<size_t>(rows * cols), tol.type, static_cast<uint32_t>(rows * 1000 + cols));
+        const std::vector<float> bias = random_floats(static_cast<size_t>(rows), 9);
+        const bool with_bias = (rows + cols) % 2 == 0;
+        const kernels::Matrix m{.data = w.data(), .type = tol.type, .rows = rows, .cols = cols};
+        for (int64_t T : kSizes) {
+          const std::vector<float> x = random_floats(static_cast<size_t>(T * cols), static_cast<uint32_t>(T));
+          // float64 reference and its error bound per output.
+          std::vector<double> want(static_cast<size_t>(T * rows)), bound(want.size());
+          for (int64_t t = 0; t < T; ++t)
+            for (int64_t o = 0; o < rows; ++o) {
+              double s = with_bias ? bias[o] : 0.0, mag = with_bias ? std::fabs(bias[o]) : 0.0;
+              for (int64_t i = 0; i < cols; ++i) {
+                s += w.value[o * cols + i] * x[t * cols + i];
+                mag += std::fabs(w.value[o * cols + i] * x[t * cols + i]);
+              }
+              want[t * rows + o] = s;
+              bound[t * rows + o] = tol.linear * mag + 1e-30;
+            }
+          for_each_target([&] {
+            std::vector<float> y1(want.size()), y2(want.size());
+            kernels::linear(x.data(), T, m, with_bias ? bias.data() : nullptr, y1.data());
+            kernels::linear(x.data(), T, m, with_bias ? bias.data() : nullptr, y2.data(), &pool);
+            for (size_t k = 0; k < want.size(); ++k)
+              ASSERT_LE(std::fabs(y1[k] - want[k]), bound[k])
+                  << "rows " << rows << " cols " << cols << " T " << T << " at " << k << ": " << y1[k] << " vs " << want[k];
+            ASSERT_TRUE(same_bits(y1, y2)) << "1 vs 2 threads, rows " << rows << " cols " << cols << " T " << T;
+          });
+        }
+      }
+  }
+}
+
+TEST(Linear, EachRowOfAPrefillEqualsThatTokenAloneBitForBit) {
+  for (const Tol& tol : kTol) {
+    SCOPED_TRACE(tol.name);
+    const int64_t rows = 33, cols = 257, T = 33;
+    const Stored w = make_stored(rows * cols, tol.type, 3);
+    const std::vector<float> x = random_floats(T * cols, 4), bias = random_floats(rows, 5);
+    const kernels::Matrix m{.data = w.data(), .type = tol.type, .rows = rows, .cols = cols};
+    for_each_target([&] {
+      std::vector<float> all(T * rows), one(rows);
+      kernels::linear(x.data(), T, m, bias.data(), all.data());
+      for (int64_t t = 0; t < T; ++t) {
+        kernels::linear(x.data() + t * cols, 1, m, bias.data(), one.data());
+        ASSERT_EQ(std::memcmp(one.data(), all.data() + t * rows, rows * sizeof(float)), 0) << "token " << t;
+      }
+    });
+  }
+}
+
+TEST(Embedding, RowsWidenExactlyAndScale) {
+  for (const Tol& tol : kTol) {
+    SCOPED_TRACE(tol.name);
+    for (int64_t dim : kSizes) {
+      const int64_t vocab = 11;
+      const Stored table = make_stored(vocab * dim, tol.type, 7);
+      const kernels::Matrix m{.data = table.data(), .type = tol.type, .rows = vocab, .cols = dim};
+      const std::vector<int32_t> ids = {3, 0, 10, 3, 12};  // 12 is past the table: reads row 0
+      for_each_target([&] {
+        std::vector<float> y(ids.size() * dim);
+        kernels::embedding(ids.data(), static_cast<int64_t>(ids.size()), m, 0.5f, y.data());
+        for (size_t t = 0; t < ids.size(); ++t) {
+          const int64_t row = ids[t] < vocab ? ids[t] : 0;
+          for (int64_t i = 0; i < dim; ++i)
+            ASSERT_EQ(y[t * dim + i], static_cast<float>(table.value[row * dim + i] * 0.5)) << "dim " << dim;
+        }
+      });
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------- attention
+
+struct AttendCase {
+  int32_t n_heads, n_kv_heads, head_dim;
+  int64_t T, window, chunk;
+  bool ring;
+  float softcap;
+  int64_t p0 = 0;  // position of the step; 0: wrap a ring 3 times, or 40 for flat storage
+};
+
+// Writes positions 0 .. p0 + T - 1 in steps of at most `chunk` (the last step: T tokens at
+// p0), then attends that last step on every target; compares with float64 over the full
+// history, 1 vs pool threads, and each query of the step alone.
+void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
+  const int64_t D = c.head_dim, kvw = int64_t{c.n_kv_heads} * D, qw = int64_t{c.n_heads} * D;
+  // Ring: window + chunk - 1 slots, wrapped several times before the step. Flat: the history.
+  const int64_t slots_ring = c.window + c.chunk - 1;
+  const int64_t p0 = c.p0 > 0 ? c.p0 : c.ring ? 3 * slots_ring + 5 : 40;
+  const int64_t L = p0 + c.T;
+  const int64_t slots = c.ring ? slots_ring : L;
+  const std::vector<float> k = random_floats(L * kvw, 11), v = random_floats(L * kvw, 12);
+  const std::vector<float> q = random_floats(c.T * qw, 13);
+  const size_t esize = tol.type == ElemType::kF32 ? 4 : 2;
+  std::vector<uint8_t> kmem(c.n_kv_heads * slots * D * esize), vmem(kmem.size());
+  const kernels::KvStorage kv{.k = kmem.data(), .v = vmem.data(), .type = tol.type, .kv_heads = c.n_kv_heads,
+                              .head_dim = c.head_dim, .slots = slots, .ring = c.ring};
+  for (int64_t p = 0; p < p0;) {
+    const int64_t n = std::min(c.chunk, p0 - p);
+    kernels::kv_write(k.data() + p * kvw, v.data() + p * kvw, n, p, kv);
+    p += n;
+  }
+  kernels::kv_write(k.data() + p0 * kvw, v.data() + p0 * kvw, c.T, p0, kv);
+  const float scale = 2.0f / std::sqrt(static_cast<float>(D));
+  const kernels::AttendParams params{.scale = scale, .softcap = c.softcap, .window = static_cast<int32_t>(c.window),
+                                     .n_heads = c.n_heads, .n_kv_heads = c.n_kv_heads, .head_dim = c.head_dim};
+  // float64 reference [T, n_heads * D] and max|v| of each query's keys.
+  std::vector<double> want(c.T * qw), vmax(c.T, 0.0);
+  const int32_t group = c.n_heads / c.n_kv_heads;
+  for (int64_t t = 0; t < c.T; ++t) {
+    const int64_t pos = p0 + t, first = c.window > 0 ? std::max<int64_t>(0, pos - c.window + 1) : 0;
+    for (int32_t h = 0; h < c.n_heads; ++h) {
+      const int64_t kvh = h / group;
+      std::vector<double> s;
+      double mx = -INFINITY;
+      for (int64_t j = first; j <= pos; ++j) {
+        double dot = 0;
+        for (int64_t i = 0; i < D; ++i)
+          dot += static_cast<double>(q[t * qw + h * D + i]) * stored_value(k[j * kvw + kvh * D + i], tol.type);
+        dot *= scale;
+        if (c.softcap > 0) dot = c.softcap * std::tanh(dot / c.softcap);
+        s.push_back(dot);
+        mx = std::max(mx, dot);
+      }
+      double sum = 0;
+      for (double& x : s) sum += (x = std::exp(x - mx));
+      for (int64_t i = 0; i < D; ++i) {
+        double o = 0;
+        for (int64_t j = first; j <= pos; ++j) {
+          const double vj = stored_value(v[j * kvw + kvh * D + i], tol.type);
+          o += s[j - first] / sum * vj;
+          vmax[t] = std::max(vmax[t], std::fabs(vj));
+        }
+        want[t * qw + h * D + i] = o;
+      }
+    }
+  }
+  for_each_target([&] {
+    std::vector<float> out(c.T * qw), out_pool(out.size());
+    kernels::attend(params, q.data(), c.T, p0, kv, out.data());
+    kernels::attend(params, q.data(), c.T, p0, kv, out_pool.data(), pool);
+    ASSERT_TRUE(same_bits(out, out_pool)) << "1 vs " << pool->size() << " threads";
+    for (int64_t t = 0; t < c.T; t += std::max<int64_t>(1, c.T / 3)) {
+      std::vector<float> one(qw);
+      kernels::attend(params, q.data() + t * qw, 1, p0 + t, kv, one.data());
+      ASSERT_EQ(std::memcmp(one.data(), out.data() + t * qw, qw * sizeof(float)), 0) << "query " << t << " alone";
+    }
+    for (int64_t t = 0; t < c.T; ++t)
+      for (int64_t e = 0; e < qw; ++e)
+        ASSERT_LE(std::fabs(out[t * qw + e] - want[t * qw + e]), tol.attend * vmax[t])
+            << "query " << t << " (position " << p0 + t << ") head " << e / D << " dim " << e % D << ": "
+            << out[t * qw + e] << " vs " << want[t * qw + e];
+  });
+}
+
+TEST(Attend, MatchesFloat64OverFlatAndRingStorageAtEverySize) {
+  ThreadPool pool(2);
+  for (const Tol& tol : kTol) {
+    SCOPED_TRACE(tol.name);
+    for (int64_t D : kSizes)
+      for (int64_t T : {int64_t{1}, int64_t{7}, int64_t{31}, int64_t{32}, int64_t{33}}) {
+        // Full history (flat), sliding window over flat storage, and rings that wrapped.
+        const std::vector<AttendCase> cases = {
+            {4, 2, static_cast<int32_t>(D), T, 0, 33, false, 0.0f},
+            {8, 1, static_cast<int32_t>(D), T, 5, 33, false, 0.0f},
+            {6, 3, static_cast<int32_t>(D), T, 5, T, true, 0.0f},
+            {2, 2, static_cast<int32_t>(D), T, 33, 33, true, 3.0f},
+        };
+        for (const AttendCase& c : cases) {
+          SCOPED_TRACE(testing::Message() << "D " << D << " T " << T << " heads " << c.n_heads << "/" << c.n_kv_heads
+                                          << " window " << c.window << (c.ring ? " ring" : " flat") << " softcap "
+                                          << c.softcap);
+          check_attend(c, tol, &pool);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+  }
+}
+
+TEST(Attend, LongHistoryWithGqaGroupsLargerThanATask) {
+  ThreadPool pool(2);
+  // 16 query heads per kv head (tasks of 4), 300+ keys: many blocks and rescales.
+  check_attend({16, 1, 64, 3, 0, 8, false, 0.0f, 300}, kTol[0], &pool);
+  check_attend({16, 1, 64, 3, 200, 8, true, 0.0f, 700}, kTol[1], &pool);
+  check_attend({16, 2, 128, 9, 0, 9, false, 50.0f, 1000}, kTol[2], &pool);
+}
+
+// ---------------------------------------------------------------------- row-wise kernels
+
+TEST(RmsNorm, MatchesFloat64WithAndWithoutWeight) {
+  for (int64_t rows : {int64_t{1}, int64_t{7}})
+    for (int64_t dim : kSizes) {
+      const std::vector<float> x = random_floats(rows * dim, 21, -3, 3), w = random_floats(dim, 22, 0.5f, 1.5f);
+      for (bool with_w : {true, false}) {
+        for_each_target([&] {
+          std::vector<float> y(x.size());
+          kernels::rms_norm(x.data(), rows, dim, with_w ? w.data() : nullptr, 1e-6f, y.data());
+          for (int64_t r = 0; r < rows; ++r) {
+            double ss = 0;
+            for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(x[r * dim + i]) * x[r * dim + i];
+            const double inv = 1.0 / std::sqrt(ss / dim + 1e-6);
+            for (int64_t i = 0; i < dim; ++i) {
+              const double want = x[r * dim + i] * inv * (with_w ? w[i] : 1.0);
+              ASSERT_NEAR(y[r * dim + i], want, 4e-6 * std::fabs(want) + 1e-7) << "dim " << dim << " i " << i;
+            }
+          }
+        });
+      }
+    }
+}
+
+TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
+  for (int64_t head_dim : {int64_t{2}, int64_t{32}, int64_t{64}, int64_t{258}})
+    for (int32_t rotary : {static_cast<int32_t>(head_dim), static_cast<int32_t>(head_dim / 2 / 2 * 2)}) {
+      if (rotary == 0) continue;
+      const int32_t n_heads = 3;
+      std::vector<float> inv_freq(rotary / 2);
+      for (int32_t i = 0; i < rotary / 2; ++i) inv_freq[i] = static_cast<float>(std::pow(10000.0, -2.0 * i / rotary));
+      const std::vector<int32_t> pos = {0, 1, 7, 4095, 131071};
+      const int64_t T = static_cast<int64_t>(pos.size()), width = n_heads * head_dim;
+      const std::vector<float> x = random_floats(T * width, 31);
+      const kernels::RopeParams p{.n_heads = n_heads, .head_dim = static_cast<int32_t>(head_dim), .rotary_dim = rotary,
+                                  .inv_freq = inv_freq.data()};
+      for_each_target([&] {
+        std::vector<float> y(x.size());
+        kernels::rope(x.data(), pos.data(), T, p, y.data());
+        const int32_t half = rotary / 2;
+        for (int64_t t = 0; t < T; ++t)
+          for (int32_t h = 0; h < n_heads; ++h)
+            for (int64_t i = 0; i < head_dim; ++i) {
+              const float* xh = x.data() + t * width + h * head_dim;
+              double want = xh[i];
+              if (i < rotary) {
+                const int64_t f = i % half;
+                const double a = static_cast<double>(pos[t]) * inv_freq[f], c = std::cos(a), s = std::sin(a);
+                want = i < half ? xh[i] * c - xh[i + half] * s : xh[i] * c + xh[i - half] * s;
+              }
+              ASSERT_NEAR(y[t * width + h * head_dim + i], want, 1e-6) << "head_dim " << head_dim << " i " << i;
+            }
+      });
+    }
+}
+
+double silu(double x) { return x / (1 + std::exp(-x)); }
+double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+
+TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
+  for (int64_t n : kSizes) {
+    std::vector<float> x = random_floats(n, 41, -12, 12), u = random_floats(n, 42, -2, 2);
+    x[0] = n > 1 ? -150.0f : 150.0f;  // far outside exp's range on one side or the other
+    for_each_target([&] {
+      std::vector<float> y(n);
+      for (auto [a, f] : {std::pair{kernels::Activation::kSilu, &silu}, std::pair{kernels::Activation::kGeluTanh, &gelu_tanh}}) {
+        kernels::act(x.data(), n, a, y.data());
+        for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], f(x[i]), 1e-5 * std::fabs(f(x[i])) + 1e-6) << "x " << x[i];
+        kernels::act_mul(x.data(), u.data(), n, a, y.data());
+        for (int64_t i = 0; i < n; ++i)
+          ASSERT_NEAR(y[i], f(x[i]) * u[i], 1e-5 * std::fabs(f(x[i]) * u[i]) + 2e-6) << "x " << x[i];
+      }
+      kernels::add(x.data(), u.data(), n, y.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] + u[i]);
+      kernels::mul(x.data(), u.data(), n, y.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] * u[i]);
+      kernels::scale(x.data(), n, 0.25f, y.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(y[i], x[i] * 0.25f);
+      kernels::softcap(x.data(), n, 5.0f, y.data());
+      for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], 5.0 * std::tanh(x[i] / 5.0), 5e-6) << "x " << x[i];
+    });
+  }
+}
+
+TEST(Elementwise, AnElementsValueDoesNotDependOnTheArrayLength) {
+  // The last row of a T-row step must equal that row computed alone (LogitsRows::kLast).
+  const int64_t width = 37;
+  const std::vector<float> x = random_floats(4 * width, 51, -6, 6);
+  for_each_target([&] {
+    std::vector<float> all(x.size()), one(width);
+    kernels::softcap(x.data(), 4 * width, 7.0f, all.data());
+    kernels::softcap(x.data() + 3 * width, width, 7.0f, one.data());
+    ASSERT_EQ(std::memcmp(one.data(), all.data() + 3 * width, width * sizeof(float)), 0);
+    kernels::act(x.data(), 4 * width, kernels::Activation::kGeluTanh, all.data());
+    kernels::act(x.data() + 3 * width, width, kernels::Activation::kGeluTanh, one.data());
+    ASSERT_EQ(std::memcmp(one.data(), all.data() + 3 * width, width * sizeof(float)), 0);
+  });
+}
+
+TEST(StreamSum, SumsEveryElementOnceWithAnyThreadCount) {
+  std::vector<float> x((1 << 21) + 13, 1.0f);
+  ThreadPool pool(3);
+  EXPECT_EQ(kernels::stream_sum(x.data(), static_cast<int64_t>(x.size())), static_cast<double>(x.size()));
+  EXPECT_EQ(kernels::stream_sum(x.data(), static_cast<int64_t>(x.size()), &pool), static_cast<double>(x.size()));
+}
+
+// ------------------------------------------------------------------------------ thread pool
+
+TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
+  for (int threads : {1, 2, 4}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{1000}}) {
+      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
+      for (int rep = 0; rep < 50; ++rep) pool.run(n, [&](int64_t t) { hits[t].fetch_add(1); });
+      for (int64_t t = 0; t < n; ++t) ASSERT_EQ(hits[t].load(), 50) << "threads " << threads << " n " << n;
+    }
+  }
+}
+
+TEST(ThreadPool, ConcurrentCallersShareOnePoolWithoutLosingTasks) {
+  ThreadPool pool(2);
+  constexpr int kCallers = 4, kRuns = 200, kTasks = 37;
+  std::vector<std::atomic<int64_t>> sums(kCallers);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < kCallers; ++c)
+    callers.emplace_back([&, c] {
+      for (int r = 0; r < kRuns; ++r) pool.run(kTasks, [&](int64_t t) { sums[c].fetch_add(t + 1); });
+    });
+  for (std::thread& t : callers) t.join();
+  for (int c = 0; c < kCallers; ++c) EXPECT_EQ(sums[c].load(), int64_t{kRuns} * kTasks * (kTasks + 1) / 2);
+}
+
+TEST(ThreadPool, PhysicalCoresIsPositive) { EXPECT_GE(physical_cores(), 1); }
+
+}  // namespace
+}  // namespace og
