@@ -3,6 +3,9 @@
 // and prefill chunk sizes small enough that ring caches wrap several times.
 //
 // Tolerances: fp32 programs max|diff| <= 1e-4 * max|logit| (measured: ~4e-7);
+// bf16 programs of bf16 checkpoints: the same bound (measured ~4e-7: the weights are exact,
+// only the order of f32 accumulation differs) and greedy argmax equal on >= 99% of positions
+// (measured 100%); bf16 programs of fp32 checkpoints: 5% (measured 0.3%-2%, bf16 rounding);
 // decode vs one-shot prefill within 1e-5 relative (measured: identical).
 #include <gtest/gtest.h>
 
@@ -93,6 +96,7 @@ TEST_P(FamilyE2E, Bf16SourceWeightsMatchReferenceInFp32AndBf16Programs) {
     ASSERT_TRUE(model.is_ok());
     Diff d = compare(run_program(*model, ids, 3), want, g->config.vocab_size);
     EXPECT_LE(d.relative(), 1e-4) << dtype;
+    EXPECT_GE(d.argmax_agreement, 0.99) << dtype;  // greedy decoding follows the reference
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include "e2e_support.h"
 #include "generate/generator.h"
+#include "base/npy.h"
 #include "generate/model_text.h"
 
 namespace og {
@@ -55,6 +56,55 @@ TEST_F(RunTest, GreedyRunPrintsExactlyTheGeneratedText) {
   EXPECT_NE(r.err.find(fmt::format("prompt tokens    {:>9}", ids->size())), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("decode"), std::string::npos);
   EXPECT_NE(r.err.find("KV cache"), std::string::npos);
+}
+
+TEST_F(RunTest, GreedyRunIsRepeatableAndFollowsTheArgmaxOfLogits) {
+  auto a = run_offgraph("run -m " + *program_ + " -p 'Once upon a time' -n 10 --temp 0 --no-report");
+  auto b = run_offgraph("run -m " + *program_ + " -p 'Once upon a time' -n 10 --temp 0 --no-report --seed 99");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  // Re-tokenize prompt + output: each generated token is the argmax of `offgraph logits` at the position before.
+  auto model = runtime::Model::load(*program_);
+  auto text = generate::load_model_text(**model, "");
+  auto prompt = text->tokenizer.encode("Once upon a time", true);
+  std::vector<int32_t> all = *prompt;
+  auto session = runtime::Session::create(*model);
+  std::vector<int32_t> gen;
+  (void)generate::generate(**session, *prompt, {.max_tokens = 10, .sampling = {.temperature = 0}, .stop_ids = text->stop_ids},
+                           [&](int32_t t) {
+                             gen.push_back(t);
+                             return true;
+                           });
+  EXPECT_EQ(a.out, text->tokenizer.decode(gen, true) + "\n");
+  all.insert(all.end(), gen.begin(), gen.end());
+  std::string list;
+  for (int32_t t : all) list += (list.empty() ? "" : ",") + std::to_string(t);
+  TempDir d;
+  auto lg = run_offgraph("logits --program " + *program_ + " --tokens " + list + " --out " + d.file("l.npy"));
+  ASSERT_EQ(lg.exit_code, 0) << lg.err;
+  auto npy = read_npy_f32(d.file("l.npy"));
+  ASSERT_TRUE(npy.is_ok());
+  const int64_t V = npy->shape[1];
+  for (size_t i = 0; i < gen.size(); ++i) {
+    const size_t row = prompt->size() - 1 + i;
+    const float* r = npy->data.data() + row * V;
+    EXPECT_EQ(std::max_element(r, r + V) - r, gen[i]) << "generated token " << i;
+  }
+}
+
+TEST_F(RunTest, SavedChatContinuesInANewProcessAsIfNeverStopped) {
+  TempDir d;
+  write_file(d.file("one"), "first question\nsecond question\n/quit\n");
+  auto straight = run_offgraph("chat -m " + *program_ + " -n 6 --temp 0 --no-report < " + d.file("one"));
+  write_file(d.file("a"), "first question\n/save " + d.file("conv") + "\n/quit\n");
+  auto part1 = run_offgraph("chat -m " + *program_ + " -n 6 --temp 0 --no-report < " + d.file("a"));
+  write_file(d.file("b"), "/load " + d.file("conv") + "\nsecond question\n/quit\n");
+  auto part2 = run_offgraph("chat -m " + *program_ + " -n 6 --temp 0 --no-report < " + d.file("b"));
+  ASSERT_EQ(straight.exit_code, 0);
+  ASSERT_EQ(part1.exit_code, 0);
+  ASSERT_EQ(part2.exit_code, 0) << part2.err;
+  EXPECT_NE(part2.err.find("[ok]"), std::string::npos) << part2.err;
+  EXPECT_EQ(part1.out + part2.out, straight.out);
 }
 
 TEST_F(RunTest, ChatTemplateTurnEndIsAStopToken) {
