@@ -46,8 +46,9 @@ std::string mixed_text(size_t bytes) {
         for (int w = 0; w < n; ++w) {
           std::string word = kWords[rng() % std::size(kWords)];
           if (w == 0) word[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(word[0])));
-          sentence += (w ? " " : "") + word;
-          if (rng() % 12 == 0) sentence += " " + std::to_string(rng() % 100000);
+          if (w) sentence += ' ';
+          sentence += word;
+          if (rng() % 12 == 0) sentence.append(1, ' ').append(std::to_string(rng() % 100000));
           if (rng() % 15 == 0) sentence += ",";
         }
         out += sentence + (rng() % 5 ? ". " : "? ");

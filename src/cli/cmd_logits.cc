@@ -28,6 +28,19 @@ Result<std::vector<int32_t>> parse_token_list(const std::string& s) {
   return ids;
 }
 
+Result<std::vector<int32_t>> read_token_args(const std::string& tokens, const std::string& tokens_file) {
+  if (tokens.empty() && tokens_file.empty()) return usage_error("give --tokens or --tokens-file");
+  std::string text = tokens;
+  if (!tokens_file.empty()) {
+    OG_ASSIGN_OR_RETURN(text, read_text_file(tokens_file));
+    for (char& c : text)  // a JSON array or whitespace-separated ids read as a comma list
+      if (c == '\n' || c == ' ' || c == '\t' || c == '[' || c == ']') c = ',';
+  }
+  OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, parse_token_list(text));
+  if (ids.empty()) return usage_error("no tokens given");
+  return ids;
+}
+
 Runner add_logits(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "Run a program on tokens and write all logits to a .npy file");
   struct Opts {
@@ -45,15 +58,7 @@ Runner add_logits(CLI::App& app) {
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--threads", o->threads, "worker threads (0 = physical cores)");
   return [o]() -> Status {
-    std::string text = o->tokens;
-    if (!o->tokens_file.empty()) {
-      OG_ASSIGN_OR_RETURN(text, read_text_file(o->tokens_file));
-      for (char& c : text)
-        if (c == '\n' || c == ' ' || c == '\t' || c == '[' || c == ']') c = ',';
-    }
-    if (o->tokens.empty() && o->tokens_file.empty()) return usage_error("give --tokens or --tokens-file");
-    OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, parse_token_list(text));
-    if (ids.empty()) return usage_error("no tokens given");
+    OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
     if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
     OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
     OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program));

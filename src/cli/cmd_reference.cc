@@ -18,14 +18,7 @@ Runner add_reference(CLI::App& app) {
   cmd->add_option("--tokens-file", o->tokens_file, "file of token ids");
   cmd->add_option("--out,-o", o->out, "output .npy")->required();
   return [o]() -> Status {
-    std::string text = o->tokens;
-    if (!o->tokens_file.empty()) {
-      OG_ASSIGN_OR_RETURN(text, read_text_file(o->tokens_file));
-      for (char& c : text)
-        if (c == '\n' || c == ' ' || c == '\t' || c == '[' || c == ']') c = ',';
-    }
-    OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, parse_token_list(text));
-    if (ids.empty()) return usage_error("no tokens given");
+    OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
     OG_ASSIGN_OR_RETURN(hf::ModelLocation loc, hf::resolve_model(o->model));
     OG_ASSIGN_OR_RETURN(hf::ModelConfig config, hf::load_model_config(loc.config_path));
     OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(loc.dir));

@@ -37,5 +37,7 @@ std::string layout_table(const program::CacheLayout& l);
 
 // "1,2,3" -> ids; errors name the bad element.
 Result<std::vector<int32_t>> parse_token_list(const std::string& s);
+// --tokens "1,2,3" or --tokens-file F (commas, whitespace or a JSON array).
+Result<std::vector<int32_t>> read_token_args(const std::string& tokens, const std::string& tokens_file);
 
 }  // namespace og::cli

@@ -149,18 +149,40 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   }
   OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));
 
-  // The head: tied to the embedding when the config says so or the checkpoint has none.
+  return build_lm_head(ctx, x, embed, o.final_softcap);
+}
+
+Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap) {
+  const hf::ModelConfig& c = ctx.config;
   WeightId head = embed;
   const hf::TensorView* lm = ctx.ckpt.find("lm_head.weight");
   if (lm == nullptr) lm = ctx.ckpt.find("language_model.lm_head.weight");
   if (!c.tie_word_embeddings) {
     if (lm == nullptr) return bad_input("{}: tie_word_embeddings is false but the checkpoint has no lm_head.weight", ctx.ckpt.dir());
-    OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {V, H}));
-    OG_ASSIGN_OR_RETURN(head, g.weight(*lm_checked));
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {c.vocab_size, c.hidden_size}));
+    OG_ASSIGN_OR_RETURN(head, ctx.g.weight(*lm_checked));
   }
-  ValueId logits = g.linear(x, head);
-  if (o.final_softcap > 0) logits = g.softcap(logits, o.final_softcap);
-  g.set_logits(logits);
+  ValueId logits = ctx.g.linear(x, head);
+  if (final_softcap > 0) logits = ctx.g.softcap(logits, final_softcap);
+  ctx.g.set_logits(logits);
+  return Status::ok();
+}
+
+Status gemma_decoder_options(BuildContext& ctx, DecoderOptions& o, bool via_f32) {
+  const hf::ModelConfig& c = ctx.config;
+  const hf::JsonFields t = c.text_fields();
+  o.norm_offset = 1.0f;
+  o.sandwich_norms = true;
+  OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
+  OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", 256.0));
+  if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "positive");
+  o.attn_scale = static_cast<float>(1.0 / std::sqrt(qpas));
+  OG_ASSIGN_OR_RETURN(double final_cap, t.get_double("final_logit_softcapping", 0.0));
+  if (final_cap < 0) return t.invalid("final_logit_softcapping", "positive or null");
+  o.final_softcap = static_cast<float>(final_cap);
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* e, ctx.tensor("embed_tokens.weight", {c.vocab_size, c.hidden_size}));
+  OG_ASSIGN_OR_RETURN(DType loaded, loaded_weight_dtype(c, e->dtype));
+  o.embed_scale = gemma_embed_scale(c.hidden_size, loaded, via_f32);
   return Status::ok();
 }
 

@@ -29,6 +29,14 @@ struct DecoderOptions {
 
 Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
 
+// logits = x head^T (+ final softcap): the head is tied to `embed` when the config says so,
+// else lm_head.weight (or the wrapper's language_model.lm_head.weight) must exist.
+Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap);
+
+// Gemma-2/3's shared options: (1 + w) sandwich norms, activation, query_pre_attn_scalar
+// scale, final softcap, and the embedding normalizer (via_f32: Gemma-3 holds it as float32).
+Status gemma_decoder_options(BuildContext& ctx, DecoderOptions& o, bool via_f32);
+
 // hidden_activation / hidden_act as an op activation; unknown names are an error naming the field.
 Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);
 

@@ -21,25 +21,12 @@ class Gemma3Family final : public Family {
     return types;
   }
   Status build(BuildContext& ctx) const override {
-    const hf::ModelConfig& c = ctx.config;
-    hf::JsonFields t = c.text_fields();
     DecoderOptions o;
-    o.norm_offset = 1.0f;
-    o.sandwich_norms = true;
+    OG_TRY(gemma_decoder_options(ctx, o, /*via_f32=*/true));
     o.qk_norm = true;
-    OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
-    OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", 256.0));
-    if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "positive");
-    o.attn_scale = static_cast<float>(1.0 / std::sqrt(qpas));
     // Gemma-3's attention never applies attn_logit_softcapping (transformers does not pass it on).
-    OG_ASSIGN_OR_RETURN(double final_cap, t.get_double("final_logit_softcapping", 0.0));
-    if (final_cap < 0) return t.invalid("final_logit_softcapping", "positive or null");
-    o.final_softcap = static_cast<float>(final_cap);
-    OG_ASSIGN_OR_RETURN(double local_theta, t.get_double("rope_local_base_freq", 10000.0));
+    OG_ASSIGN_OR_RETURN(double local_theta, ctx.config.text_fields().get_double("rope_local_base_freq", 10000.0));
     o.sliding_rope_theta = local_theta;
-    OG_ASSIGN_OR_RETURN(const hf::TensorView* e, ctx.tensor("embed_tokens.weight", {c.vocab_size, c.hidden_size}));
-    OG_ASSIGN_OR_RETURN(DType loaded, loaded_weight_dtype(c, e->dtype));
-    o.embed_scale = gemma_embed_scale(c.hidden_size, loaded, /*via_f32=*/true);
     return build_decoder(ctx, o);
   }
 };

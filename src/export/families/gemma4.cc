@@ -181,17 +181,7 @@ Status Gemma4Family::build(BuildContext& ctx) const {
     }
   }
   OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));
-  WeightId head = embed;
-  if (!c.tie_word_embeddings) {
-    const hf::TensorView* lm = ctx.ckpt.find("lm_head.weight");
-    if (lm == nullptr) return bad_input("{}: tie_word_embeddings is false but the checkpoint has no lm_head.weight", ctx.ckpt.dir());
-    OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {V, H}));
-    OG_ASSIGN_OR_RETURN(head, g.weight(*lm_checked));
-  }
-  ValueId logits = g.linear(x, head);
-  if (final_cap > 0) logits = g.softcap(logits, static_cast<float>(final_cap));
-  g.set_logits(logits);
-  return Status::ok();
+  return build_lm_head(ctx, x, embed, static_cast<float>(final_cap));
 }
 
 }  // namespace
