@@ -145,3 +145,17 @@ TEST_F(RunTest, BadSamplingFlagsAreUsageErrors) {
 
 }  // namespace
 }  // namespace og
+
+namespace og {
+namespace {
+
+TEST_F(RunTest, TokenizeReadsTheTokenizerStoredInAProgram) {
+  auto from_program = og::testing::run_offgraph("tokenize --tokenizer " + *program_ + " --text 'Hello world'");
+  auto from_json = og::testing::run_offgraph("tokenize --tokenizer " + kTokenizerDir + "/tokenizer.json --text 'Hello world'");
+  ASSERT_EQ(from_program.exit_code, 0) << from_program.err;
+  EXPECT_EQ(from_program.out, from_json.out);
+  EXPECT_EQ(from_program.out, "[9906,1917]\n");
+}
+
+}  // namespace
+}  // namespace og

@@ -10,6 +10,7 @@
 
 #include "base/mapped_file.h"
 #include "cli/commands.h"
+#include "generate/model_text.h"
 #include "tokenizer/tokenizer.h"
 
 namespace og::cli {
@@ -46,7 +47,7 @@ Runner add_tokenize(CLI::App& app) {
     bool add_special = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--tokenizer,-t", o->tokenizer, "tokenizer.json, or a directory holding one")->required();
+  cmd->add_option("--tokenizer,-t", o->tokenizer, "program file, tokenizer.json, or a directory holding one")->required();
   auto* text = cmd->add_option("--text", o->text, "the text to tokenize");
   auto* file = cmd->add_option("--text-file", o->text_file, "a file whose whole content (UTF-8) is the text");
   auto* batch = cmd->add_option("--batch", o->batch, "a JSON file holding an array of strings; one id array per line");
@@ -55,7 +56,7 @@ Runner add_tokenize(CLI::App& app) {
   cmd->add_flag("--add-special", o->add_special, "apply the post-processor (BOS etc.), as add_special_tokens=True");
   return [o, text, file, batch]() -> Status {
     if (text->count() + file->count() + batch->count() != 1) return usage_error("tokenize needs one of --text, --text-file, --batch");
-    OG_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_json_file(o->tokenizer));
+    OG_ASSIGN_OR_RETURN(Tokenizer tok, generate::load_tokenizer(o->tokenizer));
     if (batch->count() > 0) {
       OG_ASSIGN_OR_RETURN(std::vector<std::string> items, read_batch(o->batch));
       std::string out;
@@ -83,12 +84,12 @@ Runner add_detokenize(CLI::App& app) {
     bool skip_special = false;
   };
   auto o = std::make_shared<Opts>();
-  cmd->add_option("--tokenizer,-t", o->tokenizer, "tokenizer.json, or a directory holding one")->required();
+  cmd->add_option("--tokenizer,-t", o->tokenizer, "program file, tokenizer.json, or a directory holding one")->required();
   cmd->add_option("--ids", o->ids, "comma-separated token ids")->required();
   cmd->add_flag("--skip-special", o->skip_special, "leave out special tokens, as skip_special_tokens=True");
   return [o]() -> Status {
     OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, parse_token_list(o->ids));
-    OG_ASSIGN_OR_RETURN(Tokenizer tok, Tokenizer::from_json_file(o->tokenizer));
+    OG_ASSIGN_OR_RETURN(Tokenizer tok, generate::load_tokenizer(o->tokenizer));
     // tokenizers silently drops unknown ids; a user asking for one most likely made a mistake.
     for (int32_t id : ids)
       if (!tok.id_to_token(id)) return bad_input("--ids: {} is not a token id of {} (vocab_size {})", id, o->tokenizer, tok.vocab_size());
