@@ -1,6 +1,6 @@
 // The generation loop: chunked prefill of the prompt (only the last row's logits), then
 // one token per step until max_tokens, a stop id, or the context is full. Tokens stream
-// out through a callback; timings come back as GenerateStats (llama.cpp-style report).
+// out through a callback; timings come back as GenerateStats (the usual CLI speed report).
 #pragma once
 
 #include <functional>
