@@ -1,6 +1,7 @@
 // Kernels against float64 scalar loops written here, at sizes 1, 7, 31, 32, 33 and 257, on
 // every SIMD target compiled into the kernels that this CPU supports; thread and token
-// count invariance (bit for bit); the thread pool.
+// count invariance (bit for bit); the thread pool; sessions give the same logits with any
+// number of threads.
 //
 // Tolerances (kTol): weights and caches hold exactly the values the reference uses (bf16
 // and f16 rounded here with the test's own conversions), and the kernels widen them
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "e2e_support.h"
 #include "kernels/kernels.h"
 
 namespace og {
@@ -175,6 +177,35 @@ TEST(Linear, EachRowOfAPrefillEqualsThatTokenAloneBitForBit) {
   }
 }
 
+TEST(Linear, LongRowsSplitIntoColumnBlocksMatchFloat64AndDecode) {
+  // 4100 columns: a prefill step accumulates in column blocks (parking its accumulators
+  // between them), which must give the same bits as decode's single pass over the row.
+  ThreadPool pool(2);
+  for (const Tol& tol : kTol) {
+    SCOPED_TRACE(tol.name);
+    const int64_t rows = 37, cols = 4100, T = 13;
+    const Stored w = make_stored(rows * cols, tol.type, 6);
+    const std::vector<float> x = random_floats(T * cols, 7);
+    const kernels::Matrix m{.data = w.data(), .type = tol.type, .rows = rows, .cols = cols};
+    for_each_target([&] {
+      std::vector<float> all(T * rows), one(rows);
+      kernels::linear(x.data(), T, m, nullptr, all.data(), &pool);
+      for (int64_t t = 0; t < T; ++t) {
+        kernels::linear(x.data() + t * cols, 1, m, nullptr, one.data());
+        ASSERT_EQ(std::memcmp(one.data(), all.data() + t * rows, rows * sizeof(float)), 0) << "token " << t;
+        for (int64_t o = 0; o < rows; ++o) {
+          double want = 0, mag = 0;
+          for (int64_t i = 0; i < cols; ++i) {
+            want += w.value[o * cols + i] * x[t * cols + i];
+            mag += std::fabs(w.value[o * cols + i] * x[t * cols + i]);
+          }
+          ASSERT_LE(std::fabs(one[o] - want), tol.linear * mag) << "token " << t << " row " << o;
+        }
+      }
+    });
+  }
+}
+
 TEST(Embedding, RowsWidenExactlyAndScale) {
   for (const Tol& tol : kTol) {
     SCOPED_TRACE(tol.name);
@@ -294,7 +325,7 @@ TEST(Attend, MatchesFloat64OverFlatAndRingStorageAtEverySize) {
             {2, 2, static_cast<int32_t>(D), T, 33, 33, true, 3.0f},
         };
         for (const AttendCase& c : cases) {
-          SCOPED_TRACE(testing::Message() << "D " << D << " T " << T << " heads " << c.n_heads << "/" << c.n_kv_heads
+          SCOPED_TRACE(::testing::Message() << "D " << D << " T " << T << " heads " << c.n_heads << "/" << c.n_kv_heads
                                           << " window " << c.window << (c.ring ? " ring" : " flat") << " softcap "
                                           << c.softcap);
           check_attend(c, tol, &pool);
@@ -446,6 +477,35 @@ TEST(ThreadPool, ConcurrentCallersShareOnePoolWithoutLosingTasks) {
 }
 
 TEST(ThreadPool, PhysicalCoresIsPositive) { EXPECT_GE(physical_cores(), 1); }
+
+// -------------------------------------------------------------------------------- sessions
+
+TEST(SessionThreads, LogitsAreIdenticalWithOneTwoOrSharedPoolThreads) {
+  for (const char* family : {"llama", "gemma3_text"}) {
+    auto g = testing::generate({.family = family, .seed = 17});
+    auto model = runtime::Model::load(testing::export_to(*g, "p.ogp", "bf16", 5));
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    const auto ids = testing::test_tokens(23, (*model)->vocab_size(), 3);
+    auto run = [&](runtime::SessionOptions o, int64_t chunk) {
+      auto s = runtime::Session::create(*model, o);
+      EXPECT_TRUE(s.is_ok());
+      std::vector<float> out;
+      for (size_t t = 0; t < ids.size(); t += static_cast<size_t>(chunk)) {
+        const size_t n = std::min<size_t>(static_cast<size_t>(chunk), ids.size() - t);
+        auto l = (*s)->append(std::span<const int32_t>(ids.data() + t, n));
+        EXPECT_TRUE(l.is_ok());
+        if (l.is_ok()) out.insert(out.end(), l->begin(), l->end());
+      }
+      return out;
+    };
+    for (int64_t chunk : {int64_t{1}, int64_t{5}}) {
+      const std::vector<float> one = run({.threads = 1}, chunk);
+      EXPECT_TRUE(same_bits(one, run({.threads = 2}, chunk))) << family << " chunk " << chunk;
+      EXPECT_TRUE(same_bits(one, run({}, chunk))) << family << " chunk " << chunk;
+      EXPECT_TRUE(same_bits(one, run({.pool = std::make_shared<ThreadPool>(3)}, chunk))) << family << " chunk " << chunk;
+    }
+  }
+}
 
 }  // namespace
 }  // namespace og

@@ -72,7 +72,7 @@ TEST(CliTokenize, BadInputExits2WithOneLineNamingTheCulprit) {
       {"tokenize -t " + q(kLlama3) + " --text-file " + d.file("bad.txt"), "bad.txt: text is not valid UTF-8 (byte 2 of 3)"},
       {"tokenize -t " + q(kLlama3) + " --batch " + d.file("batch.json"), "batch.json: element 1 is not a string"},
       {"tokenize -t " + d.path() + " --text a", "model: type 'Unigram' is not supported"},
-      {"tokenize -t " + d.file("none") + " --text a", "none: no such file"},
+      {"tokenize -t " + d.file("none") + " --text a", "none: cannot open: No such file or directory"},
       {"detokenize -t " + q(kLlama3) + " --ids 5,999999", "--ids: 999999 is not a token id"},
   };
   for (const auto& c : cases) {

@@ -93,10 +93,16 @@ void ThreadPool::run_erased(int64_t n_tasks, TaskFn fn, const void* ctx) {
   generation_.store(gen, std::memory_order_release);
   generation_.notify_all();
   claim_tasks();
-  // Every task is claimed: close the job to latecomers, then wait for those inside.
+  // Every task is claimed: close the job to latecomers, then wait for those inside. A
+  // worker still busy after a few microseconds may have been preempted (a shared machine):
+  // yield the core rather than spin against it.
   uint64_t s = state_.fetch_or(kClosed, std::memory_order_acq_rel) | kClosed;
-  while ((s & kCountMask) != 0) {
-    OG_PAUSE();
+  for (int i = 0; (s & kCountMask) != 0; ++i) {
+    if (i < 2000) {
+      OG_PAUSE();
+    } else {
+      std::this_thread::yield();
+    }
     s = state_.load(std::memory_order_acquire);
   }
 }

@@ -1,4 +1,4 @@
-// `offgraph bench -m FILE [-p 128] [-n 64] [-r 3] [--threads N] [--ctx N] [--kv-dtype D] [--json]`
+// `offgraph bench -m FILE [-p 128] [-n 64] [-r 3] [--threads N] [--ctx N] [--kv-dtype D] [--simd T] [--json]`
 // llama-bench style: prefill of p tokens in one step from an empty cache, then decode of n
 // tokens one at a time; the median of r runs after one warm-up run. The same run measures
 // the machine's memory read bandwidth (a multi-threaded streaming read over a buffer much
@@ -57,6 +57,19 @@ uint64_t decode_weight_bytes(const runtime::Model& m) {
   return bytes;
 }
 
+// K/V bytes the attention ops read for one decoded token at position pos (each op reads the
+// keys and values its window allows; KV-shared layers read their donor's again).
+uint64_t decode_kv_bytes(const runtime::Model& m, int64_t pos, runtime::KvDType kv) {
+  const uint64_t esize = kv == runtime::KvDType::kF32 ? 4 : 2;
+  uint64_t bytes = 0;
+  for (const runtime::BoundOp& op : m.ops()) {
+    if (op.kind != runtime::OpKind::kAttend) continue;
+    const int64_t keys = op.attend.window > 0 ? std::min<int64_t>(pos + 1, op.attend.window) : pos + 1;
+    bytes += 2 * static_cast<uint64_t>(keys) * op.attend.n_kv_heads * op.attend.head_dim * esize;
+  }
+  return bytes;
+}
+
 struct Bandwidth {
   double gb_s = 0;
   uint64_t buffer_bytes = 0;
@@ -107,7 +120,7 @@ std::vector<int32_t> bench_tokens(int64_t n, int64_t vocab, uint32_t seed) {
 Runner add_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure prefill and decode speed against the memory-bandwidth floor");
   struct Opts {
-    std::string program, kv_dtype = "fp32";
+    std::string program, kv_dtype = "fp32", simd;
     int64_t prefill = 128, decode = 64, ctx = 0, bw_mb = 0;
     int runs = 3, threads = 0;
     bool json = false;
@@ -121,11 +134,15 @@ Runner add_bench(CLI::App& app) {
   cmd->add_option("--ctx", o->ctx, "decode from position N (the cache is first filled by prefill); default: after the prefill");
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--bw-mb", o->bw_mb, "bandwidth test buffer in MB (default: 4x the last-level cache, at least 1024)");
+  cmd->add_option("--simd", o->simd, "use SIMD targets no better than this one (e.g. AVX2), to compare");
   cmd->add_flag("--json", o->json, "print one JSON object");
   return [o]() -> Status {
     if (o->prefill < 1 || o->decode < 1 || o->runs < 1 || o->threads < 0 || o->ctx < 0 || o->bw_mb < 0)
       return usage_error("-p, -n and -r must be >= 1; --threads, --ctx and --bw-mb >= 0");
     OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
+    if (!o->simd.empty() && !kernels::limit_simd_target(o->simd.c_str()))
+      return usage_error("--simd '{}': not a SIMD target compiled into this binary (current: {})", o->simd,
+                         kernels::simd_target());
     OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program));
     const int threads = o->threads > 0 ? o->threads : physical_cores();
     auto pool = std::make_shared<ThreadPool>(threads);
@@ -184,6 +201,7 @@ Runner add_bench(CLI::App& app) {
     const double load_after = load_average();
 
     const uint64_t wbytes = decode_weight_bytes(*model);
+    const uint64_t kv_bytes = decode_kv_bytes(*model, decode_from + o->decode / 2, kv);
     const double pp = median(prefill_tok_s), tg = median(decode_tok_s);
     const double floor_tok_s = bw.gb_s * 1e9 / static_cast<double>(wbytes);
     nlohmann::ordered_json j;
@@ -202,6 +220,7 @@ Runner add_bench(CLI::App& app) {
     j["bandwidth_buffer_bytes"] = bw.buffer_bytes;
     j["bandwidth_threads"] = bw.threads;
     j["weight_bytes"] = wbytes;
+    j["kv_bytes_per_token"] = kv_bytes;
     j["decode_floor_tok_s"] = floor_tok_s;
     j["decode_floor_fraction"] = tg / floor_tok_s;
     j["prefill_tok_s_runs"] = prefill_tok_s;
@@ -214,8 +233,10 @@ Runner add_bench(CLI::App& app) {
     auto range = [](const std::vector<double>& v) {
       return fmt::format("{:.2f}..{:.2f}", *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
     };
-    std::cout << fmt::format("program {}\n  simd {}, {} threads, kv {}, {:.1f} MB of weights read per decoded token\n",
-                             o->program, kernels::simd_target(), threads, o->kv_dtype, static_cast<double>(wbytes) / 1e6);
+    std::cout << fmt::format("program {}\n  simd {}, {} threads, kv {}, {:.1f} MB of weights read per decoded token"
+                             " (and {:.1f} MB of K/V, not in the floor)\n",
+                             o->program, kernels::simd_target(), threads, o->kv_dtype, static_cast<double>(wbytes) / 1e6,
+                             static_cast<double>(kv_bytes) / 1e6);
     std::cout << fmt::format("  memory read bandwidth {:.2f} GB/s ({} MB buffer, {} threads, best of 5 passes)\n", bw.gb_s,
                              bw.buffer_bytes >> 20, bw.threads);
     if (prefill_steps > 1)

@@ -94,5 +94,8 @@ double stream_sum(const float* x, int64_t n, ThreadPool* pool = nullptr);
 
 // Name of the SIMD target the kernels dispatch to ("AVX3", "AVX2", "NEON", ...).
 const char* simd_target();
+// Dispatches to targets no better than `name` from now on (for comparisons, e.g. "AVX2" on
+// an AVX-512 machine); false if no compiled target has that name.
+bool limit_simd_target(const char* name);
 
 }  // namespace og::kernels

@@ -6,9 +6,10 @@
 // the tile that produced it or on the thread count.
 //
 // Schedule: tasks are panels of output rows. Within a panel, tokens go in blocks of
-// kTokens; each block runs kRows x kTokens register tiles down the panel. The panel is
-// sized (by bytes) to stay in L2 while every token block reuses it, so a prefill step reads
-// each weight from memory once; decode (T = 1) streams kRows rows at a time.
+// kTokens; each block runs kRows x kTokens register tiles down the panel, one block of
+// columns at a time (so the tokens' slice of x stays in L1). The panel is sized (by bytes)
+// to stay in L2 while every token block reuses it, so a prefill step reads each weight from
+// memory once; decode (T = 1) streams kRows whole rows at a time.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/linear.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -16,6 +17,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "kernels/internal.h"
@@ -26,7 +28,7 @@ namespace og::kernels {
 namespace HWY_NAMESPACE {
 
 inline constexpr int kRows = 4;
-inline constexpr int kTokens = kManyRegisters ? 4 : 2;
+inline constexpr int kTokens = kManyRegisters ? 6 : 2;
 
 HWY_INLINE float Scalar(float v) { return v; }
 HWY_INLINE float Scalar(hwy::bfloat16_t v) {
@@ -40,23 +42,35 @@ HWY_INLINE float Scalar(hwy::float16_t v) {
   return fp16_to_float(b);
 }
 
-// y[c * y_stride + r] = w[r] . x[c] + bias[r] for R rows of w (stride in) and C tokens of x.
+// Columns [k0, k1) of the dot products of R rows of w (stride in) with C tokens of x
+// (stride in). The accumulators start at zero (first) or come from `park`; at the end they
+// are parked again, or (last: k1 == in) finished: the zero-padded partial step, the lane
+// sum and the bias go to y[c * y_stride + r]. Whatever the blocking, each lane of each
+// accumulator sees the same FMAs in the same order.
 template <int R, int C, typename W>
-HWY_INLINE void Tile(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, int64_t in, const float* bias,
-                     float* HWY_RESTRICT y, int64_t y_stride) {
+HWY_INLINE void Tile(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, int64_t in, int64_t k0, int64_t k1,
+                     float* HWY_RESTRICT park, const float* bias, float* HWY_RESTRICT y, int64_t y_stride,
+                     bool prefetch) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   VF acc[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) acc[r][c] = hn::Zero(df);
-  int64_t i = 0;
-  for (; i + N <= in; i += N) {
+    for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * N);
+  int64_t i = k0;
+  for (; i + N <= k1; i += N) {
+    if (C == 1 && prefetch)  // the same columns of the next R rows, into L2
+      for (int r = 0; r < R; ++r) __builtin_prefetch(w + (R + r) * in + i, 0, 2);
     VF xv[C];
     for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(df, x + c * in + i);
     for (int r = 0; r < R; ++r) {
       const VF wv = LoadF(df, w + r * in + i);
       for (int c = 0; c < C; ++c) acc[r][c] = hn::MulAdd(wv, xv[c], acc[r][c]);
     }
+  }
+  if (k1 < in) {
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) hn::StoreU(acc[r][c], df, park + (r * C + c) * N);
+    return;
   }
   if (i < in) {  // the last partial step, zero-padded
     HWY_ALIGN float buf[kMaxLanesF];
@@ -75,34 +89,63 @@ HWY_INLINE void Tile(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, int64
     for (int c = 0; c < C; ++c) y[c * y_stride + r] = ReduceSumF(df, acc[r][c]) + (bias ? bias[r] : 0.0f);
 }
 
-// Rows [r0, r1) of C tokens.
+// Rows [r0, r1) of C tokens. Columns go in blocks of kc, each block swept down all the rows
+// while the C tokens' slice of x stays in L1; between blocks each tile parks its
+// accumulators in `park` (C * N floats per row).
 template <int C, typename W>
-HWY_INLINE void TileColumn(const W* w, const float* x, int64_t in, int64_t out, const float* bias, float* y,
-                           int64_t r0, int64_t r1) {
-  int64_t r = r0;
-  for (; r + kRows <= r1; r += kRows)
-    Tile<kRows, C>(w + r * in, x, in, bias ? bias + r : nullptr, y + r, out);
-  for (; r < r1; ++r) Tile<1, C>(w + r * in, x, in, bias ? bias + r : nullptr, y + r, out);
+HWY_INLINE void TileColumn(const W* w, const float* x, int64_t in, int64_t kc, int64_t out, const float* bias, float* y,
+                           int64_t r0, int64_t r1, float* park, bool prefetch) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
+  for (int64_t k0 = 0; k0 < in; k0 += kc) {
+    const int64_t k1 = std::min(in, k0 + kc);
+    int64_t r = r0;
+    for (; r + kRows <= r1; r += kRows)
+      Tile<kRows, C>(w + r * in, x, in, k0, k1, park + (r - r0) * C * N, bias ? bias + r : nullptr, y + r, out, prefetch);
+    for (; r < r1; ++r)
+      Tile<1, C>(w + r * in, x, in, k0, k1, park + (r - r0) * C * N, bias ? bias + r : nullptr, y + r, out, prefetch);
+  }
+}
+
+// TileColumn for nt <= C tokens.
+template <int C, typename W>
+HWY_INLINE void TokenBlock(int64_t nt, const W* w, const float* x, int64_t in, int64_t kc, int64_t out, const float* bias,
+                           float* y, int64_t r0, int64_t r1, float* park, bool prefetch) {
+  if constexpr (C == 1) {
+    TileColumn<1>(w, x, in, kc, out, bias, y, r0, r1, park, prefetch);
+  } else {
+    if (nt == C) return TileColumn<C>(w, x, in, kc, out, bias, y, r0, r1, park, prefetch);
+    TokenBlock<C - 1>(nt, w, x, in, kc, out, bias, y, r0, r1, park, prefetch);
+  }
 }
 
 template <typename W>
 void LinearRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const W* w = static_cast<const W*>(a.w.data);
   const int64_t in = a.w.cols, out = a.w.rows;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
+  // Decode streams whole rows. Prefill: column blocks whose x slice (kTokens rows) fills
+  // about 24 KB of L1, a multiple of the vector width.
+  const int64_t kc = a.T == 1 ? in : std::max<int64_t>(N, (24 << 10) / (4 * kTokens) / N * N);
+  // Decode: the kRows concurrent row streams of a tile can defeat the hardware's per-page
+  // stream prefetcher, so for rows up to 16 KiB each tile also prefetches the same columns
+  // of the next kRows rows into L2. Measured on the benchmark machine (docs/benchmarks.md):
+  // 16-bit rows gain at every length tried (1152 columns: 7-9 -> 11-15 GB/s); f32 rows gain
+  // only when they are not a multiple of 4 KiB, and long f32 rows lose.
+  const int64_t row_bytes = in * static_cast<int64_t>(sizeof(W));
+  const bool prefetch = a.T == 1 && row_bytes <= (16 << 10) && (sizeof(W) == 2 || row_bytes % 4096 != 0);
+  thread_local std::vector<float> park_buffer;
+  float* park = nullptr;
+  if (kc < in) {
+    const size_t need = static_cast<size_t>(std::min(a.panel_rows, r1 - r0) * kTokens * N);
+    if (park_buffer.size() < need) park_buffer.resize(need);
+    park = park_buffer.data();
+  }
   for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
     const int64_t p1 = std::min(r1, p0 + a.panel_rows);
     for (int64_t t0 = 0; t0 < a.T; t0 += kTokens) {
       const float* x = a.x + t0 * in;
       float* y = a.y + t0 * out;
-      const int64_t nt = std::min<int64_t>(kTokens, a.T - t0);
-      if (nt == kTokens) {
-        TileColumn<kTokens>(w, x, in, out, a.bias, y, p0, p1);
-      } else if (nt == 1) {
-        TileColumn<1>(w, x, in, out, a.bias, y, p0, p1);
-      } else if constexpr (kTokens == 4) {
-        if (nt == 2) TileColumn<2>(w, x, in, out, a.bias, y, p0, p1);
-        else TileColumn<3>(w, x, in, out, a.bias, y, p0, p1);
-      }
+      TokenBlock<kTokens>(std::min<int64_t>(kTokens, a.T - t0), w, x, in, kc, out, a.bias, y, p0, p1, park, prefetch);
     }
   }
 }
@@ -188,6 +231,17 @@ void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, 
 }
 
 const char* simd_target() { return HWY_DYNAMIC_DISPATCH(TargetName)(); }
+
+bool limit_simd_target(const char* name) {
+  for (int64_t targets = HWY_TARGETS; targets != 0; targets &= targets - 1) {
+    const int64_t t = targets & -targets;
+    if (std::strcmp(hwy::TargetName(t), name) == 0) {
+      hwy::DisableTargets(t - 1);  // better targets have lower bits
+      return true;
+    }
+  }
+  return false;
+}
 
 }  // namespace og::kernels
 #endif  // HWY_ONCE
