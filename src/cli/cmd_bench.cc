@@ -40,15 +40,14 @@ uint64_t decode_weight_bytes(const runtime::Model& m) {
   auto once = [&](const void* p, uint64_t n) {
     if (p != nullptr && seen.insert(p).second) bytes += n;
   };
-  const auto esize = [](kernels::ElemType t) { return t == kernels::ElemType::kF32 ? 4u : 2u; };
   for (const runtime::BoundOp& op : m.ops()) {
     switch (op.kind) {
       case runtime::OpKind::kLinear:
-        once(op.matrix.data, static_cast<uint64_t>(op.matrix.rows) * op.matrix.cols * esize(op.matrix.type));
+        once(op.matrix.data, static_cast<uint64_t>(op.matrix.rows * kernels::row_storage_bytes(op.matrix)));
         once(op.vec, static_cast<uint64_t>(op.matrix.rows) * 4);
         break;
       case runtime::OpKind::kEmbedding:
-        bytes += static_cast<uint64_t>(op.matrix.cols) * esize(op.matrix.type);
+        bytes += static_cast<uint64_t>(kernels::row_storage_bytes(op.matrix));
         break;
       case runtime::OpKind::kRmsNorm: once(op.vec, static_cast<uint64_t>(op.dim) * 4); break;
       default: break;

@@ -1,4 +1,5 @@
-// `offgraph export --model MODEL --output FILE [--dtype ...] [--max-ctx-len N] [--prefill-chunk-size C]`
+// `offgraph export --model MODEL --output FILE [--dtype ...] [--qlinear 4w|8w] [--qlinear-group-size G]
+//  [--qembedding 4w|8w] [--max-ctx-len N] [--prefill-chunk-size C]`
 #include <unistd.h>
 
 #include <iostream>
@@ -14,6 +15,10 @@ Runner add_export(CLI::App& app) {
   cmd->add_option("--model,-m", o->model, "model directory, config.json, or hub id in the local HF cache")->required();
   cmd->add_option("--output,-o", o->output, "program file to write")->required();
   cmd->add_option("--dtype", o->dtype, "weight dtype: fp32, bf16 or fp16")->capture_default_str();
+  cmd->add_option("--qlinear", o->qlinear, "quantize linear weights: 4w or 8w (group-wise, f16 scales; the LM head 8w)");
+  cmd->add_option("--qlinear-group-size", o->qgroup_size, "values per quantization group: 32, 64 or 128")
+      ->capture_default_str();
+  cmd->add_option("--qembedding", o->qembedding, "quantize embedding tables: 4w or 8w");
   cmd->add_option("--max-ctx-len", o->max_ctx_len, "context capacity (default min(max_position_embeddings, 4096))");
   cmd->add_option("--prefill-chunk-size", o->prefill_chunk_size, "largest T of one step (default min(512, max-ctx-len))");
   return [o]() -> Status {
@@ -21,6 +26,9 @@ Runner add_export(CLI::App& app) {
     OG_ASSIGN_OR_RETURN(exporter::ExportSummary s, exporter::export_program(*o));
     std::cerr << fmt::format("exported {} -> {}: {} tensors, {} ops, {:.1f} MB in {:.2f} s\n", o->model, o->output,
                              s.n_tensors, s.n_ops, static_cast<double>(s.bytes) / 1e6, s.seconds);
+    if (s.n_not_quantizable > 0)
+      std::cerr << fmt::format("note: {} matrices kept in {} (columns not a multiple of the group size {})\n",
+                               s.n_not_quantizable, o->dtype, o->qgroup_size);
     return Status::ok();
   };
 }

@@ -162,7 +162,7 @@ Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_s
     OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {c.vocab_size, c.hidden_size}));
     OG_ASSIGN_OR_RETURN(head, ctx.g.weight(*lm_checked));
   }
-  ValueId logits = ctx.g.linear(x, head);
+  ValueId logits = ctx.g.lm_head(x, head);
   if (final_softcap > 0) logits = ctx.g.softcap(logits, final_softcap);
   ctx.g.set_logits(logits);
   return Status::ok();

@@ -105,6 +105,14 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   if (o.prefill_chunk_size < 0 || chunk > max_ctx)
     return usage_error("--prefill-chunk-size {} must be between 1 and max_ctx_len ({})", o.prefill_chunk_size, max_ctx);
 
+  QuantOptions quant;
+  OG_ASSIGN_OR_RETURN(quant.linear, parse_quant_bits(o.qlinear, "--qlinear"));
+  OG_ASSIGN_OR_RETURN(quant.embedding, parse_quant_bits(o.qembedding, "--qembedding"));
+  if (o.qgroup_size != 32 && o.qgroup_size != 64 && o.qgroup_size != 128)
+    return usage_error("--qlinear-group-size {}: expected 32, 64 or 128", o.qgroup_size);
+  quant.group_size = o.qgroup_size;
+  quant.method = o.qround_to_nearest ? QuantMethod::kRoundToNearest : QuantMethod::kFit;
+
   OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(loc.dir));
   OG_ASSIGN_OR_RETURN(std::string prefix, find_text_prefix(ckpt));
 
@@ -123,9 +131,10 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   // Write to a temporary name and rename at the end, so a failed export leaves no half file.
   const std::string tmp = o.output + ".partial";
   OG_ASSIGN_OR_RETURN(auto writer, program::ProgramWriter::create(tmp));
-  GraphBuilder g(*writer, p, dtype, o.show_progress && ::isatty(2), ckpt.names().size());
+  GraphBuilder g(*writer, p, dtype, o.show_progress && ::isatty(2), ckpt.names().size(), quant);
   BuildContext ctx{config, ckpt, layers, layout, g, prefix};
   Status built = family->build(ctx);
+  if (built.is_ok()) built = g.write_weights();
   g.finish_progress();
   // A tensor of the text model that no op uses means the builder misses a feature of
   // this checkpoint (a bias, an extra norm): refuse rather than write a wrong program.
@@ -160,6 +169,8 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   s.n_tensors = static_cast<int64_t>(p.tensors.size());
   s.bytes = fs::file_size(o.output, ec);
   s.n_ops = static_cast<int32_t>(p.ops.size());
+  s.n_quantized = g.n_quantized();
+  s.n_not_quantizable = g.n_not_quantizable();
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;
 }

@@ -14,6 +14,10 @@ struct ExportOptions {
   std::string dtype = "fp32";      // fp32 | bf16 | fp16: weights of linears and embeddings
   int64_t max_ctx_len = 0;         // 0: min(max_position_embeddings, 4096)
   int64_t prefill_chunk_size = 0;  // 0: min(512, max_ctx_len)
+  std::string qlinear;              // "" | 4w | 8w: linear weights (the LM head: 8w)
+  std::string qembedding;           // "" | 4w | 8w: embedding tables
+  int32_t qgroup_size = 32;         // 32 | 64 | 128
+  bool qround_to_nearest = false;   // llama.cpp's Q8_0/Q4_0 rounding instead of the fit (to compare)
   bool show_progress = false;
 };
 
@@ -22,6 +26,8 @@ struct ExportSummary {
   uint64_t bytes = 0;
   int32_t n_ops = 0;
   double seconds = 0;
+  int64_t n_quantized = 0;          // matrices stored 4w / 8w
+  int64_t n_not_quantizable = 0;    // left in the program dtype: columns not a multiple of the group
 };
 
 Result<ExportSummary> export_program(const ExportOptions& options);

@@ -8,8 +8,8 @@
 namespace og::exporter {
 
 GraphBuilder::GraphBuilder(program::ProgramWriter& writer, fb::ProgramT& program, fb::DType weight_dtype,
-                           bool show_progress, size_t expected_tensors)
-    : writer_(writer), program_(program), weight_dtype_(weight_dtype), show_progress_(show_progress),
+                           bool show_progress, size_t expected_tensors, QuantOptions quant)
+    : quant_(quant), writer_(writer), program_(program), weight_dtype_(weight_dtype), show_progress_(show_progress),
       expected_tensors_(expected_tensors), start_(std::chrono::steady_clock::now()) {
   ids_ = new_value(1, fb::DType::I32);
   positions_ = new_value(1, fb::DType::I32);
@@ -29,13 +29,22 @@ ValueId GraphBuilder::new_value(int32_t width, fb::DType dtype) {
 Result<WeightId> GraphBuilder::write(const std::string& name, fb::DType dtype, std::vector<int64_t> shape,
                                      std::span<const uint8_t> bytes) {
   OG_ASSIGN_OR_RETURN(WeightId id, writer_.add_tensor(program_, name, dtype, std::move(shape), bytes));
-  if (show_progress_) {
-    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    double mb = static_cast<double>(writer_.bytes_written()) / 1e6;
-    std::fprintf(stderr, "\rexport: %zu/%zu tensors, %.1f MB, %.1f MB/s   ", program_.tensors.size(), expected_tensors_,
-                 mb, secs > 0 ? mb / secs : 0.0);
-  }
+  show_progress();
   return id;
+}
+
+Status GraphBuilder::write_data(WeightId id, std::span<const uint8_t> bytes) {
+  OG_TRY(writer_.write_tensor_data(*program_.tensors[static_cast<size_t>(id)], bytes));
+  show_progress();
+  return Status::ok();
+}
+
+void GraphBuilder::show_progress() {
+  if (!show_progress_) return;
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double mb = static_cast<double>(writer_.bytes_written()) / 1e6;
+  std::fprintf(stderr, "\rexport: %zu/%zu tensors, %.1f MB, %.1f MB/s   ", program_.tensors.size(), expected_tensors_, mb,
+               secs > 0 ? mb / secs : 0.0);
 }
 
 void GraphBuilder::finish_progress() {
@@ -47,39 +56,97 @@ Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptio
     return bad_input("{}: tensor '{}' has dtype {}, expected a float dtype", t.file, t.name, dtype_name(t.dtype));
   used_.insert(t.name);
   std::vector<int64_t> shape = t.shape;
-  int64_t row_elems = 1, first = 0, count = t.numel();
   if (o.row_end >= 0) {
     if (shape.size() != 2 || o.row_begin < 0 || o.row_end > shape[0] || o.row_begin >= o.row_end)
       return bad_input("{}: tensor '{}' {} cannot be sliced to rows [{}, {})", t.file, t.name, t.shape_str(),
                        o.row_begin, o.row_end);
-    row_elems = shape[1];
-    first = o.row_begin * row_elems;
-    count = (o.row_end - o.row_begin) * row_elems;
     shape[0] = o.row_end - o.row_begin;
   }
-  const fb::DType dtype = o.keep_f32 ? fb::DType::F32 : weight_dtype_;
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * program::fb_dtype_size(dtype));
-  // Same dtype, nothing to fold: copy the bytes as they are.
-  const bool same = o.add == 0.0f && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
-                                      (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
-                                      (t.dtype == DType::kF16 && dtype == fb::DType::F16));
-  if (same) {
-    std::memcpy(bytes.data(), t.data + first * dtype_size(t.dtype), bytes.size());
-  } else {
-    for (int64_t i = 0; i < count; ++i) {
-      // Folding happens in f32, as transformers computes (1 + w.float()).
-      float v = static_cast<float>(t.get(first + i)) + o.add;
-      switch (dtype) {
-        case fb::DType::F32: std::memcpy(&bytes[i * 4], &v, 4); break;
-        case fb::DType::BF16: { uint16_t h = float_to_bf16(v); std::memcpy(&bytes[i * 2], &h, 2); break; }
-        case fb::DType::F16: { uint16_t h = float_to_fp16(v); std::memcpy(&bytes[i * 2], &h, 2); break; }
-        default: return bad_input("weight dtype not supported");
+  // Recorded now, written by write_weights() once every use is known.
+  auto rec = std::make_unique<fb::TensorT>();
+  rec->name = t.name;
+  if (o.row_end >= 0) rec->name += "[" + std::to_string(o.row_begin) + ":" + std::to_string(o.row_end) + "]";
+  rec->dtype = o.keep_f32 ? fb::DType::F32 : weight_dtype_;
+  rec->shape = std::move(shape);
+  program_.tensors.push_back(std::move(rec));
+  const WeightId id = static_cast<WeightId>(program_.tensors.size() - 1);
+  pending_.emplace(id, Pending{t, o});
+  return id;
+}
+
+Status GraphBuilder::write_weights() {
+  for (const auto& [id, p] : pending_) OG_TRY(write_pending(id));
+  pending_.clear();
+  return Status::ok();
+}
+
+Status GraphBuilder::write_pending(WeightId id) {
+  const Pending& p = pending_.at(id);
+  const hf::TensorView& t = p.tensor;
+  const WeightOptions& o = p.options;
+  fb::TensorT& rec = *program_.tensors[static_cast<size_t>(id)];
+  const int64_t cols = rec.shape.size() == 2 ? rec.shape[1] : 0, rows = cols > 0 ? rec.shape[0] : 0;
+  const int64_t first = o.row_end >= 0 ? o.row_begin * cols : 0;
+  const int64_t count = o.row_end >= 0 ? (o.row_end - o.row_begin) * cols : t.numel();
+
+  // Storage by use (see the header comment).
+  QuantBits bits = QuantBits::kNone;
+  const auto it = uses_.find(id);
+  const uint8_t use = it == uses_.end() ? 0 : it->second;
+  if (!o.keep_f32 && cols > 0) {
+    if ((use & kEmbeddingUse) && quant_.embedding != QuantBits::kNone) bits = quant_.embedding;
+    else if ((use & kHeadUse) && quant_.linear != QuantBits::kNone) bits = QuantBits::k8;
+    else if (use == kLinearUse) bits = quant_.linear;
+  }
+  if (bits != QuantBits::kNone && cols % quant_.group_size != 0) {
+    ++n_not_quantizable_;
+    bits = QuantBits::kNone;
+  }
+
+  // Float values, converted (and offset-folded, in f32 as transformers computes 1 + w) as
+  // needed; a tensor already in its storage dtype is copied as it is.
+  auto value = [&](int64_t i) { return static_cast<float>(t.get(first + i)) + o.add; };
+  if (bits == QuantBits::kNone) {
+    const fb::DType dtype = rec.dtype;
+    std::vector<uint8_t> bytes(static_cast<size_t>(count) * program::fb_dtype_size(dtype));
+    const bool same = o.add == 0.0f && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
+                                        (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
+                                        (t.dtype == DType::kF16 && dtype == fb::DType::F16));
+    if (same) {
+      std::memcpy(bytes.data(), t.data + first * dtype_size(t.dtype), bytes.size());
+    } else {
+      for (int64_t i = 0; i < count; ++i) {
+        float v = value(i);
+        switch (dtype) {
+          case fb::DType::F32: std::memcpy(&bytes[i * 4], &v, 4); break;
+          case fb::DType::BF16: { uint16_t h = float_to_bf16(v); std::memcpy(&bytes[i * 2], &h, 2); break; }
+          case fb::DType::F16: { uint16_t h = float_to_fp16(v); std::memcpy(&bytes[i * 2], &h, 2); break; }
+          default: return bad_input("weight dtype not supported");
+        }
       }
     }
+    return write_data(id, bytes);
   }
-  std::string name = t.name;
-  if (o.row_end >= 0) name += "[" + std::to_string(o.row_begin) + ":" + std::to_string(o.row_end) + "]";
-  return write(name, dtype, std::move(shape), bytes);
+
+  // Quantized: codes into this tensor, f16 scales into a new one.
+  const int32_t G = quant_.group_size;
+  const int64_t row_code_bytes = bits == QuantBits::k8 ? cols : cols / 2;
+  std::vector<uint8_t> codes(static_cast<size_t>(rows * row_code_bytes));
+  std::vector<uint16_t> scales(static_cast<size_t>(rows * (cols / G)));
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) row[c] = value(r * cols + c);
+    quantize_row(row.data(), cols, G, bits, quant_.method, &codes[r * row_code_bytes], &scales[r * (cols / G)]);
+  }
+  rec.dtype = bits == QuantBits::k8 ? fb::DType::Q8 : fb::DType::Q4;
+  rec.group_size = G;
+  OG_TRY(write_data(id, codes));
+  OG_ASSIGN_OR_RETURN(WeightId sid, write(rec.name + ".scales", fb::DType::F16, {rows, cols / G},
+                                          std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(scales.data()),
+                                                                   scales.size() * 2)));
+  rec.scales = sid;  // (rec is the pointee, which does not move with the vector)
+  ++n_quantized_;
+  return Status::ok();
 }
 
 Result<WeightId> GraphBuilder::weight_f32(const std::string& name, std::span<const float> data,
@@ -107,6 +174,7 @@ ValueId GraphBuilder::embedding(WeightId table, int32_t width, float scale, std:
   a.remap_to = remap_to;
   fb::OpAttrsUnion u;
   u.Set(std::move(a));
+  uses_[table] |= kEmbeddingUse;
   return push({ids_}, width, std::move(u));
 }
 
@@ -126,7 +194,13 @@ ValueId GraphBuilder::linear(ValueId x, WeightId weight, WeightId bias) {
   a.bias = bias;
   fb::OpAttrsUnion u;
   u.Set(std::move(a));
+  uses_[weight] |= kLinearUse;
   return push({x}, static_cast<int32_t>(weight_shape(weight)[0]), std::move(u));
+}
+
+ValueId GraphBuilder::lm_head(ValueId x, WeightId weight) {
+  uses_[weight] |= kHeadUse;
+  return linear(x, weight);
 }
 
 ValueId GraphBuilder::rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim) {

@@ -1,12 +1,19 @@
 // Builds a program's op graph and streams its weights into the program file.
 //
 // Values are activations [T, width] (f32) plus the int32 graph inputs ids [T] and
-// positions [T]. Each method appends one op and returns its output value. Weights are
-// converted once here (to the program dtype, or kept f32 for norms, biases and rope
-// tables) and written as they are added, so an export never holds the whole model.
+// positions [T]. Each method appends one op and returns its output value.
+//
+// A checkpoint weight is recorded when added and written by write_weights(), once the
+// graph says how it is used: norms, biases and rope tables stay f32; matrices read only by
+// linear ops take --qlinear, tables read by embedding ops --qembedding, the LM head 8w
+// whenever --qlinear is set (the most sensitive matrix, as llama.cpp keeps its output at
+// 6-8 bits; a tied table read by the head and the embedding takes --qembedding if given,
+// else 8w); everything else the program dtype. Weights are converted one at a time from
+// the mmap'd checkpoint, so an export never holds the whole model.
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <set>
 #include <cstdint>
 #include <span>
@@ -14,6 +21,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "export/quantize.h"
 #include "hf/safetensors.h"
 #include "program/program_file.h"
 
@@ -41,10 +49,17 @@ struct WeightOptions {
   int64_t row_end = -1;      // -1: all rows
 };
 
+struct QuantOptions {
+  QuantBits linear = QuantBits::kNone;     // --qlinear
+  QuantBits embedding = QuantBits::kNone;  // --qembedding
+  int32_t group_size = 32;                 // --qlinear-group-size (also for embeddings)
+  QuantMethod method = QuantMethod::kFit;
+};
+
 class GraphBuilder {
  public:
   GraphBuilder(program::ProgramWriter& writer, fb::ProgramT& program, fb::DType weight_dtype, bool show_progress,
-               size_t expected_tensors);
+               size_t expected_tensors, QuantOptions quant = {});
 
   ValueId input_ids() const { return ids_; }
   ValueId positions() const { return positions_; }
@@ -56,6 +71,7 @@ class GraphBuilder {
                     int32_t remap_to = 0);
   ValueId rms_norm(ValueId x, WeightId weight, float eps, int32_t dim);
   ValueId linear(ValueId x, WeightId weight, WeightId bias = kNoWeight);
+  ValueId lm_head(ValueId x, WeightId weight);  // a linear whose weight is stored as the head
   ValueId rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim);
   ValueId attend(ValueId q, ValueId k, ValueId v, const AttendSpec& spec);  // k, v = -1 when !writes_cache
   ValueId add(ValueId a, ValueId b);
@@ -70,6 +86,12 @@ class GraphBuilder {
   int32_t width(ValueId v) const { return program_.values[static_cast<size_t>(v)]->width; }
   const std::vector<int64_t>& weight_shape(WeightId w) const { return program_.tensors[static_cast<size_t>(w)]->shape; }
   void finish_progress();
+  // Converts and writes every recorded checkpoint weight (after the graph is complete).
+  Status write_weights();
+  // Matrices quantized and matrices left in the program dtype because their columns are not
+  // a multiple of the group size.
+  int64_t n_quantized() const { return n_quantized_; }
+  int64_t n_not_quantizable() const { return n_not_quantizable_; }
   // Records a checkpoint tensor that transformers loads but ignores (so the unused-tensor
   // check accepts it), e.g. k/v projections kept on KV-shared layers by older exports.
   void mark_ignored(const std::string& name) { used_.insert(name); }
@@ -81,6 +103,20 @@ class GraphBuilder {
   ValueId push(std::vector<int32_t> inputs, int32_t width, fb::OpAttrsUnion attrs);
   Result<WeightId> write(const std::string& name, fb::DType dtype, std::vector<int64_t> shape,
                          std::span<const uint8_t> bytes);
+  Status write_data(WeightId id, std::span<const uint8_t> bytes);
+  void show_progress();
+  Status write_pending(WeightId id);
+
+  // How ops read a weight (decides its storage).
+  enum Use : uint8_t { kLinearUse = 1, kEmbeddingUse = 2, kHeadUse = 4 };
+  struct Pending {
+    hf::TensorView tensor;  // a view into the mmap'd checkpoint
+    WeightOptions options;
+  };
+  std::map<WeightId, Pending> pending_;
+  std::map<WeightId, uint8_t> uses_;
+  QuantOptions quant_;
+  int64_t n_quantized_ = 0, n_not_quantizable_ = 0;
 
   program::ProgramWriter& writer_;
   fb::ProgramT& program_;

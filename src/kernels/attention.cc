@@ -158,6 +158,7 @@ void AttendTask(const AttendArgs& a, int64_t task) {
     case ElemType::kF32: return AttendTaskT<float>(a, task);
     case ElemType::kBF16: return AttendTaskT<hwy::bfloat16_t>(a, task);
     case ElemType::kF16: return AttendTaskT<hwy::float16_t>(a, task);
+    default: return;  // K/V are never stored quantized
   }
 }
 

@@ -13,8 +13,8 @@ inline float load(const void* base, int64_t i, ElemType t) {
     case ElemType::kF32: return static_cast<const float*>(base)[i];
     case ElemType::kBF16: return bf16_to_float(static_cast<const uint16_t*>(base)[i]);
     case ElemType::kF16: return fp16_to_float(static_cast<const uint16_t*>(base)[i]);
+    default: return 0;  // quantized types hold weights, never K/V
   }
-  return 0;
 }
 
 inline void store(void* base, int64_t i, ElemType t, float v) {
@@ -22,6 +22,7 @@ inline void store(void* base, int64_t i, ElemType t, float v) {
     case ElemType::kF32: static_cast<float*>(base)[i] = v; break;
     case ElemType::kBF16: static_cast<uint16_t*>(base)[i] = float_to_bf16(v); break;
     case ElemType::kF16: static_cast<uint16_t*>(base)[i] = float_to_fp16(v); break;
+    default: break;
   }
 }
 

@@ -12,6 +12,7 @@ namespace og::kernels {
 
 inline size_t elem_size(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
 
+
 // One element of f32/bf16/f16 data as float (exact).
 inline float to_float(float v) { return v; }
 inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf16_to_float(v) : fp16_to_float(v); }
@@ -24,6 +25,10 @@ struct LinearArgs {
   float* y;            // [T, rows]
   int64_t panel_rows;  // rows whose weights stay in cache while every token block uses them
 };
+
+// linear_quant.cc: rows [r0, r1) of every token for a kQ8 / kQ4 weight, and embedding rows.
+void linear_quant_rows(const LinearArgs& a, int64_t r0, int64_t r1);
+void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 
 struct AttendArgs {
   const AttendParams* p;

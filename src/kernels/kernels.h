@@ -19,20 +19,37 @@ class ThreadPool;
 
 namespace og::kernels {
 
-enum class ElemType : uint8_t { kF32, kF16, kBF16 };
+// kQ8 / kQ4: group-quantized weights (matrices only), laid out as program.fbs describes:
+// value = scale[row][col / group_size] * q; Q4 packs a group's values j and j + group/2
+// into the low and high nibble of its byte j, q = nibble - 8.
+enum class ElemType : uint8_t { kF32, kF16, kBF16, kQ8, kQ4 };
 
 struct Matrix {
   const void* data = nullptr;
   ElemType type = ElemType::kF32;
   int64_t rows = 0;   // out features / vocab
   int64_t cols = 0;   // in features / hidden
+  const uint16_t* scales = nullptr;  // kQ8 / kQ4: f16 [rows, cols / group_size]
+  int32_t group_size = 0;            // kQ8 / kQ4: a multiple of 32 dividing cols
 };
+
+// Bytes one row of m occupies (quantized: its codes plus its f16 scales).
+inline int64_t row_storage_bytes(const Matrix& m) {
+  switch (m.type) {
+    case ElemType::kQ8: return m.cols + 2 * m.cols / m.group_size;
+    case ElemType::kQ4: return m.cols / 2 + 2 * m.cols / m.group_size;
+    default: return m.cols * (m.type == ElemType::kF32 ? 4 : 2);
+  }
+}
+
+// One weight of m as float (the scalar definition of every storage type, for tests).
+float matrix_at(const Matrix& m, int64_t row, int64_t col);
 
 // y[T, w.rows] = x[T, w.cols] w^T (+ bias[w.rows]). Split by blocks of output rows; for
 // T > 1 each block of weight rows is read from memory once per call and reused for all T
 // tokens from cache.
 void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr);
-// y[t] = table[ids[t]] * scale
+// y[t] = table[ids[t]] * scale (ids past the table's last row read row 0)
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 // rows of length dim: y = x / sqrt(mean(x^2) + eps) * w (w may be null: no weight)
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y);

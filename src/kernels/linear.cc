@@ -156,6 +156,7 @@ void LinearRows(const LinearArgs& a, int64_t r0, int64_t r1) {
     case ElemType::kF32: return LinearRowsT<float>(a, r0, r1);
     case ElemType::kBF16: return LinearRowsT<hwy::bfloat16_t>(a, r0, r1);
     case ElemType::kF16: return LinearRowsT<hwy::float16_t>(a, r0, r1);
+    default: return;  // quantized: linear_quant.cc
   }
 }
 
@@ -179,6 +180,7 @@ void Embedding(const int32_t* ids, int64_t T, const Matrix& table, float s, floa
     case ElemType::kF32: return EmbeddingT<float>(ids, T, table, s, y);
     case ElemType::kBF16: return EmbeddingT<hwy::bfloat16_t>(ids, T, table, s, y);
     case ElemType::kF16: return EmbeddingT<hwy::float16_t>(ids, T, table, s, y);
+    default: return;  // quantized: linear_quant.cc
   }
 }
 
@@ -212,9 +214,10 @@ int64_t panel_bytes() {
 
 void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool) {
   if (T <= 0 || w.rows <= 0) return;
-  const auto rows_fn = &HWY_DYNAMIC_DISPATCH(LinearRows);
+  const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
+  void (*rows_fn)(const LinearArgs&, int64_t, int64_t) = quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows);
   const int threads = pool ? pool->size() : 1;
-  const int64_t row_bytes = std::max<int64_t>(1, w.cols * static_cast<int64_t>(elem_size(w.type)));
+  const int64_t row_bytes = std::max<int64_t>(1, row_storage_bytes(w));
   // Decode needs no reuse: panels only set the task size. Prefill: as many rows as fit.
   int64_t panel = T == 1 ? 64 : std::clamp<int64_t>(panel_bytes() / row_bytes, 4, 1024);
   // At least four tasks per thread, so a core slowed by other work takes fewer of them.
@@ -227,6 +230,7 @@ void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float
 }
 
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y) {
+  if (table.type == ElemType::kQ8 || table.type == ElemType::kQ4) return embedding_quant(ids, T, table, scale, y);
   HWY_DYNAMIC_DISPATCH(Embedding)(ids, T, table, scale, y);
 }
 

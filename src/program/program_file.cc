@@ -13,9 +13,24 @@ size_t fb_dtype_size(fb::DType t) {
   switch (t) {
     case fb::DType::F32: case fb::DType::I32: return 4;
     case fb::DType::F16: case fb::DType::BF16: return 2;
+    case fb::DType::Q8: return 1;
+    case fb::DType::Q4: return 0;  // half a byte: see storage_bytes
   }
   return 0;
 }
+
+std::optional<uint64_t> storage_bytes(fb::DType t, uint64_t numel) {
+  if (t == fb::DType::Q4) {
+    if (numel % 2 != 0) return std::nullopt;
+    return numel / 2;
+  }
+  const uint64_t size = fb_dtype_size(t);
+  uint64_t n = 0;
+  if (size == 0 || __builtin_mul_overflow(numel, size, &n)) return std::nullopt;
+  return n;
+}
+
+bool is_quantized(fb::DType t) { return t == fb::DType::Q8 || t == fb::DType::Q4; }
 
 Result<std::unique_ptr<ProgramWriter>> ProgramWriter::create(const std::string& path) {
   auto w = std::unique_ptr<ProgramWriter>(new ProgramWriter());
@@ -43,22 +58,27 @@ Status ProgramWriter::write(const void* p, size_t n) {
 
 Result<int32_t> ProgramWriter::add_tensor(fb::ProgramT& program, const std::string& name, fb::DType dtype,
                                           std::vector<int64_t> shape, std::span<const uint8_t> bytes) {
+  auto t = std::make_unique<fb::TensorT>();
+  t->name = name;
+  t->dtype = dtype;
+  t->shape = std::move(shape);
+  OG_TRY(write_tensor_data(*t, bytes));
+  program.tensors.push_back(std::move(t));
+  return static_cast<int32_t>(program.tensors.size() - 1);
+}
+
+Status ProgramWriter::write_tensor_data(fb::TensorT& t, std::span<const uint8_t> bytes) {
   static const uint8_t kZeros[kTensorAlignment] = {};
   size_t pad = (kTensorAlignment - data_size_ % kTensorAlignment) % kTensorAlignment;
   OG_TRY(write(kZeros, pad));
   XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), kZeros, pad);
   data_size_ += pad;
-  auto t = std::make_unique<fb::TensorT>();
-  t->name = name;
-  t->dtype = dtype;
-  t->shape = std::move(shape);
-  t->offset = data_size_;
-  t->nbytes = bytes.size();
+  t.offset = data_size_;
+  t.nbytes = bytes.size();
   OG_TRY(write(bytes.data(), bytes.size()));
   XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), bytes.data(), bytes.size());
   data_size_ += bytes.size();
-  program.tensors.push_back(std::move(t));
-  return static_cast<int32_t>(program.tensors.size() - 1);
+  return Status::ok();
 }
 
 Status ProgramWriter::finish(const fb::ProgramT& program) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -40,7 +41,12 @@ struct Preamble {
 };
 static_assert(sizeof(Preamble) == kPreambleSize);
 
+// Bytes per element of an unquantized dtype (Q8: 1; Q4: 0, it packs two per byte).
 size_t fb_dtype_size(fb::DType t);
+// Bytes of numel elements stored as t (Q4: two per byte); nullopt if they cannot be.
+std::optional<uint64_t> storage_bytes(fb::DType t, uint64_t numel);
+// Q8 or Q4: group-quantized, with a scales tensor.
+bool is_quantized(fb::DType t);
 
 // Streams tensors to a new program file, then the header.
 class ProgramWriter {
@@ -51,6 +57,9 @@ class ProgramWriter {
   // Appends a tensor's bytes; records it in `program.tensors` and returns its index.
   Result<int32_t> add_tensor(fb::ProgramT& program, const std::string& name, fb::DType dtype,
                              std::vector<int64_t> shape, std::span<const uint8_t> bytes);
+  // Appends the bytes of a tensor already recorded (name, dtype, shape set): fills its
+  // offset and nbytes.
+  Status write_tensor_data(fb::TensorT& tensor, std::span<const uint8_t> bytes);
   uint64_t bytes_written() const { return data_size_; }
   // Writes the header and the preamble; the file is complete after this.
   Status finish(const fb::ProgramT& program);

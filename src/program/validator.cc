@@ -40,16 +40,41 @@ class Checker {
       const fb::Tensor* t = p_.tensors()->Get(i);
       const char* name = t->name() ? t->name()->c_str() : "?";
       if (t->dtype() > fb::DType::MAX) return bad_input("tensor {} '{}': unknown dtype", i, name);
-      uint64_t n = fb_dtype_size(t->dtype());
       if (t->shape() == nullptr) return bad_input("tensor {} '{}': no shape", i, name);
+      uint64_t numel = 1;
       for (int64_t d : *t->shape())
-        if (d < 0 || d > (1ll << 40) || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
+        if (d < 0 || d > (1ll << 40) || __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel))
           return bad_input("tensor {} '{}': invalid shape", i, name);
-      if (n != t->nbytes()) return bad_input("tensor {} '{}': {} bytes for a shape needing {}", i, name, t->nbytes(), n);
+      const std::optional<uint64_t> n = storage_bytes(t->dtype(), numel);
+      if (!n) return bad_input("tensor {} '{}': {} elements cannot be stored as {}", i, name, numel, EnumNameDType(t->dtype()));
+      if (*n != t->nbytes()) return bad_input("tensor {} '{}': {} bytes for a shape needing {}", i, name, t->nbytes(), *n);
+      OG_TRY(check_quantization(i, *t));
       if (t->offset() % kTensorAlignment != 0 || t->offset() > data_size_ || t->nbytes() > data_size_ - t->offset())
         return bad_input("tensor {} '{}': bytes [{}, +{}) outside the data segment ({} bytes)", i, name, t->offset(),
                          t->nbytes(), data_size_);
     }
+    return Status::ok();
+  }
+
+  // A quantized tensor is 2-D, its rows split into whole groups (a multiple of 32, which
+  // every SIMD width divides), with an F16 scales tensor of one scale per group.
+  Status check_quantization(uint32_t i, const fb::Tensor& t) {
+    const char* name = t.name() ? t.name()->c_str() : "?";
+    if (!is_quantized(t.dtype())) {
+      if (t.group_size() != 0 || t.scales() != -1) return bad_input("tensor {} '{}': group_size/scales on an unquantized tensor", i, name);
+      return Status::ok();
+    }
+    const int32_t g = t.group_size();
+    if (t.shape()->size() != 2 || g < 32 || g > 1024 || g % 32 != 0 || t.shape()->Get(1) % g != 0)
+      return bad_input("tensor {} '{}': quantized with group_size {}, which must be a multiple of 32 dividing its columns", i,
+                       name, g);
+    const int32_t s = t.scales();
+    if (s < 0 || s >= static_cast<int32_t>(p_.tensors()->size()) || s == static_cast<int32_t>(i))
+      return bad_input("tensor {} '{}': scales index {} out of range", i, name, s);
+    const fb::Tensor* st = p_.tensors()->Get(s);
+    if (st->dtype() != fb::DType::F16 || !st->shape() || st->shape()->size() != 2 ||
+        st->shape()->Get(0) != t.shape()->Get(0) || st->shape()->Get(1) != t.shape()->Get(1) / g)
+      return bad_input("tensor {} '{}': scales tensor {} is not F16 [rows, cols / group_size]", i, name, s);
     return Status::ok();
   }
 
@@ -70,7 +95,7 @@ class Checker {
   int32_t width(int32_t v) const { return p_.values()->Get(v)->width(); }
   fb::DType dtype(int32_t v) const { return p_.values()->Get(v)->dtype(); }
 
-  Status need_tensor(int32_t op, int32_t t, std::vector<int64_t> shape, bool f32_only) {
+  Status need_tensor(int32_t op, int32_t t, std::vector<int64_t> shape, bool f32_only, bool quantized_ok = false) {
     if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()))
       return bad_input("op {}: weight index {} out of range", op, t);
     const fb::Tensor* w = p_.tensors()->Get(t);
@@ -81,6 +106,9 @@ class Checker {
     if (f32_only && w->dtype() != fb::DType::F32)
       return bad_input("op {}: weight '{}' must be F32", op, w->name() ? w->name()->str() : "?");
     if (w->dtype() == fb::DType::I32) return bad_input("op {}: weight is I32", op);
+    if (is_quantized(w->dtype()) && !quantized_ok)
+      return bad_input("op {}: weight '{}' is quantized; only linear and embedding read quantized weights", op,
+                       w->name() ? w->name()->str() : "?");
     return Status::ok();
   }
 
@@ -131,7 +159,7 @@ class Checker {
         if (rows < 1) return bad_input("op {} (embedding): table has {} rows", i, rows);
         if (op.attrs_as_EmbeddingAttrs()->remap_to() < 0 || op.attrs_as_EmbeddingAttrs()->remap_to() >= p_.vocab_size())
           return bad_input("op {} (embedding): remap_to {} outside the vocabulary", i, op.attrs_as_EmbeddingAttrs()->remap_to());
-        return need_tensor(i, t, {rows, wo}, false);
+        return need_tensor(i, t, {rows, wo}, false, true);
       }
       case fb::OpAttrs::RmsNormAttrs: {
         auto a = op.attrs_as_RmsNormAttrs();
@@ -144,7 +172,7 @@ class Checker {
       case fb::OpAttrs::LinearAttrs: {
         auto a = op.attrs_as_LinearAttrs();
         OG_TRY(arity(i, in, 1, 1));
-        OG_TRY(need_tensor(i, a->weight(), {wo, width(in[0])}, false));
+        OG_TRY(need_tensor(i, a->weight(), {wo, width(in[0])}, false, true));
         if (a->bias() >= 0) return need_tensor(i, a->bias(), {wo}, true);
         return Status::ok();
       }

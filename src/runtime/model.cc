@@ -11,6 +11,8 @@ kernels::ElemType elem_type(fb::DType t) {
   switch (t) {
     case fb::DType::BF16: return kernels::ElemType::kBF16;
     case fb::DType::F16: return kernels::ElemType::kF16;
+    case fb::DType::Q8: return kernels::ElemType::kQ8;
+    case fb::DType::Q4: return kernels::ElemType::kQ4;
     default: return kernels::ElemType::kF32;
   }
 }
@@ -36,6 +38,10 @@ Status Model::bind() {
     m.type = elem_type(w->dtype());
     m.rows = w->shape()->Get(0);
     m.cols = w->shape()->size() > 1 ? w->shape()->Get(1) : 1;
+    if (program::is_quantized(w->dtype())) {  // the validator checked group_size and scales
+      m.scales = reinterpret_cast<const uint16_t*>(file_->tensor_data(w->scales()));
+      m.group_size = w->group_size();
+    }
     return m;
   };
   auto f32 = [&](int32_t t) -> const float* {

@@ -1,0 +1,204 @@
+// Linear and embedding over group-quantized weights (kQ8, kQ4; layout in kernels.h).
+//
+// Same schedule as linear.cc (panels of rows, blocks of tokens, register tiles of kRows x
+// kTokens, column blocks in prefill) and the same guarantee: each accumulator lane sees the
+// same FMAs in the same order whatever the thread count, token count or column blocking,
+// so results are bit-identical across them.
+//
+// The codes are widened in registers and never expanded to memory: per group, a row's
+// scale s is broadcast once, each vector of codes becomes floats, and the dequantization
+// is one FMA (Q4: nibble * s + (-8 s); Q8: q * s). A vector of Q4 bytes gives the group's
+// values j.. (low nibbles) and j + group/2.. (high nibbles), so every byte is loaded once.
+// Decoding a vector costs about as much as one FMA per token, which prefill spreads over
+// kTokens tokens; decode (T = 1) stays memory-bound.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/linear_quant.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/internal.h"
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace og::kernels {
+namespace HWY_NAMESPACE {
+
+inline constexpr int kRows = 4;
+inline constexpr int kTokens = kManyRegisters ? 6 : 2;
+
+using DI = hn::RebindToSigned<DF>;
+using DU8 = hn::Rebind<uint8_t, DF>;
+using DI8 = hn::Rebind<int8_t, DF>;
+
+// Columns [k0, k1) (whole groups) of the dot products of R rows starting at row r0 with C
+// tokens of x. Accumulators start at zero (k0 == 0) or come from `park`; they are parked
+// again, or (k1 == in) reduced into y[c * y_stride + r] with the bias.
+template <int R, int C, bool kQ4>
+HWY_INLINE void QTile(const Matrix& w, int64_t r0, const float* HWY_RESTRICT x, int64_t k0, int64_t k1,
+                      float* HWY_RESTRICT park, const float* bias, float* HWY_RESTRICT y, int64_t y_stride,
+                      bool prefetch) {
+  const DF df;
+  const DI di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t in = w.cols, G = w.group_size, groups = in / G;
+  const int64_t row_bytes = kQ4 ? in / 2 : in;
+  const uint8_t* codes = static_cast<const uint8_t*>(w.data) + r0 * row_bytes;
+  const uint16_t* scales = w.scales + r0 * groups;
+  VF acc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * N);
+  for (int64_t g0 = k0; g0 < k1; g0 += G) {
+    VF vs[R], voff[R];
+    for (int r = 0; r < R; ++r) {
+      const float s = fp16_to_float(scales[r * groups + g0 / G]);
+      vs[r] = hn::Set(df, s);
+      voff[r] = hn::Set(df, -8.0f * s);
+    }
+    if constexpr (kQ4) {
+      const uint8_t* gb = codes + g0 / 2;
+      if (C == 1 && prefetch)  // this group of the next R rows, into L2
+        for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
+      for (int64_t j = 0; j < G / 2; j += N) {
+        VF xlo[C], xhi[C];
+        for (int c = 0; c < C; ++c) {
+          xlo[c] = hn::LoadU(df, x + c * in + g0 + j);
+          xhi[c] = hn::LoadU(df, x + c * in + g0 + G / 2 + j);
+        }
+        for (int r = 0; r < R; ++r) {
+          const auto b = hn::PromoteTo(di, hn::LoadU(DU8(), gb + r * row_bytes + j));
+          const VF lo = hn::MulAdd(hn::ConvertTo(df, hn::And(b, hn::Set(di, 15))), vs[r], voff[r]);
+          const VF hi = hn::MulAdd(hn::ConvertTo(df, hn::ShiftRight<4>(b)), vs[r], voff[r]);
+          for (int c = 0; c < C; ++c) {
+            acc[r][c] = hn::MulAdd(lo, xlo[c], acc[r][c]);
+            acc[r][c] = hn::MulAdd(hi, xhi[c], acc[r][c]);
+          }
+        }
+      }
+    } else {
+      const int8_t* gb = reinterpret_cast<const int8_t*>(codes) + g0;
+      if (C == 1 && prefetch)
+        for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
+      for (int64_t j = 0; j < G; j += N) {
+        VF xv[C];
+        for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(df, x + c * in + g0 + j);
+        for (int r = 0; r < R; ++r) {
+          const VF wv = hn::Mul(hn::ConvertTo(df, hn::PromoteTo(di, hn::LoadU(DI8(), gb + r * row_bytes + j))), vs[r]);
+          for (int c = 0; c < C; ++c) acc[r][c] = hn::MulAdd(wv, xv[c], acc[r][c]);
+        }
+      }
+    }
+  }
+  if (k1 < in) {
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) hn::StoreU(acc[r][c], df, park + (r * C + c) * N);
+    return;
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) y[c * y_stride + r] = ReduceSumF(df, acc[r][c]) + (bias ? bias[r] : 0.0f);
+}
+
+// Rows [r0, r1) of C tokens, column block by column block.
+template <int C, bool kQ4>
+HWY_INLINE void QTileColumn(const Matrix& w, const float* x, int64_t kc, const float* bias, float* y, int64_t r0,
+                            int64_t r1, float* park, bool prefetch) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
+  const int64_t in = w.cols, out = w.rows;
+  for (int64_t k0 = 0; k0 < in; k0 += kc) {
+    const int64_t k1 = std::min(in, k0 + kc);
+    int64_t r = r0;
+    for (; r + kRows <= r1; r += kRows)
+      QTile<kRows, C, kQ4>(w, r, x, k0, k1, park + (r - r0) * C * N, bias ? bias + r : nullptr, y + r, out, prefetch);
+    for (; r < r1; ++r)
+      QTile<1, C, kQ4>(w, r, x, k0, k1, park + (r - r0) * C * N, bias ? bias + r : nullptr, y + r, out, prefetch);
+  }
+}
+
+template <int C, bool kQ4>
+HWY_INLINE void QTokenBlock(int64_t nt, const Matrix& w, const float* x, int64_t kc, const float* bias, float* y,
+                            int64_t r0, int64_t r1, float* park, bool prefetch) {
+  if constexpr (C == 1) {
+    QTileColumn<1, kQ4>(w, x, kc, bias, y, r0, r1, park, prefetch);
+  } else {
+    if (nt == C) return QTileColumn<C, kQ4>(w, x, kc, bias, y, r0, r1, park, prefetch);
+    QTokenBlock<C - 1, kQ4>(nt, w, x, kc, bias, y, r0, r1, park, prefetch);
+  }
+}
+
+template <bool kQ4>
+void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
+  const int64_t in = a.w.cols, out = a.w.rows, G = a.w.group_size;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
+  // Decode streams whole rows; prefill works in column blocks of whole groups whose x
+  // slice (kTokens rows) fills about 24 KB of L1.
+  const int64_t kc = a.T == 1 ? in : std::max<int64_t>(G, (24 << 10) / (4 * kTokens) / G * G);
+  const bool prefetch = a.T == 1 && row_storage_bytes(a.w) <= (16 << 10);
+  thread_local std::vector<float> park_buffer;
+  float* park = nullptr;
+  if (kc < in) {
+    const size_t need = static_cast<size_t>(std::min(a.panel_rows, r1 - r0) * kTokens * N);
+    if (park_buffer.size() < need) park_buffer.resize(need);
+    park = park_buffer.data();
+  }
+  for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
+    const int64_t p1 = std::min(r1, p0 + a.panel_rows);
+    for (int64_t t0 = 0; t0 < a.T; t0 += kTokens)
+      QTokenBlock<kTokens, kQ4>(std::min<int64_t>(kTokens, a.T - t0), a.w, a.x + t0 * in, kc, a.bias, a.y + t0 * out,
+                                p0, p1, park, prefetch);
+  }
+}
+
+void LinearQuantRows(const LinearArgs& a, int64_t r0, int64_t r1) {
+  if (a.w.type == ElemType::kQ4) return LinearQuantRowsT<true>(a, r0, r1);
+  LinearQuantRowsT<false>(a, r0, r1);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace og::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+#include <cmath>
+
+namespace og::kernels {
+
+HWY_EXPORT(LinearQuantRows);
+
+void linear_quant_rows(const LinearArgs& a, int64_t r0, int64_t r1) {
+  HWY_DYNAMIC_DISPATCH(LinearQuantRows)(a, r0, r1);
+}
+
+// One row per token, dequantized with the same arithmetic as the linear kernel's
+// (q * s as one product; Q4 as nibble * s + (-8 s)), then scaled.
+void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y) {
+  const int64_t D = table.cols;
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t id = ids[t] < table.rows ? ids[t] : 0;  // ids past a short table read row 0
+    for (int64_t c = 0; c < D; ++c) y[t * D + c] = matrix_at(table, id, c) * scale;
+  }
+}
+
+float matrix_at(const Matrix& m, int64_t row, int64_t col) {
+  switch (m.type) {
+    case ElemType::kF32: return static_cast<const float*>(m.data)[row * m.cols + col];
+    case ElemType::kBF16: return bf16_to_float(static_cast<const uint16_t*>(m.data)[row * m.cols + col]);
+    case ElemType::kF16: return fp16_to_float(static_cast<const uint16_t*>(m.data)[row * m.cols + col]);
+    case ElemType::kQ8: {
+      const float s = fp16_to_float(m.scales[row * (m.cols / m.group_size) + col / m.group_size]);
+      return static_cast<float>(static_cast<const int8_t*>(m.data)[row * m.cols + col]) * s;
+    }
+    case ElemType::kQ4: {
+      const int64_t G = m.group_size, in_group = col % G, half = G / 2;
+      const uint8_t byte = static_cast<const uint8_t*>(m.data)[row * m.cols / 2 + col / G * half + in_group % half];
+      const int nibble = in_group < half ? (byte & 15) : (byte >> 4);
+      const float s = fp16_to_float(m.scales[row * (m.cols / G) + col / G]);
+      return std::fma(static_cast<float>(nibble), s, -8.0f * s);
+    }
+  }
+  return 0;
+}
+
+}  // namespace og::kernels
+#endif  // HWY_ONCE
