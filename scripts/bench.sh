@@ -7,14 +7,16 @@
 # usage: bash scripts/bench.sh [WORK_DIR]        (default WORK_DIR: build/bench)
 # environment:
 #   MODELS    subset of "llama-3.2-1b gemma-3-1b qwen3-0.6b" (default: all three)
-#   DTYPES    program dtypes (default: "bf16 fp32")
+#   DTYPES    programs (default: "bf16 fp32 q8 q4"): fp32/bf16/fp16 weights, or q8 / q4 =
+#             bf16 with --qlinear 8w / 4w and --qembedding 8w (the head is 8w either way)
 #   P N R     prefill tokens, decode tokens, runs (default: 128 64 3)
 #   THREADS   --threads (default 0: physical cores);  CTX: --ctx (default 0: decode after the prefill)
 #   OFFGRAPH  the binary (default: build/release/src/cli/offgraph)
 #   CONFIGS   directory of the real config.json files (default: ../shared/configs)
 #   KEEP=0    delete each program after benching it (checkpoints are kept for reruns)
 #
-# Disk: checkpoints 2.5 + 2.0 + 1.2 GB; programs the same in bf16 and twice that in fp32.
+# Disk: checkpoints 2.5 + 2.0 + 1.2 GB; programs the same in bf16, twice that in fp32,
+# about half (q8) and a third (q4).
 # Time: gen-model writes about 12M parameters/s (1.5 min for a 1B model) on one core.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -22,7 +24,7 @@ work="${1:-$root/build/bench}"
 bin="${OFFGRAPH:-$root/build/release/src/cli/offgraph}"
 configs="${CONFIGS:-$root/../shared/configs}"
 models="${MODELS:-llama-3.2-1b gemma-3-1b qwen3-0.6b}"
-dtypes="${DTYPES:-bf16 fp32}"
+dtypes="${DTYPES:-bf16 fp32 q8 q4}"
 P="${P:-128}" N="${N:-64}" R="${R:-3}" THREADS="${THREADS:-0}" CTX="${CTX:-0}" KEEP="${KEEP:-1}"
 
 [ -x "$bin" ] || { echo "no offgraph binary at $bin (bash scripts/build.sh, or set OFFGRAPH)" >&2; exit 1; }
@@ -56,7 +58,12 @@ for m in $models; do
   fi
   for d in $dtypes; do
     prog="$work/$m.$d.ogp"
-    [ -f "$prog" ] || "$bin" export -m "$ckpt" -o "$prog" --dtype "$d" >&2
+    case "$d" in
+      q8) flags=(--dtype bf16 --qlinear 8w --qembedding 8w) ;;
+      q4) flags=(--dtype bf16 --qlinear 4w --qembedding 8w) ;;
+      *) flags=(--dtype "$d") ;;
+    esac
+    [ -f "$prog" ] || "$bin" export -m "$ckpt" -o "$prog" "${flags[@]}" >&2
     echo "== bench $m $d" >&2
     "$bin" bench -m "$prog" -p "$P" -n "$N" -r "$R" --threads "$THREADS" --ctx "$CTX" --json | tee "$work/$m.$d.json" >&2
     results+=("$work/$m.$d.json")

@@ -24,6 +24,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <random>
 
 #include "base/half.h"
@@ -33,6 +34,7 @@
 #include "hf/safetensors_writer.h"
 #include "kernels/kernels.h"
 #include "program/program_file.h"
+#include "program/validator.h"
 
 namespace og {
 namespace {
@@ -443,6 +445,43 @@ TEST(QuantE2E, BadQuantizationFlagsAreUsageErrors) {
     EXPECT_NE(s.status().message().find(expect), std::string::npos) << s.status().message();
     EXPECT_FALSE(std::filesystem::exists(o.output));
   }
+}
+
+}  // namespace
+}  // namespace og
+
+namespace og {
+namespace {
+
+// The validator refuses quantized tensors whose group size, scales or sizes are wrong.
+TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
+  auto g = testing::generate({.family = "llama", .seed = 2, .tie_word_embeddings = false,
+                              .overrides = {{"hidden_size", 128}, {"intermediate_size", 256}}});
+  const std::string prog = export_q(*g, "q.ogp", "4w", "");
+  auto pf = program::ProgramFile::open(prog);
+  ASSERT_TRUE(pf.is_ok());
+  fb::ProgramT base;
+  (*pf)->program().UnPackTo(&base);
+  int32_t q = -1;
+  for (size_t i = 0; i < base.tensors.size(); ++i)
+    if (base.tensors[i]->dtype == fb::DType::Q4) q = static_cast<int32_t>(i);
+  ASSERT_GE(q, 0);
+  const uint64_t data_size = (*pf)->file_size();  // an upper bound is enough here
+  auto check = [&](const std::function<void(fb::ProgramT&)>& edit, const std::string& expect) {
+    fb::ProgramT p;
+    (*pf)->program().UnPackTo(&p);
+    edit(p);
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(fb::Program::Pack(fbb, &p));
+    Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), data_size);
+    ASSERT_FALSE(s.is_ok()) << expect;
+    EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
+  };
+  check([&](fb::ProgramT& p) { p.tensors[q]->group_size = 48; }, "group_size 48");
+  check([&](fb::ProgramT& p) { p.tensors[q]->scales = q; }, "scales index");
+  check([&](fb::ProgramT& p) { p.tensors[q]->scales = 0; }, "is not F16 [rows, cols / group_size]");
+  check([&](fb::ProgramT& p) { p.tensors[q]->nbytes *= 2; }, "bytes for a shape needing");
+  check([&](fb::ProgramT& p) { p.tensors[0]->group_size = 32; }, "group_size/scales on an unquantized tensor");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
-// `offgraph inspect FILE [--json]`: what a program says about itself.
+// `offgraph inspect FILE [--json]`: what a program says about itself (metadata, layout, op
+// counts, weight bytes by storage type).
 #include <iostream>
 #include <map>
+#include <set>
 
 #include "cli/commands.h"
 #include "program/program_file.h"
@@ -35,8 +37,28 @@ Runner add_inspect(CLI::App& app) {
     j["op_counts"] = counts;
     uint64_t weight_bytes = 0;
     for (const fb::Tensor* t : *p.tensors()) weight_bytes += t->nbytes();
+    // Bytes by storage; a quantized matrix's scales count with it ("Q4/g32").
+    std::set<int32_t> scale_tensors;
+    for (const fb::Tensor* t : *p.tensors())
+      if (program::is_quantized(t->dtype())) scale_tensors.insert(t->scales());
+    std::map<std::string, std::pair<int, uint64_t>> storage;  // name -> (matrices, bytes)
+    for (int32_t i = 0; i < static_cast<int32_t>(p.tensors()->size()); ++i) {
+      const fb::Tensor* t = p.tensors()->Get(i);
+      if (scale_tensors.contains(i)) continue;
+      std::string key = fb::EnumNameDType(t->dtype());
+      uint64_t bytes = t->nbytes();
+      if (program::is_quantized(t->dtype())) {
+        key += fmt::format("/g{}", t->group_size());
+        bytes += p.tensors()->Get(t->scales())->nbytes();
+      }
+      storage[key].first++;
+      storage[key].second += bytes;
+    }
+    nlohmann::ordered_json by_storage = nlohmann::ordered_json::object();
+    for (const auto& [key, v] : storage) by_storage[key] = {{"tensors", v.first}, {"bytes", v.second}};
     j["n_tensors"] = p.tensors()->size();
     j["weight_bytes"] = weight_bytes;
+    j["weights_by_storage"] = by_storage;
     j["file_bytes"] = pf->file_size();
     j["has_tokenizer"] = p.tokenizer_blob() != nullptr && p.tokenizer_blob()->size() > 0;
     j["has_chat_template"] = p.chat_template() != nullptr && p.chat_template()->size() > 0;
@@ -51,6 +73,9 @@ Runner add_inspect(CLI::App& app) {
                              p.tensors()->size(), static_cast<double>(weight_bytes) / 1e6, p.bos_id(), j["eos_ids"].dump(),
                              j["has_tokenizer"].get<bool>() ? "yes" : "no", j["has_chat_template"].get<bool>() ? "yes" : "no");
     for (const auto& [name, n] : counts) std::cout << " " << name << "=" << n;
+    std::cout << "\n  storage:";
+    for (const auto& [key, v] : storage)
+      std::cout << fmt::format(" {} {} tensors {:.1f} MB;", key, v.first, static_cast<double>(v.second) / 1e6);
     std::cout << "\n\n" << layout_table(layout);
     return Status::ok();
   };
