@@ -18,6 +18,7 @@
 #include "cli/commands.h"
 #include "kernels/kernels.h"
 #include "runtime/session.h"
+#include "base/memory_stats.h"
 
 namespace og::cli {
 namespace {
@@ -198,6 +199,7 @@ Runner add_bench(CLI::App& app) {
       if (run > 0) decode_tok_s.push_back(static_cast<double>(o->decode) / seconds_since(t0));
     }
     const double load_after = load_average();
+    const uint64_t rss = resident_bytes();  // after decoding: program pages touched, caches, buffers
 
     const uint64_t wbytes = decode_weight_bytes(*model);
     const uint64_t kv_bytes = decode_kv_bytes(*model, decode_from + o->decode / 2, kv);
@@ -225,6 +227,9 @@ Runner add_bench(CLI::App& app) {
     j["prefill_tok_s_runs"] = prefill_tok_s;
     j["decode_tok_s_runs"] = decode_tok_s;
     j["load_average"] = {load_before, load_after};
+    j["resident_bytes"] = rss;
+    j["program_file_bytes"] = model->file().file_size();
+    j["kv_cache_bytes"] = session->cache_bytes();
     if (o->json) {
       std::cout << j.dump() << "\n";
       return Status::ok();
@@ -238,6 +243,9 @@ Runner add_bench(CLI::App& app) {
                              static_cast<double>(kv_bytes) / 1e6);
     std::cout << fmt::format("  memory read bandwidth {:.2f} GB/s ({} MB buffer, {} threads, best of 5 passes)\n", bw.gb_s,
                              bw.buffer_bytes >> 20, bw.threads);
+    std::cout << fmt::format("  resident memory after decode {:.1f} MB (program file {:.1f} MB, KV caches {:.1f} MB)\n",
+                             static_cast<double>(rss) / 1e6, static_cast<double>(model->file().file_size()) / 1e6,
+                             static_cast<double>(session->cache_bytes()) / 1e6);
     if (prefill_steps > 1)
       std::cout << fmt::format("  note: prefill_chunk_size is {}: the {}-token prefill ran as {} steps\n", chunk, o->prefill,
                                prefill_steps);

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "base/memory_stats.h"
 #include "cli/commands.h"
 #include "generate/conversation.h"
 #include "generate/generator.h"
@@ -45,11 +46,14 @@ void report(const generate::GenerateStats& s, double load_s, const runtime::Sess
                "prompt tokens    %9lld   prefill %8.2f ms  (%8.2f tok/s)\n"
                "first token      %9.2f ms\n"
                "generated tokens %9lld   decode  %8.2f ms  (%8.2f tok/s)\n"
-               "KV cache         %9.2f MiB (%lld of %lld positions used)\n",
+               "KV cache         %9.2f MiB (%lld of %lld positions used)\n"
+               "peak resident    %9.2f MiB (program file %.2f MiB, mapped)\n",
                load_s * 1e3, static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tok_s(),
                s.first_token_seconds * 1e3, static_cast<long long>(s.generated_tokens), s.decode_seconds * 1e3,
                s.decode_tok_s(), static_cast<double>(session.cache_bytes()) / (1 << 20),
-               static_cast<long long>(session.length()), static_cast<long long>(session.max_ctx_len()));
+               static_cast<long long>(session.length()), static_cast<long long>(session.max_ctx_len()),
+               static_cast<double>(peak_resident_bytes()) / (1 << 20),
+               static_cast<double>(session.model().file().file_size()) / (1 << 20));
 }
 
 struct Loaded {

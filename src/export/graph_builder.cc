@@ -1,9 +1,11 @@
 #include "export/graph_builder.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 
 #include "base/half.h"
+#include "base/thread_pool.h"
 
 namespace og::exporter {
 
@@ -133,11 +135,16 @@ Status GraphBuilder::write_pending(WeightId id) {
   const int64_t row_code_bytes = bits == QuantBits::k8 ? cols : cols / 2;
   std::vector<uint8_t> codes(static_cast<size_t>(rows * row_code_bytes));
   std::vector<uint16_t> scales(static_cast<size_t>(rows * (cols / G)));
-  std::vector<float> row(static_cast<size_t>(cols));
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t c = 0; c < cols; ++c) row[c] = value(r * cols + c);
-    quantize_row(row.data(), cols, G, bits, quant_.method, &codes[r * row_code_bytes], &scales[r * (cols / G)]);
-  }
+  // Rows in blocks over the default pool (quantization is per group: the result does not
+  // depend on the split).
+  constexpr int64_t kBlock = 16;
+  default_thread_pool()->run((rows + kBlock - 1) / kBlock, [&](int64_t task) {
+    std::vector<float> row(static_cast<size_t>(cols));
+    for (int64_t r = task * kBlock; r < std::min(rows, (task + 1) * kBlock); ++r) {
+      for (int64_t c = 0; c < cols; ++c) row[c] = value(r * cols + c);
+      quantize_row(row.data(), cols, G, bits, quant_.method, &codes[r * row_code_bytes], &scales[r * (cols / G)]);
+    }
+  });
   rec.dtype = bits == QuantBits::k8 ? fb::DType::Q8 : fb::DType::Q4;
   rec.group_size = G;
   OG_TRY(write_data(id, codes));

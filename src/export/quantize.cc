@@ -62,7 +62,7 @@ float refit(const float* w, const int8_t* q, int32_t n) {
   return qq > 0 ? fp16_to_float(float_to_fp16(static_cast<float>(wq / qq))) : 0.0f;
 }
 
-// kFit: the start given by llama.cpp's rounding and (4w) eight alternative starts, each
+// kFit: the start given by llama.cpp's rounding and (4w) two alternative starts, each
 // refit once; the lowest error wins.
 float fit(const float* w, int32_t n, QuantBits bits, int8_t* best_q) {
   const Levels l = levels(bits);
@@ -93,7 +93,7 @@ float fit(const float* w, int32_t n, QuantBits bits, int8_t* best_q) {
       }
     // Scales that map the extreme value inside the code range instead of onto its end:
     // groups with one large value lose less on the others.
-    for (float c : {-7.5f, -7.0f, -6.5f, -6.0f, -5.5f, 7.0f, 6.5f, 6.0f}) consider(fp16_to_float(float_to_fp16(max / c)));
+    for (float c : {-7.0f, 7.0f}) consider(fp16_to_float(float_to_fp16(max / c)));
   }
   return best_s;
 }
