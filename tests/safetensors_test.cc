@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <filesystem>
 
 #include "hf/safetensors.h"
 #include "hf/safetensors_writer.h"
@@ -75,6 +76,29 @@ TEST(Safetensors, WriterRoundTripsShardedCheckpoints) {
   ASSERT_TRUE(ck.is_ok()) << ck.status().message();
   EXPECT_EQ(ck->names().size(), 5u);
   EXPECT_EQ((*ck->get("t4"))->get(2), 6.0);
+}
+
+TEST(Safetensors, ZeroTensorsAreWrittenAsHolesAndReadAsZeros) {
+  // A zero tensor between two others and one at the end (the file must still be extended).
+  TempDir d;
+  std::vector<hf::OwnedTensor> ts(4);
+  ts[0] = {"a", DType::kF32, {2}, {}};
+  const std::string a = f32_bytes({1.5f, -2});
+  ts[0].bytes.assign(a.begin(), a.end());
+  ts[1] = {"hole", DType::kBF16, {1024, 64}, {}, 1024 * 64 * 2};
+  ts[2] = {"b", DType::kF32, {1}, {}};
+  const std::string b = f32_bytes({7});
+  ts[2].bytes.assign(b.begin(), b.end());
+  ts[3] = {"tail", DType::kF32, {4096}, {}, 4096 * 4};
+  ASSERT_TRUE(hf::write_checkpoint(d.path(), ts).is_ok());
+  auto ck = hf::Checkpoint::open(d.path());
+  ASSERT_TRUE(ck.is_ok()) << ck.status().message();
+  EXPECT_EQ((*ck->get("a"))->get(1), -2.0);
+  EXPECT_EQ((*ck->get("b"))->get(0), 7.0);
+  const hf::TensorView* hole = *ck->get("hole", {1024, 64});
+  const hf::TensorView* tail = *ck->get("tail", {4096});
+  for (int64_t i : {int64_t{0}, int64_t{777}, hole->numel() - 1}) EXPECT_EQ(hole->get(i), 0.0);
+  EXPECT_EQ(tail->get(4095), 0.0);
 }
 
 TEST(SafetensorsErrors, EachMalformedFileIsNamed) {

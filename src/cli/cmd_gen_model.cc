@@ -13,6 +13,7 @@ Runner add_gen_model(CLI::App& app) {
   struct Opts {
     std::string family, out, dtype = "fp32", overrides = "{}";
     uint64_t seed = 0, shard_bytes = 0;
+    int64_t zero_from = 0;
     std::string tie;
   };
   auto o = std::make_shared<Opts>();
@@ -26,6 +27,8 @@ Runner add_gen_model(CLI::App& app) {
   cmd->add_option("--seed", o->seed, "random seed")->capture_default_str();
   cmd->add_option("--shard-bytes", o->shard_bytes, "shard size limit (0: one file)");
   cmd->add_option("--tie", o->tie, "tie embeddings: true or false (default: the family's)");
+  cmd->add_option("--zero-tensors-from", o->zero_from,
+                  "tensors of at least N elements are zeros written as file holes (full-size shapes)");
   cmd->add_option("--set", o->overrides, "JSON object merged into the (text) config, e.g. '{\"sliding_window\": 4}'");
   return [o]() -> Status {
     testgen::GenOptions g;
@@ -33,6 +36,8 @@ Runner add_gen_model(CLI::App& app) {
     g.out_dir = o->out;
     g.seed = o->seed;
     g.max_shard_bytes = o->shard_bytes;
+    if (o->zero_from < 0) return usage_error("--zero-tensors-from {} must be >= 0", o->zero_from);
+    g.zero_tensors_from = o->zero_from;
     if (o->dtype == "fp32") g.dtype = DType::kF32;
     else if (o->dtype == "bf16") g.dtype = DType::kBF16;
     else if (o->dtype == "fp16") g.dtype = DType::kF16;

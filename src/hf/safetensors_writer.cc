@@ -18,8 +18,8 @@ Status write_safetensors(const std::string& path, const std::vector<const OwnedT
   for (const OwnedTensor* t : tensors) {
     header[t->name] = {{"dtype", std::string(dtype_name(t->dtype))},
                        {"shape", t->shape},
-                       {"data_offsets", {offset, offset + t->bytes.size()}}};
-    offset += t->bytes.size();
+                       {"data_offsets", {offset, offset + t->size()}}};
+    offset += t->size();
   }
   std::string text = header.dump();
   while (text.size() % 8 != 0) text.push_back(' ');
@@ -28,9 +28,17 @@ Status write_safetensors(const std::string& path, const std::vector<const OwnedT
   uint64_t n = text.size();
   out.write(reinterpret_cast<const char*>(&n), 8);
   out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  for (const OwnedTensor* t : tensors)
-    out.write(reinterpret_cast<const char*>(t->bytes.data()), static_cast<std::streamsize>(t->bytes.size()));
+  for (const OwnedTensor* t : tensors) {
+    if (t->bytes.empty()) out.seekp(static_cast<std::streamoff>(t->zero_bytes), std::ios::cur);  // a hole
+    else out.write(reinterpret_cast<const char*>(t->bytes.data()), static_cast<std::streamsize>(t->bytes.size()));
+  }
+  out.close();
   if (!out) return resource_error("{}: write failed", path);
+  // A trailing hole: extend the file to its full length.
+  std::error_code ec;
+  const uint64_t want = 8 + text.size() + offset;
+  if (std::filesystem::file_size(path, ec) < want) std::filesystem::resize_file(path, want, ec);
+  if (ec) return resource_error("{}: cannot extend: {}", path, ec.message());
   return Status::ok();
 }
 
@@ -42,13 +50,13 @@ Status write_checkpoint(const std::string& dir, const std::vector<OwnedTensor>& 
   std::vector<std::vector<const OwnedTensor*>> shards(1);
   uint64_t in_shard = 0, total = 0;
   for (const OwnedTensor& t : tensors) {
-    if (max_shard_bytes > 0 && in_shard > 0 && in_shard + t.bytes.size() > max_shard_bytes) {
+    if (max_shard_bytes > 0 && in_shard > 0 && in_shard + t.size() > max_shard_bytes) {
       shards.emplace_back();
       in_shard = 0;
     }
     shards.back().push_back(&t);
-    in_shard += t.bytes.size();
-    total += t.bytes.size();
+    in_shard += t.size();
+    total += t.size();
   }
   if (shards.size() == 1) return write_safetensors((fs::path(dir) / "model.safetensors").string(), shards[0]);
   nlohmann::ordered_json index;

@@ -18,6 +18,8 @@ struct OwnedTensor {
   DType dtype = DType::kF32;
   std::vector<int64_t> shape;
   std::vector<uint8_t> bytes;  // numel x dtype_size, little-endian
+  uint64_t zero_bytes = 0;     // with `bytes` empty: that many zero bytes, written as a file hole
+  uint64_t size() const { return bytes.empty() ? zero_bytes : bytes.size(); }
 };
 
 Status write_safetensors(const std::string& path, const std::vector<const OwnedTensor*>& tensors);

@@ -16,9 +16,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Far above any tiny model and large enough for the benchmarks' 1B shapes (Llama-3.2-1B:
-// 1.24e9); keeps a mistyped override from filling the disk.
-constexpr int64_t kMaxTotalElements = int64_t{1} << 31;
+// Far above any tiny model and large enough for the full-size shapes of benchmarks and
+// tests (Llama-3.2-1B: 1.24e9; gemma-4-E2B without its per-layer table: 2.2e9, see
+// zero_tensors_from);
+// keeps a mistyped override from filling the disk.
+constexpr int64_t kMaxTotalElements = int64_t{1} << 32;
 
 const FamilyDef* find_family(const std::string& name) {
   for (const FamilyDef& def : all_families())
@@ -69,6 +71,11 @@ Result<std::vector<hf::OwnedTensor>> make_tensors(const std::vector<TensorSpec>&
                                                   const std::string& what) {
   int64_t total = 0;
   std::set<std::string> names;
+  auto is_zero = [&](const TensorSpec& spec) {
+    int64_t numel = 1;
+    for (int64_t dim : spec.shape) numel = dim > 0 && numel <= (int64_t{1} << 50) / dim ? numel * dim : (int64_t{1} << 50);
+    return options.zero_tensors_from > 0 && numel >= options.zero_tensors_from;
+  };
   for (const TensorSpec& spec : specs) {
     OG_CHECK(names.insert(spec.name).second);  // a family listed a tensor twice
     int64_t numel = 1;
@@ -77,6 +84,7 @@ Result<std::vector<hf::OwnedTensor>> make_tensors(const std::vector<TensorSpec>&
       if (numel > kMaxTotalElements / dim) numel = kMaxTotalElements + 1;
       else numel *= dim;
     }
+    if (is_zero(spec)) continue;
     total += numel;
     if (total > kMaxTotalElements)
       return bad_input("{}: the checkpoint would exceed {} elements (at tensor '{}'); this generator is for tiny models",
@@ -87,6 +95,10 @@ Result<std::vector<hf::OwnedTensor>> make_tensors(const std::vector<TensorSpec>&
   for (const TensorSpec& spec : specs) {
     size_t numel = 1;
     for (int64_t dim : spec.shape) numel *= static_cast<size_t>(dim);
+    if (is_zero(spec)) {
+      tensors.push_back({spec.name, options.dtype, spec.shape, {}, numel * dtype_size(options.dtype)});
+      continue;
+    }
     std::vector<float> values = random_values(options.seed, spec.name, numel, spec.init);
     tensors.push_back({spec.name, options.dtype, spec.shape, encode_values(values, options.dtype)});
   }

@@ -48,6 +48,10 @@ struct GenOptions {
   //    creates none and ignores them on load).
   // Other families are unaffected.
   bool hub_layout = false;
+  // Tensors of at least this many elements are all zeros, written as file holes (no disk,
+  // no memory, not counted against the generator's size limit): for full-size shapes whose
+  // largest tables (Gemma's per-layer embeddings) would not fit otherwise. 0: none.
+  int64_t zero_tensors_from = 0;
 };
 
 // Writes config.json and the safetensors files into options.out_dir (created if needed).
