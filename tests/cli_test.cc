@@ -50,6 +50,30 @@ TEST(CliLayout, ErrorsAreOneLineOnStderrWithExitCode2) {
   EXPECT_NE(hub.err.find("hf download nobody/nothing-here"), std::string::npos);
 }
 
+TEST(CliInspect, ReportsStorageBytesAndWindowedCacheBytes) {
+  TempDir d;
+  ASSERT_EQ(run_offgraph("gen-model --family gemma2 --out " + d.file("m") +
+                         " --set '{\"sliding_window\": 4, \"hidden_size\": 64, \"intermediate_size\": 128}'").exit_code, 0);
+  auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("q.ogp") +
+                         " --qlinear 4w --qembedding 8w --max-ctx-len 64 --prefill-chunk-size 8");
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  auto inspect = run_offgraph("inspect --json " + d.file("q.ogp"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  auto j = nlohmann::json::parse(inspect.out);
+  ASSERT_TRUE(j["weights_by_storage"].contains("Q4/g32")) << inspect.out;
+  ASSERT_TRUE(j["weights_by_storage"].contains("Q8/g32")) << inspect.out;  // the tied table
+  uint64_t sum = 0;
+  for (const auto& [k, v] : j["weights_by_storage"].items()) sum += v["bytes"].get<uint64_t>();
+  EXPECT_EQ(sum, j["weight_bytes"].get<uint64_t>());
+  // Every cache at the full context, from the layout: an upper bound the sliding caches beat.
+  uint64_t full = 0;
+  for (size_t c = 0; c < j["kv_heads"].size(); ++c)
+    full += 2ull * j["kv_heads"][c].get<uint64_t>() * j["head_dims"][c].get<uint64_t>() * 64 * 4;
+  EXPECT_EQ(j["kv_cache_bytes_if_all_full"]["fp32"].get<uint64_t>(), full);
+  EXPECT_LT(j["kv_cache_bytes"]["fp32"].get<uint64_t>(), full);
+  EXPECT_EQ(j["kv_cache_bytes"]["bf16"].get<uint64_t>() * 2, j["kv_cache_bytes"]["fp32"].get<uint64_t>());
+}
+
 TEST(CliUsage, BadFlagsExitWith1) {
   EXPECT_EQ(run_offgraph("layout --no-such-flag x").exit_code, 1);
   EXPECT_EQ(run_offgraph("").exit_code, 1);
