@@ -6,8 +6,9 @@
 // so results are bit-identical across them.
 //
 // The codes are widened in registers and never expanded to memory: per group, a row's
-// scale s is broadcast once, each vector of codes becomes floats, and the dequantization
-// is one FMA (Q4: nibble * s + (-8 s); Q8: q * s). A vector of Q4 bytes gives the group's
+// scale s is broadcast once, each vector of codes becomes floats (Q4: nibble - 8 in
+// integers), and one product dequantizes it (value = q * s, exactly as the scalar
+// definition matrix_at computes it). A vector of Q4 bytes gives the group's
 // values j.. (low nibbles) and j + group/2.. (high nibbles), so every byte is loaded once.
 // Decoding a vector costs about as much as one FMA per token, which prefill spreads over
 // kTokens tokens; decode (T = 1) stays memory-bound.
@@ -27,7 +28,10 @@ namespace og::kernels {
 namespace HWY_NAMESPACE {
 
 inline constexpr int kRows = 4;
-inline constexpr int kTokens = kManyRegisters ? 6 : 2;
+// Tokens per register tile, sized so that accumulators (kRows x kTokens), the tokens' x
+// vectors and the rows' scales fit 32 registers: Q4 keeps two x vectors per token.
+template <bool kQ4>
+inline constexpr int kTokens = kManyRegisters ? (kQ4 ? 4 : 5) : 2;
 
 using DI = hn::RebindToSigned<DF>;
 using DU8 = hn::Rebind<uint8_t, DF>;
@@ -50,13 +54,24 @@ HWY_INLINE void QTile(const Matrix& w, int64_t r0, const float* HWY_RESTRICT x, 
   VF acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * N);
+  // The R rows' scales for groups [k0, k1) as floats (vector conversion: a scalar f16
+  // conversion per group would cost more than the group's arithmetic).
+  const int64_t g_first = k0 / G, n_groups = (k1 - k0) / G;
+  thread_local std::vector<float> scale_buffer;
+  if (scale_buffer.size() < static_cast<size_t>(R * n_groups + N)) scale_buffer.resize(static_cast<size_t>(R * n_groups + N));
+  float* sf = scale_buffer.data();
+  for (int r = 0; r < R; ++r) {
+    const uint16_t* src = scales + r * groups + g_first;
+    int64_t g = 0;
+    for (; g + N <= n_groups; g += N)
+      hn::StoreU(hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, DF>(), reinterpret_cast<const hwy::float16_t*>(src + g))),
+                 df, sf + r * n_groups + g);
+    for (; g < n_groups; ++g) sf[r * n_groups + g] = fp16_to_float(src[g]);
+  }
   for (int64_t g0 = k0; g0 < k1; g0 += G) {
-    VF vs[R], voff[R];
-    for (int r = 0; r < R; ++r) {
-      const float s = fp16_to_float(scales[r * groups + g0 / G]);
-      vs[r] = hn::Set(df, s);
-      voff[r] = hn::Set(df, -8.0f * s);
-    }
+    const float* sg = sf + (g0 - k0) / G;
+    VF vs[R];
+    for (int r = 0; r < R; ++r) vs[r] = hn::Set(df, sg[r * n_groups]);
     if constexpr (kQ4) {
       const uint8_t* gb = codes + g0 / 2;
       if (C == 1 && prefetch)  // this group of the next R rows, into L2
@@ -69,8 +84,9 @@ HWY_INLINE void QTile(const Matrix& w, int64_t r0, const float* HWY_RESTRICT x, 
         }
         for (int r = 0; r < R; ++r) {
           const auto b = hn::PromoteTo(di, hn::LoadU(DU8(), gb + r * row_bytes + j));
-          const VF lo = hn::MulAdd(hn::ConvertTo(df, hn::And(b, hn::Set(di, 15))), vs[r], voff[r]);
-          const VF hi = hn::MulAdd(hn::ConvertTo(df, hn::ShiftRight<4>(b)), vs[r], voff[r]);
+          const auto eight = hn::Set(di, 8);
+          const VF lo = hn::Mul(hn::ConvertTo(df, hn::Sub(hn::And(b, hn::Set(di, 15)), eight)), vs[r]);
+          const VF hi = hn::Mul(hn::ConvertTo(df, hn::Sub(hn::ShiftRight<4>(b), eight)), vs[r]);
           for (int c = 0; c < C; ++c) {
             acc[r][c] = hn::MulAdd(lo, xlo[c], acc[r][c]);
             acc[r][c] = hn::MulAdd(hi, xhi[c], acc[r][c]);
@@ -133,19 +149,19 @@ void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
   // Decode streams whole rows; prefill works in column blocks of whole groups whose x
   // slice (kTokens rows) fills about 24 KB of L1.
-  const int64_t kc = a.T == 1 ? in : std::max<int64_t>(G, (24 << 10) / (4 * kTokens) / G * G);
+  const int64_t kc = a.T == 1 ? in : std::max<int64_t>(G, (24 << 10) / (4 * kTokens<kQ4>) / G * G);
   const bool prefetch = a.T == 1 && row_storage_bytes(a.w) <= (16 << 10);
   thread_local std::vector<float> park_buffer;
   float* park = nullptr;
   if (kc < in) {
-    const size_t need = static_cast<size_t>(std::min(a.panel_rows, r1 - r0) * kTokens * N);
+    const size_t need = static_cast<size_t>(std::min(a.panel_rows, r1 - r0) * kTokens<kQ4> * N);
     if (park_buffer.size() < need) park_buffer.resize(need);
     park = park_buffer.data();
   }
   for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
     const int64_t p1 = std::min(r1, p0 + a.panel_rows);
-    for (int64_t t0 = 0; t0 < a.T; t0 += kTokens)
-      QTokenBlock<kTokens, kQ4>(std::min<int64_t>(kTokens, a.T - t0), a.w, a.x + t0 * in, kc, a.bias, a.y + t0 * out,
+    for (int64_t t0 = 0; t0 < a.T; t0 += kTokens<kQ4>)
+      QTokenBlock<kTokens<kQ4>, kQ4>(std::min<int64_t>(kTokens<kQ4>, a.T - t0), a.w, a.x + t0 * in, kc, a.bias, a.y + t0 * out,
                                 p0, p1, park, prefetch);
   }
 }
@@ -170,8 +186,7 @@ void linear_quant_rows(const LinearArgs& a, int64_t r0, int64_t r1) {
   HWY_DYNAMIC_DISPATCH(LinearQuantRows)(a, r0, r1);
 }
 
-// One row per token, dequantized with the same arithmetic as the linear kernel's
-// (q * s as one product; Q4 as nibble * s + (-8 s)), then scaled.
+// One row per token, dequantized as the linear kernel does (q * s, one product), then scaled.
 void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y) {
   const int64_t D = table.cols;
   for (int64_t t = 0; t < T; ++t) {
@@ -194,7 +209,7 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col) {
       const uint8_t byte = static_cast<const uint8_t*>(m.data)[row * m.cols / 2 + col / G * half + in_group % half];
       const int nibble = in_group < half ? (byte & 15) : (byte >> 4);
       const float s = fp16_to_float(m.scales[row * (m.cols / G) + col / G]);
-      return std::fma(static_cast<float>(nibble), s, -8.0f * s);
+      return static_cast<float>(nibble - 8) * s;
     }
   }
   return 0;
