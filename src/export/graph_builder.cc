@@ -60,7 +60,10 @@ Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptio
   const fb::DType dtype = o.keep_f32 ? fb::DType::F32 : weight_dtype_;
   std::vector<uint8_t> bytes(static_cast<size_t>(count) * program::fb_dtype_size(dtype));
   // Same dtype, nothing to fold: copy the bytes as they are.
-  const bool same = o.add == 0.0f && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
+  if (o.col_scale != nullptr && shape.size() != 2)
+    return bad_input("{}: tensor '{}' {} is not a matrix; its columns cannot be scaled", t.file, t.name, t.shape_str());
+  const int64_t cols = shape.size() == 2 ? shape[1] : 1;
+  const bool same = o.add == 0.0f && o.col_scale == nullptr && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
                                       (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
                                       (t.dtype == DType::kF16 && dtype == fb::DType::F16));
   if (same) {
@@ -69,6 +72,7 @@ Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptio
     for (int64_t i = 0; i < count; ++i) {
       // Folding happens in f32, as transformers computes (1 + w.float()).
       float v = static_cast<float>(t.get(first + i)) + o.add;
+      if (o.col_scale != nullptr) v *= o.col_scale[i % cols];
       switch (dtype) {
         case fb::DType::F32: std::memcpy(&bytes[i * 4], &v, 4); break;
         case fb::DType::BF16: { uint16_t h = float_to_bf16(v); std::memcpy(&bytes[i * 2], &h, 2); break; }
@@ -206,6 +210,51 @@ ValueId GraphBuilder::slice(ValueId x, int32_t begin, int32_t width) {
   fb::OpAttrsUnion u;
   u.Set(std::move(a));
   return push({x}, width, std::move(u));
+}
+
+}  // namespace og::exporter
+
+namespace og::exporter {
+
+ValueId GraphBuilder::concat(ValueId a, ValueId b) {
+  fb::OpAttrsUnion u;
+  u.Set(fb::ConcatAttrsT{});
+  return push({a, b}, width(a) + width(b), std::move(u));
+}
+
+ValueId GraphBuilder::stream_mix(ValueId x, ValueId coefs, int32_t stream_width) {
+  fb::StreamMixAttrsT a;
+  a.width = stream_width;
+  const int32_t n_in = width(x) / stream_width, n_out = width(coefs) / n_in;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x, coefs}, n_out * stream_width, std::move(u));
+}
+
+ValueId GraphBuilder::stream_mix_const(ValueId x, WeightId coefs, int32_t stream_width, int32_t n_out) {
+  fb::StreamMixAttrsT a;
+  a.width = stream_width;
+  a.coefs = coefs;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, n_out * stream_width, std::move(u));
+}
+
+ValueId GraphBuilder::rms_match(ValueId x, ValueId ref, float eps, int32_t dim) {
+  fb::RmsMatchAttrsT a;
+  a.eps = eps;
+  a.dim = dim;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x, ref}, width(x), std::move(u));
+}
+
+ValueId GraphBuilder::gaussian_top_k(ValueId x, float multiplier) {
+  fb::GaussianTopKAttrsT a;
+  a.multiplier = multiplier;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width(x), std::move(u));
 }
 
 }  // namespace og::exporter

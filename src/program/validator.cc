@@ -203,6 +203,40 @@ class Checker {
           return bad_input("op {} (slice): columns [{}, +{}) outside width {}", i, op.attrs_as_SliceAttrs()->begin(), wo,
                            width(in[0]));
         return Status::ok();
+      case fb::OpAttrs::StreamMixAttrs: {
+        auto a = op.attrs_as_StreamMixAttrs();
+        const bool constant = a->coefs() >= 0;
+        OG_TRY(arity(i, in, constant ? 1 : 2, constant ? 1 : 2));
+        const int32_t w = a->width();
+        if (w <= 0 || width(in[0]) % w != 0 || wo % w != 0)
+          return bad_input("op {} (stream_mix): stream width {} does not divide input width {} and output width {}", i,
+                           w, width(in[0]), wo);
+        const int64_t n_coefs = int64_t{width(in[0]) / w} * (wo / w);
+        if (constant) return need_tensor(i, a->coefs(), {n_coefs}, true);
+        if (width(in[1]) != n_coefs)
+          return bad_input("op {} (stream_mix): {} coefficients per token for {} -> {} streams", i, width(in[1]),
+                           width(in[0]) / w, wo / w);
+        return Status::ok();
+      }
+      case fb::OpAttrs::ConcatAttrs:
+        OG_TRY(arity(i, in, 2, 2));
+        if (int64_t{width(in[0])} + width(in[1]) != wo)
+          return bad_input("op {} (concat): output width {} is not {} + {}", i, wo, width(in[0]), width(in[1]));
+        return Status::ok();
+      case fb::OpAttrs::RmsMatchAttrs: {
+        auto a = op.attrs_as_RmsMatchAttrs();
+        OG_TRY(arity(i, in, 2, 2));
+        if (a->dim() <= 0 || width(in[0]) % a->dim() != 0 || width(in[1]) != a->dim() || wo != width(in[0]) ||
+            !(a->eps() > 0))
+          return bad_input("op {} (rms_match): dim {} / eps {} inconsistent with widths {} and {}", i, a->dim(),
+                           a->eps(), width(in[0]), width(in[1]));
+        return Status::ok();
+      }
+      case fb::OpAttrs::GaussianTopKAttrs:
+        OG_TRY(arity(i, in, 1, 1));
+        if (width(in[0]) != wo || !std::isfinite(op.attrs_as_GaussianTopKAttrs()->multiplier()))
+          return bad_input("op {} (gaussian_top_k): needs equal widths and a finite multiplier", i);
+        return Status::ok();
       default:
         return bad_input("op {}: unknown op kind {}", i, static_cast<int>(op.attrs_type()));
     }
@@ -228,6 +262,10 @@ const char* op_name(fb::OpAttrs kind) {
     case fb::OpAttrs::ActAttrs: return "activation";
     case fb::OpAttrs::SoftcapAttrs: return "softcap";
     case fb::OpAttrs::SliceAttrs: return "slice";
+    case fb::OpAttrs::StreamMixAttrs: return "stream_mix";
+    case fb::OpAttrs::ConcatAttrs: return "concat";
+    case fb::OpAttrs::RmsMatchAttrs: return "rms_match";
+    case fb::OpAttrs::GaussianTopKAttrs: return "gaussian_top_k";
     default: return "unknown";
   }
 }
