@@ -12,9 +12,11 @@
 // i.e. the program may not be more than a few times worse than float32 arithmetic itself
 // (4x: the program rounds in different places than the f32 reference, e.g. folded constants
 // and kernel accumulation orders; the floor covers models where the f32 gap is near zero).
-// Measured (seed 31, 26 tokens): program ~1e-5 vs f32 gap ~1e-5 of |logit| ~25, both about 5e-7
-// relative. A softened variant (no sparsity, q_norm scaled by 0.05 so attention is near
-// uniform) and the sparse ones too must also meet the 1e-4 relative bound of the other families.
+// Measured (max|logit| ~25): 6 layers: program 2.4e-5, f32 reference 1.5e-5 (bound 8.6e-5);
+// 8 layers: 1.6e-5 vs 1.5e-5; 30 layers (E2B-shaped): program 1.2e-4 relative, f32 reference
+// 2.9e-4 relative -- past the 1e-4 of the other families, which is why the bound is measured.
+// The small models (6-8 layers) must also meet 1e-4 relative, and so must a softened variant
+// (no sparsity, q_norm scaled by 0.05 so attention is near uniform; measured 4.4e-7).
 // Decode (steps of 1) must equal prefill bit for bit: every kernel computes a row the same
 // way whatever the step's token count.
 #include <gtest/gtest.h>
@@ -56,6 +58,47 @@ void scale_tensors(const Generated& g, const std::string& name_suffix, float fac
   write_file(path, bytes);
 }
 
+// Adds the multimodal wrapper's vision and audio embedders (model.embed_vision.*,
+// model.embed_audio.*: 32 rows of width 32 each, as testgen's tower configs say) in a second
+// shard, with an index naming both files. testgen writes the language model only.
+void add_tower_embedders(const Generated& g) {
+  const std::string dir = g.model_dir();
+  const std::string main = read_file(dir + "/model.safetensors");
+  uint64_t main_len = 0;
+  std::memcpy(&main_len, main.data(), 8);
+  nlohmann::json index = {{"metadata", nlohmann::json::object()}, {"weight_map", nlohmann::json::object()}};
+  const nlohmann::json main_header = nlohmann::json::parse(main.substr(8, main_len));
+  for (const auto& [name, info] : main_header.items())
+    if (name != "__metadata__") index["weight_map"][name] = "model.safetensors";
+  const int64_t H = g.config.hidden_size, rows = 32, width = 32;
+  nlohmann::json header = nlohmann::json::object();
+  std::string data;
+  uint32_t x = 12345;
+  auto add = [&](const std::string& name, std::vector<int64_t> shape, float center, float spread) {
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    header[name] = {{"dtype", "F32"}, {"shape", shape}, {"data_offsets", {data.size(), data.size() + 4 * n}}};
+    for (int64_t i = 0; i < n; ++i) {
+      x = x * 1664525u + 1013904223u;
+      const float f = center + spread * (static_cast<float>(x >> 8) / 16777216.0f - 0.5f);
+      data.append(reinterpret_cast<const char*>(&f), 4);
+    }
+    index["weight_map"][name] = "towers.safetensors";
+  };
+  for (const char* tower : {"vision", "audio"}) {
+    const std::string p = std::string("model.embed_") + tower + ".";
+    add(p + "embedding.weight", {rows, width}, 0.0f, 2.0f);
+    add(p + "hard_embedding_norm.weight", {width}, 1.0f, 0.2f);
+    add(p + "soft_embedding_norm.weight", {width}, 1.0f, 0.2f);
+    add(p + "embedding_projection.weight", {H, width}, 0.0f, 0.6f);
+  }
+  std::string h = header.dump();
+  while (h.size() % 8 != 0) h += ' ';
+  const uint64_t len = h.size();
+  write_file(dir + "/towers.safetensors", std::string(reinterpret_cast<const char*>(&len), 8) + h + data);
+  write_file(dir + "/model.safetensors.index.json", index.dump());
+}
+
 std::vector<double> reference_f32(const Generated& g, const std::vector<int32_t>& ids) {
   auto ck = hf::Checkpoint::open(g.model_dir());
   EXPECT_TRUE(ck.is_ok()) << ck.status().message();
@@ -84,6 +127,9 @@ void expect_program_matches(const Generated& g, const std::vector<int32_t>& ids,
       EXPECT_LE(d.max_abs, bound) << what << " chunk " << program_chunk << " step " << step;
       EXPECT_LE(d.relative(), 1e-4) << what << " chunk " << program_chunk << " step " << step;
       EXPECT_EQ(got, decode) << what << ": steps of " << step << " differ from decode";
+      if (program_chunk == 0 && step == 1)
+        std::printf("gemma3n %s: program vs float64 reference: max_abs %.3g of max|logit| %.3g (relative %.3g); "
+                    "bound %.3g\n", what.c_str(), d.max_abs, d.max_ref, d.relative(), bound);
       ::testing::Test::RecordProperty(what + "_program_relative_step" + std::to_string(step),
                                       std::to_string(d.relative()));
     }
@@ -114,11 +160,6 @@ TEST(Gemma3n, SparseModelsAreWithinAFewTimesTheFloat32GapOfTheReference) {
     std::printf("gemma3n %s: float32 reference vs float64: max_abs %.3g (relative %.3g); bound %.3g\n",
                 shape.dump().c_str(), f32_gap.max_abs, f32_gap.relative(), bound);
     expect_program_matches(*g, ids, want, bound, "sparse" + std::to_string(g->config.num_hidden_layers));
-    auto model = runtime::Model::load(export_to(*g, "p.ogp", "fp32"));
-    ASSERT_TRUE(model.is_ok());
-    const Diff d = compare(run_program(*model, ids, 4), want, g->config.vocab_size);
-    std::printf("gemma3n %s: program vs float64: max_abs %.3g (relative %.3g)\n", shape.dump().c_str(), d.max_abs,
-                d.relative());
   }
 }
 
@@ -131,6 +172,21 @@ TEST(Gemma3n, SoftenedAttentionWithoutSparsityMatchesTheReferenceTo1e4) {
   const Diff f32_gap = compare(reference_f32(*g, ids), want, g->config.vocab_size);
   std::printf("gemma3n softened: float32 reference vs float64 relative %.3g\n", f32_gap.relative());
   expect_program_matches(*g, ids, want, 1e-4 * f32_gap.max_ref, "softened");
+}
+
+TEST(Gemma3n, VisionAndAudioIdsAreEmbeddedByTheirTowersAsTheWrapperDoes) {
+  auto g = generate({.family = "gemma3n", .seed = 36});
+  add_tower_embedders(*g);
+  std::vector<int32_t> ids = text_tokens(24, 15);
+  for (int32_t i : {3, 4, 5}) ids[static_cast<size_t>(i)] = 257 + i;  // vision: vocab_offset 256
+  for (int32_t i : {10, 17}) ids[static_cast<size_t>(i)] = 288 + i;  // audio: vocab_offset 288
+  const std::vector<double> want = reference_logits(*g, ids);
+  const Diff f32_gap = compare(reference_f32(*g, ids), want, g->config.vocab_size);
+  expect_program_matches(*g, ids, want, 4 * f32_gap.max_abs + 1e-6 * f32_gap.max_ref, "towers");
+  // Without the overlay the program would embed those ids from the text table: far off.
+  std::vector<int32_t> text_only = ids;
+  for (int32_t i : {3, 4, 5, 10, 17}) text_only[static_cast<size_t>(i)] = ids[static_cast<size_t>(i)] - 64;
+  EXPECT_GT(compare(reference_logits(*g, text_only), want, g->config.vocab_size).relative(), 1e-2);
 }
 
 TEST(Gemma3n, HubLayoutKeepsUnusedKvTensorsOnSharedLayersAndMatches) {

@@ -515,6 +515,26 @@ TEST(RmsMatch, RescalesEachGroupToTheReferenceRms) {
     }
 }
 
+TEST(EmbeddingOverlay, IdsInTheRangeReadTheTableOthersKeepX) {
+  for (int64_t width : {int64_t{1}, int64_t{7}, int64_t{33}})
+    for (ElemType type : {ElemType::kF32, ElemType::kBF16}) {
+      const int64_t rows = 4, first = 10;
+      const Stored table = make_stored(rows * width, type, 68);
+      const kernels::Matrix m{.data = table.data(), .type = type, .rows = rows, .cols = width};
+      const std::vector<int32_t> ids = {0, 9, 10, 13, 14, 11, 300};
+      const int64_t T = static_cast<int64_t>(ids.size());
+      const std::vector<float> x = random_floats(T * width, 69);
+      std::vector<float> y(x.size());
+      kernels::embedding_overlay(x.data(), ids.data(), T, m, first, y.data());
+      for (int64_t t = 0; t < T; ++t) {
+        const bool in = ids[t] >= first && ids[t] < first + rows;
+        for (int64_t h = 0; h < width; ++h)
+          ASSERT_EQ(y[t * width + h], in ? table.value[(ids[t] - first) * width + h] : x[t * width + h])
+              << "id " << ids[t] << " width " << width;
+      }
+    }
+}
+
 TEST(GaussianTopK, KeepsWhatExceedsMeanPlusKStdShiftedDown) {
   for (int64_t dim : kSizes)
     for (float k : {1.6448536f, 0.0f, -0.5f}) {

@@ -249,6 +249,15 @@ ValueId GraphBuilder::rms_match(ValueId x, ValueId ref, float eps, int32_t dim) 
   return push({x, ref}, width(x), std::move(u));
 }
 
+ValueId GraphBuilder::embedding_overlay(ValueId x, WeightId table, int32_t first_id) {
+  fb::EmbeddingOverlayAttrsT a;
+  a.table = table;
+  a.first_id = first_id;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x, ids_}, width(x), std::move(u));
+}
+
 ValueId GraphBuilder::gaussian_top_k(ValueId x, float multiplier) {
   fb::GaussianTopKAttrsT a;
   a.multiplier = multiplier;

@@ -73,6 +73,7 @@ class GraphBuilder {
   ValueId stream_mix_const(ValueId x, WeightId coefs, int32_t stream_width, int32_t n_out);
   ValueId rms_match(ValueId x, ValueId ref, float eps, int32_t dim);
   ValueId gaussian_top_k(ValueId x, float multiplier);
+  ValueId embedding_overlay(ValueId x, WeightId table, int32_t first_id);  // see EmbeddingOverlayAttrs
   void set_logits(ValueId v) { program_.logits = v; }
 
   int32_t width(ValueId v) const { return program_.values[static_cast<size_t>(v)]->width; }

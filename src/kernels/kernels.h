@@ -73,6 +73,9 @@ void stream_mix(const float* x, const float* coefs, int64_t T, const StreamMixPa
 // Each `dim`-wide group of x [T, groups * dim] rescaled to the root-mean-square of
 // ref [T, dim]: y = x * sqrt(mean(ref^2)) / sqrt(max(mean(x_group^2), eps)) (sums in double).
 void rms_match(const float* x, const float* ref, int64_t T, int64_t groups, int64_t dim, float eps, float* y);
+// y[t] = table[ids[t] - first_id] for ids in [first_id, first_id + table.rows), else x[t]
+// (x, y [T, table.cols]).
+void embedding_overlay(const float* x, const int32_t* ids, int64_t T, const Matrix& table, int64_t first_id, float* y);
 // Per row of x [rows, dim]: y = max(x - (mean + multiplier * std), 0), std the population one
 // (mean and std in double).
 void gaussian_top_k(const float* x, int64_t rows, int64_t dim, float multiplier, float* y);

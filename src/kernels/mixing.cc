@@ -5,6 +5,7 @@
 // possible to an exact computation (a cutoff amplifies any rounding in mean and std).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 #include "kernels/kernels.h"
 
@@ -38,6 +39,19 @@ void rms_match(const float* x, const float* ref, int64_t T, int64_t groups, int6
       for (int64_t h = 0; h < dim; ++h) ss += static_cast<double>(xg[h]) * xg[h];
       const double factor = target / std::sqrt(std::max(ss / static_cast<double>(dim), static_cast<double>(eps)));
       for (int64_t h = 0; h < dim; ++h) yg[h] = static_cast<float>(xg[h] * factor);
+    }
+  }
+}
+
+void embedding_overlay(const float* x, const int32_t* ids, int64_t T, const Matrix& table, int64_t first_id, float* y) {
+  const int64_t W = table.cols;
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t row = int64_t{ids[t]} - first_id;
+    if (row >= 0 && row < table.rows) {
+      const auto r = static_cast<int32_t>(row);
+      embedding(&r, 1, table, 1.0f, y + t * W);
+    } else {
+      std::memcpy(y + t * W, x + t * W, static_cast<size_t>(W) * sizeof(float));
     }
   }
 }

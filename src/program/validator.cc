@@ -100,6 +100,7 @@ class Checker {
       for (size_t k = 0; k < in.size(); ++k) {
         bool int_ok = (op->attrs_type() == fb::OpAttrs::EmbeddingAttrs && k == 0) ||
                       (op->attrs_type() == fb::OpAttrs::RopeAttrs && k == 1) ||
+                      (op->attrs_type() == fb::OpAttrs::EmbeddingOverlayAttrs && k == 1) ||
                       (op->attrs_type() == fb::OpAttrs::AttendAttrs && k + 1 == in.size());
         if ((dtype(in[k]) == fb::DType::I32) != int_ok)
           return bad_input("op {} ({}): input {} has the wrong dtype", i, op_name(op->attrs_type()), k);
@@ -237,6 +238,19 @@ class Checker {
         if (width(in[0]) != wo || !std::isfinite(op.attrs_as_GaussianTopKAttrs()->multiplier()))
           return bad_input("op {} (gaussian_top_k): needs equal widths and a finite multiplier", i);
         return Status::ok();
+      case fb::OpAttrs::EmbeddingOverlayAttrs: {
+        auto a = op.attrs_as_EmbeddingOverlayAttrs();
+        OG_TRY(arity(i, in, 2, 2));
+        if (in[1] != p_.input_ids()) return bad_input("op {} (embedding_overlay): input 1 must be the token ids", i);
+        const int32_t t = a->table();
+        if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()) || p_.tensors()->Get(t)->shape()->size() != 2)
+          return bad_input("op {} (embedding_overlay): table {} is not a 2-D tensor", i, t);
+        const int64_t rows = p_.tensors()->Get(t)->shape()->Get(0);
+        if (rows < 1 || a->first_id() < 0 || width(in[0]) != wo)
+          return bad_input("op {} (embedding_overlay): table of {} rows from id {} over width {}", i, rows,
+                           a->first_id(), width(in[0]));
+        return need_tensor(i, t, {rows, wo}, false);
+      }
       default:
         return bad_input("op {}: unknown op kind {}", i, static_cast<int>(op.attrs_type()));
     }
@@ -266,6 +280,7 @@ const char* op_name(fb::OpAttrs kind) {
     case fb::OpAttrs::ConcatAttrs: return "concat";
     case fb::OpAttrs::RmsMatchAttrs: return "rms_match";
     case fb::OpAttrs::GaussianTopKAttrs: return "gaussian_top_k";
+    case fb::OpAttrs::EmbeddingOverlayAttrs: return "embedding_overlay";
     default: return "unknown";
   }
 }

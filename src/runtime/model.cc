@@ -135,6 +135,11 @@ Status Model::bind() {
         b.kind = OpKind::kGaussianTopK;
         b.scalar = op->attrs_as_GaussianTopKAttrs()->multiplier();
         break;
+      case fb::OpAttrs::EmbeddingOverlayAttrs:
+        b.kind = OpKind::kEmbeddingOverlay;
+        b.matrix = matrix(op->attrs_as_EmbeddingOverlayAttrs()->table());
+        b.dim = op->attrs_as_EmbeddingOverlayAttrs()->first_id();
+        break;
       default:
         return bad_input("unknown op kind");
     }

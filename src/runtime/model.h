@@ -16,7 +16,7 @@ namespace og::runtime {
 
 enum class OpKind : uint8_t {
   kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap, kSlice,
-  kStreamMix, kConcat, kRmsMatch, kGaussianTopK
+  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay
 };
 
 struct BoundOp {

@@ -181,6 +181,7 @@ Result<std::span<const float>> Session::step(std::span<const int32_t> ids, std::
       case OpKind::kRmsMatch:
         kernels::rms_match(in_ptr(0), in_ptr(1), n, op.width / op.dim, op.dim, op.eps, out);
         break;
+      case OpKind::kEmbeddingOverlay: kernels::embedding_overlay(in_ptr(0), id_ptr, n, op.matrix, op.dim, out); break;
       case OpKind::kGaussianTopK: kernels::gaussian_top_k(in_ptr(0), n, op.width, op.scalar, out); break;
     }
   }

@@ -123,6 +123,60 @@ Result<Gemma3nConfig> read_config(const hf::ModelConfig& c) {
   return g;
 }
 
+// Gemma3nModel (the multimodal wrapper) embeds ids of its vision and audio towers' hard
+// tokens as unit_norm(embedding_projection(hard_embedding_norm(embedding[id - vocab_offset])))
+// (eps: the tower config's rms_norm_eps; no sqrt(hidden) scale). That depends on the id
+// only, so the rows are computed here in double and overlay the text embedding at run time.
+// Checkpoints saved without the towers (text-only) have nothing to overlay.
+Status overlay_tower_embeddings(BuildContext& ctx, ValueId& x) {
+  const hf::ModelConfig& c = ctx.config;
+  const int64_t H = c.hidden_size;
+  const std::string root = ctx.prefix.rfind("language_model.", 0) == 0 ? "" : "model.";
+  for (auto [tower, default_offset] : {std::pair{"vision", int64_t{262144}}, std::pair{"audio", int64_t{262272}}}) {
+    const std::string p = root + "embed_" + tower + ".";
+    if (ctx.ckpt.find(p + "embedding.weight") == nullptr) continue;
+    int64_t offset = default_offset, size = 128;
+    double eps = 1e-6;
+    const std::string key = std::string(tower) + "_config";
+    if (c.root.contains(key) && !c.root.at(key).is_null()) {
+      OG_ASSIGN_OR_RETURN(hf::JsonFields f, c.root_fields().get_object(key));
+      OG_ASSIGN_OR_RETURN(offset, f.get_int("vocab_offset", default_offset));
+      OG_ASSIGN_OR_RETURN(size, f.get_int("vocab_size", 128));
+      OG_ASSIGN_OR_RETURN(eps, f.get_double("rms_norm_eps", 1e-6));
+      if (offset < 0 || size < 1 || offset >= c.vocab_size)
+        return f.invalid("vocab_offset", fmt::format("an id range inside the vocabulary [0, {})", c.vocab_size));
+    }
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* table, ctx.ckpt.get(p + "embedding.weight"));
+    if (table->shape.size() != 2 || table->shape[0] != size)
+      return bad_input("{}: tensor '{}' has shape {}; expected [{}, hidden] ({}_config.vocab_size)", table->file,
+                       table->name, table->shape_str(), size, tower);
+    const int64_t mh = table->shape[1];
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* norm, ctx.ckpt.get(p + "hard_embedding_norm.weight", {mh}));
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* proj, ctx.ckpt.get(p + "embedding_projection.weight", {H, mh}));
+    std::vector<float> rows(static_cast<size_t>(size * H));  // [size, H]
+    std::vector<double> e(static_cast<size_t>(mh)), y(static_cast<size_t>(H));
+    for (int64_t r = 0; r < size; ++r) {
+      double ss = 0;
+      for (int64_t k = 0; k < mh; ++k) ss += table->get(r * mh + k) * table->get(r * mh + k);
+      const double inv = 1.0 / std::sqrt(ss / static_cast<double>(mh) + eps);
+      for (int64_t k = 0; k < mh; ++k) e[k] = table->get(r * mh + k) * inv * norm->get(k);
+      double ys = 0;
+      for (int64_t h = 0; h < H; ++h) {
+        double acc = 0;
+        for (int64_t k = 0; k < mh; ++k) acc += proj->get(h * mh + k) * e[k];
+        y[h] = acc;
+        ys += acc * acc;
+      }
+      const double inv_y = 1.0 / std::sqrt(ys / static_cast<double>(H) + eps);
+      for (int64_t h = 0; h < H; ++h) rows[static_cast<size_t>(r * H + h)] = static_cast<float>(y[h] * inv_y);
+    }
+    for (const hf::TensorView* t : {table, norm, proj}) ctx.g.mark_ignored(t->name);
+    OG_ASSIGN_OR_RETURN(WeightId w, ctx.g.weight_f32(p + "hard_token_rows", rows, {size, H}));
+    x = ctx.g.embedding_overlay(x, w, static_cast<int32_t>(offset));
+  }
+  return Status::ok();
+}
+
 class Gemma3nFamily final : public Family {
  public:
   const char* name() const override { return "gemma3n"; }
@@ -157,7 +211,8 @@ Status Gemma3nFamily::build(BuildContext& ctx) const {
   const float router_scale = f32_const(1.0 / static_cast<double>(H));
   const float magnitude_eps = f32_const(1e-5);
   OG_ASSIGN_OR_RETURN(WeightId embed, g.weight(*embed_t));
-  const ValueId x0 = g.embedding(embed, H32, gemma_embed_scale(H, loaded, /*via_f32=*/true));
+  ValueId x0 = g.embedding(embed, H32, gemma_embed_scale(H, loaded, /*via_f32=*/true));
+  if (c.is_wrapped) OG_TRY(overlay_tower_embeddings(ctx, x0));
 
   // Per-layer inputs [T, L * P]: (norm(proj(x0) * H^-0.5) + embed_ple(ids) * sqrt(P)) * 2^-0.5.
   // Ids past the per-layer table read its row 0, as the multimodal wrapper does.
