@@ -116,9 +116,9 @@ std::vector<int32_t> text_tokens(int64_t n, uint32_t seed = 5) { return test_tok
 // Exports with the default and a 3-token prefill chunk, runs in steps of 1, 3 and the whole
 // chunk, and checks every run against `want` within `bound` (absolute), decode == prefill.
 void expect_program_matches(const Generated& g, const std::vector<int32_t>& ids, const std::vector<double>& want,
-                            double bound, const std::string& what) {
+                            double bound, const std::string& what, const std::string& dtype = "fp32") {
   for (int64_t program_chunk : {int64_t{0}, int64_t{3}}) {
-    auto model = runtime::Model::load(export_to(g, "p.ogp", "fp32", program_chunk));
+    auto model = runtime::Model::load(export_to(g, "p.ogp", dtype, program_chunk));
     ASSERT_TRUE(model.is_ok()) << model.status().message();
     const std::vector<float> decode = run_program(*model, ids, 1);
     for (int64_t step : {int64_t{1}, int64_t{3}, int64_t{(*model)->prefill_chunk_size()}}) {
@@ -187,6 +187,16 @@ TEST(Gemma3n, VisionAndAudioIdsAreEmbeddedByTheirTowersAsTheWrapperDoes) {
   std::vector<int32_t> text_only = ids;
   for (int32_t i : {3, 4, 5, 10, 17}) text_only[static_cast<size_t>(i)] = ids[static_cast<size_t>(i)] - 64;
   EXPECT_GT(compare(reference_logits(*g, text_only), want, g->config.vocab_size).relative(), 1e-2);
+}
+
+// A bf16 checkpoint exported as bf16 holds exactly the reference's weights (the folded
+// correct_output_scale gate is kept f32 for that reason), so it meets the same bound.
+TEST(Gemma3n, Bf16CheckpointExportedAsBf16MatchesTheReference) {
+  auto g = generate({.family = "gemma3n", .dtype = DType::kBF16, .seed = 37});
+  const auto ids = text_tokens(22, 17);
+  const std::vector<double> want = reference_logits(*g, ids);
+  const Diff f32_gap = compare(reference_f32(*g, ids), want, g->config.vocab_size);
+  expect_program_matches(*g, ids, want, 4 * f32_gap.max_abs + 1e-6 * f32_gap.max_ref, "bf16", "bf16");
 }
 
 TEST(Gemma3n, HubLayoutKeepsUnusedKvTensorsOnSharedLayersAndMatches) {
