@@ -1,5 +1,6 @@
-// Small per-token kernels that combine or rescale whole rows: stream mixing, RMS matching and
-// the gaussian top-k cutoff. They are scalar on purpose: they touch a few rows of a few
+// Small per-token kernels that combine or rescale whole rows: stream mixing, RMS matching, the
+// gaussian top-k cutoff, and the embedding overlay (rows of a table for a range of ids). They
+// are scalar on purpose: they touch a few rows of a few
 // thousand values per token (next to matrix products of millions), and their sums run in
 // double so that a cutoff or a rescale computed from a row's statistics stays as close as
 // possible to an exact computation (a cutoff amplifies any rounding in mean and std).
