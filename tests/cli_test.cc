@@ -129,10 +129,12 @@ TEST(CliErrors, LogitsAndExportInputErrors) {
   EXPECT_EQ(run_offgraph("export -m " + d.file("m") + " -o " + d.file("q.ogp") + " --dtype int2").exit_code, 1);
   EXPECT_EQ(run_offgraph("export -m " + d.file("nothing") + " -o " + d.file("q.ogp")).exit_code, 2);
   EXPECT_EQ(run_offgraph("inspect " + d.path()).exit_code, 2);
-  ASSERT_EQ(run_offgraph("gen-model --family gemma3n --out " + d.file("g4")).exit_code, 0);
-  auto g4 = run_offgraph("export -m " + d.file("g4") + " -o " + d.file("g4.ogp"));
-  EXPECT_EQ(g4.exit_code, 2);
-  EXPECT_NE(g4.err.find("not implemented yet"), std::string::npos);
+  // A Gemma-3n config the exporter cannot honour: exit 2, the field named, no file left.
+  ASSERT_EQ(run_offgraph("gen-model --family gemma3n --out " + d.file("g3n") + " --set '{\"altup_active_idx\": 7}'").exit_code, 0);
+  auto g3n = run_offgraph("export -m " + d.file("g3n") + " -o " + d.file("g3n.ogp"));
+  EXPECT_EQ(g3n.exit_code, 2);
+  EXPECT_NE(g3n.err.find("text_config.altup_active_idx"), std::string::npos) << g3n.err;
+  EXPECT_FALSE(std::filesystem::exists(d.file("g3n.ogp")));
 }
 
 }  // namespace

@@ -401,6 +401,7 @@ TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
 
 double silu(double x) { return x / (1 + std::exp(-x)); }
 double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+double tanh_d(double x) { return std::tanh(x); }
 
 TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
   for (int64_t n : kSizes) {
@@ -408,7 +409,8 @@ TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
     x[0] = n > 1 ? -150.0f : 150.0f;  // far outside exp's range on one side or the other
     for_each_target([&] {
       std::vector<float> y(n);
-      for (auto [a, f] : {std::pair{kernels::Activation::kSilu, &silu}, std::pair{kernels::Activation::kGeluTanh, &gelu_tanh}}) {
+      for (auto [a, f] : {std::pair{kernels::Activation::kSilu, &silu}, std::pair{kernels::Activation::kGeluTanh, &gelu_tanh},
+                          std::pair{kernels::Activation::kTanh, &tanh_d}}) {
         kernels::act(x.data(), n, a, y.data());
         for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], f(x[i]), 1e-5 * std::fabs(f(x[i])) + 1e-6) << "x " << x[i];
         kernels::act_mul(x.data(), u.data(), n, a, y.data());
@@ -440,6 +442,119 @@ TEST(Elementwise, AnElementsValueDoesNotDependOnTheArrayLength) {
     kernels::act(x.data() + 3 * width, width, kernels::Activation::kGeluTanh, one.data());
     ASSERT_EQ(std::memcmp(one.data(), all.data() + 3 * width, width * sizeof(float)), 0);
   });
+}
+
+// ------------------------------------------------------- stream mixing, rms match, top-k
+// These kernels are scalar and sum in double: bounds are a few f32 ulps of the result (or of
+// the sum of |terms| for the mixing), and a wrong index or statistic gives errors of order 1.
+
+TEST(StreamMix, MatchesFloat64WithPerTokenAndConstantCoefficients) {
+  for (int64_t width : kSizes)
+    for (auto [n_in, n_out] : {std::pair<int64_t, int64_t>{4, 4}, {1, 4}, {4, 1}, {3, 2}}) {
+      const int64_t T = 5;
+      const std::vector<float> x = random_floats(T * n_in * width, 61, -3, 3);
+      const std::vector<float> c = random_floats(T * n_out * n_in, 62, -1, 1);
+      for (bool per_token : {true, false}) {
+        std::vector<float> y(T * n_out * width);
+        const kernels::StreamMixParams p{.width = width, .n_in = n_in, .n_out = n_out, .coefs_per_token = per_token};
+        kernels::stream_mix(x.data(), c.data(), T, p, y.data());
+        for (int64_t t = 0; t < T; ++t)
+          for (int64_t j = 0; j < n_out; ++j)
+            for (int64_t h = 0; h < width; ++h) {
+              double want = 0, mag = 0;
+              for (int64_t i = 0; i < n_in; ++i) {
+                const double term = static_cast<double>(c[(per_token ? t * n_out * n_in : 0) + j * n_in + i]) *
+                                    x[(t * n_in + i) * width + h];
+                want += term;
+                mag += std::fabs(term);
+              }
+              ASSERT_NEAR(y[(t * n_out + j) * width + h], want, 1e-7 * mag + 1e-30)
+                  << "width " << width << " n_in " << n_in << " n_out " << n_out << " t " << t;
+            }
+      }
+    }
+}
+
+TEST(Concat, PutsTheColumnsOfBAfterThoseOfA) {
+  for (int64_t wa : {int64_t{1}, int64_t{7}, int64_t{33}}) {
+    const int64_t T = 3, wb = 5;
+    const std::vector<float> a = random_floats(T * wa, 63), b = random_floats(T * wb, 64);
+    std::vector<float> y(T * (wa + wb));
+    kernels::concat_columns(a.data(), wa, b.data(), wb, T, y.data());
+    for (int64_t t = 0; t < T; ++t) {
+      for (int64_t i = 0; i < wa; ++i) ASSERT_EQ(y[t * (wa + wb) + i], a[t * wa + i]);
+      for (int64_t i = 0; i < wb; ++i) ASSERT_EQ(y[t * (wa + wb) + wa + i], b[t * wb + i]);
+    }
+  }
+}
+
+TEST(RmsMatch, RescalesEachGroupToTheReferenceRms) {
+  for (int64_t dim : kSizes)
+    for (int64_t groups : {int64_t{1}, int64_t{3}}) {
+      const int64_t T = 4;
+      std::vector<float> x = random_floats(T * groups * dim, 65, -5, 5), ref = random_floats(T * dim, 66, -2, 2);
+      for (int64_t h = 0; h < dim; ++h) x[h] = 1e-6f;  // a tiny group: eps bounds the divisor
+      const float eps = 1e-5f;
+      std::vector<float> y(x.size());
+      kernels::rms_match(x.data(), ref.data(), T, groups, dim, eps, y.data());
+      for (int64_t t = 0; t < T; ++t) {
+        double rss = 0;
+        for (int64_t h = 0; h < dim; ++h) rss += static_cast<double>(ref[t * dim + h]) * ref[t * dim + h];
+        const double target = std::sqrt(rss / dim);
+        for (int64_t g = 0; g < groups; ++g) {
+          const float* xg = x.data() + (t * groups + g) * dim;
+          double ss = 0;
+          for (int64_t h = 0; h < dim; ++h) ss += static_cast<double>(xg[h]) * xg[h];
+          const double factor = target / std::sqrt(std::max(ss / dim, static_cast<double>(eps)));
+          for (int64_t h = 0; h < dim; ++h) {
+            const double want = xg[h] * factor;
+            ASSERT_NEAR(y[(t * groups + g) * dim + h], want, 1e-7 * std::fabs(want) + 1e-30) << "dim " << dim;
+          }
+        }
+      }
+    }
+}
+
+TEST(EmbeddingOverlay, IdsInTheRangeReadTheTableOthersKeepX) {
+  for (int64_t width : {int64_t{1}, int64_t{7}, int64_t{33}})
+    for (ElemType type : {ElemType::kF32, ElemType::kBF16}) {
+      const int64_t rows = 4, first = 10;
+      const Stored table = make_stored(rows * width, type, 68);
+      const kernels::Matrix m{.data = table.data(), .type = type, .rows = rows, .cols = width};
+      const std::vector<int32_t> ids = {0, 9, 10, 13, 14, 11, 300};
+      const int64_t T = static_cast<int64_t>(ids.size());
+      const std::vector<float> x = random_floats(T * width, 69);
+      std::vector<float> y(x.size());
+      kernels::embedding_overlay(x.data(), ids.data(), T, m, first, y.data());
+      for (int64_t t = 0; t < T; ++t) {
+        const bool in = ids[t] >= first && ids[t] < first + rows;
+        for (int64_t h = 0; h < width; ++h)
+          ASSERT_EQ(y[t * width + h], in ? table.value[(ids[t] - first) * width + h] : x[t * width + h])
+              << "id " << ids[t] << " width " << width;
+      }
+    }
+}
+
+TEST(GaussianTopK, KeepsWhatExceedsMeanPlusKStdShiftedDown) {
+  for (int64_t dim : kSizes)
+    for (float k : {1.6448536f, 0.0f, -0.5f}) {
+      const int64_t rows = 3;
+      const std::vector<float> x = random_floats(rows * dim, 67, -4, 4);
+      std::vector<float> y(x.size());
+      kernels::gaussian_top_k(x.data(), rows, dim, k, y.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* xr = x.data() + r * dim;
+        double mean = 0, var = 0;
+        for (int64_t i = 0; i < dim; ++i) mean += xr[i];
+        mean /= dim;
+        for (int64_t i = 0; i < dim; ++i) var += (xr[i] - mean) * (xr[i] - mean);
+        const double cutoff = mean + k * std::sqrt(var / dim);
+        for (int64_t i = 0; i < dim; ++i) {
+          const double want = std::max(xr[i] - cutoff, 0.0);
+          ASSERT_NEAR(y[r * dim + i], want, 1e-7 * std::fabs(want) + 1e-30) << "dim " << dim << " k " << k;
+        }
+      }
+    }
 }
 
 TEST(StreamSum, SumsEveryElementOnceWithAnyThreadCount) {

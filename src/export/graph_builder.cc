@@ -53,6 +53,10 @@ void GraphBuilder::finish_progress() {
   if (show_progress_) std::fprintf(stderr, "\n");
 }
 
+namespace {
+int64_t rec_shape_cols(const std::vector<int64_t>& shape) { return shape.size() == 2 ? shape[1] : 0; }
+}  // namespace
+
 Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptions& o) {
   if (!is_float_dtype(t.dtype))
     return bad_input("{}: tensor '{}' has dtype {}, expected a float dtype", t.file, t.name, dtype_name(t.dtype));
@@ -72,7 +76,14 @@ Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptio
   rec->shape = std::move(shape);
   program_.tensors.push_back(std::move(rec));
   const WeightId id = static_cast<WeightId>(program_.tensors.size() - 1);
-  pending_.emplace(id, Pending{t, o});
+  Pending p{t, o, {}};
+  if (o.col_scale != nullptr) {  // the caller's array need not outlive this call
+    if (rec_shape_cols(program_.tensors.back()->shape) == 0)
+      return bad_input("{}: tensor '{}' {} is not a matrix; its columns cannot be scaled", t.file, t.name, t.shape_str());
+    p.col_scale.assign(o.col_scale, o.col_scale + program_.tensors.back()->shape[1]);
+    p.options.col_scale = nullptr;
+  }
+  pending_.emplace(id, std::move(p));
   return id;
 }
 
@@ -107,11 +118,16 @@ Status GraphBuilder::write_pending(WeightId id) {
 
   // Float values, converted (and offset-folded, in f32 as transformers computes 1 + w) as
   // needed; a tensor already in its storage dtype is copied as it is.
-  auto value = [&](int64_t i) { return static_cast<float>(t.get(first + i)) + o.add; };
+  // Column scales (folded constants) multiply after the offset, also in f32.
+  const std::vector<float>& col_scale = p.col_scale;
+  auto value = [&](int64_t i) {
+    const float v = static_cast<float>(t.get(first + i)) + o.add;
+    return col_scale.empty() ? v : v * col_scale[static_cast<size_t>(i % cols)];
+  };
   if (bits == QuantBits::kNone) {
     const fb::DType dtype = rec.dtype;
     std::vector<uint8_t> bytes(static_cast<size_t>(count) * program::fb_dtype_size(dtype));
-    const bool same = o.add == 0.0f && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
+    const bool same = o.add == 0.0f && col_scale.empty() && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
                                         (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
                                         (t.dtype == DType::kF16 && dtype == fb::DType::F16));
     if (same) {
@@ -287,6 +303,60 @@ ValueId GraphBuilder::slice(ValueId x, int32_t begin, int32_t width) {
   fb::OpAttrsUnion u;
   u.Set(std::move(a));
   return push({x}, width, std::move(u));
+}
+
+}  // namespace og::exporter
+
+namespace og::exporter {
+
+ValueId GraphBuilder::concat(ValueId a, ValueId b) {
+  fb::OpAttrsUnion u;
+  u.Set(fb::ConcatAttrsT{});
+  return push({a, b}, width(a) + width(b), std::move(u));
+}
+
+ValueId GraphBuilder::stream_mix(ValueId x, ValueId coefs, int32_t stream_width) {
+  fb::StreamMixAttrsT a;
+  a.width = stream_width;
+  const int32_t n_in = width(x) / stream_width, n_out = width(coefs) / n_in;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x, coefs}, n_out * stream_width, std::move(u));
+}
+
+ValueId GraphBuilder::stream_mix_const(ValueId x, WeightId coefs, int32_t stream_width, int32_t n_out) {
+  fb::StreamMixAttrsT a;
+  a.width = stream_width;
+  a.coefs = coefs;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, n_out * stream_width, std::move(u));
+}
+
+ValueId GraphBuilder::rms_match(ValueId x, ValueId ref, float eps, int32_t dim) {
+  fb::RmsMatchAttrsT a;
+  a.eps = eps;
+  a.dim = dim;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x, ref}, width(x), std::move(u));
+}
+
+ValueId GraphBuilder::embedding_overlay(ValueId x, WeightId table, int32_t first_id) {
+  fb::EmbeddingOverlayAttrsT a;
+  a.table = table;
+  a.first_id = first_id;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x, ids_}, width(x), std::move(u));
+}
+
+ValueId GraphBuilder::gaussian_top_k(ValueId x, float multiplier) {
+  fb::GaussianTopKAttrsT a;
+  a.multiplier = multiplier;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width(x), std::move(u));
 }
 
 }  // namespace og::exporter

@@ -47,6 +47,7 @@ struct WeightOptions {
   float add = 0.0f;          // folded offset: Gemma's (1 + w) norms
   int64_t row_begin = 0;     // row slice [row_begin, row_end) of a 2-D tensor (fused projections)
   int64_t row_end = -1;      // -1: all rows
+  const float* col_scale = nullptr;  // [cols]: column c multiplied by col_scale[c] (folded in f32)
 };
 
 struct QuantOptions {
@@ -81,6 +82,14 @@ class GraphBuilder {
   ValueId act_mul(ValueId gate, ValueId up, fb::Activation a);
   ValueId softcap(ValueId x, float cap);
   ValueId slice(ValueId x, int32_t begin, int32_t width);  // columns [begin, begin + width)
+  ValueId concat(ValueId a, ValueId b);                    // [a | b]
+  // Streams of `stream_width` mixed per token by coefficients [T, n_out * n_in] (a value) or
+  // by constants [n_out * n_in] (an f32 weight); see StreamMixAttrs.
+  ValueId stream_mix(ValueId x, ValueId coefs, int32_t stream_width);
+  ValueId stream_mix_const(ValueId x, WeightId coefs, int32_t stream_width, int32_t n_out);
+  ValueId rms_match(ValueId x, ValueId ref, float eps, int32_t dim);
+  ValueId gaussian_top_k(ValueId x, float multiplier);
+  ValueId embedding_overlay(ValueId x, WeightId table, int32_t first_id);  // see EmbeddingOverlayAttrs
   void set_logits(ValueId v) { program_.logits = v; }
 
   int32_t width(ValueId v) const { return program_.values[static_cast<size_t>(v)]->width; }
@@ -112,6 +121,7 @@ class GraphBuilder {
   struct Pending {
     hf::TensorView tensor;  // a view into the mmap'd checkpoint
     WeightOptions options;
+    std::vector<float> col_scale;  // a copy of options.col_scale
   };
   std::map<WeightId, Pending> pending_;
   std::map<WeightId, uint8_t> uses_;

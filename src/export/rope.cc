@@ -47,7 +47,7 @@ Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
 }  // namespace
 
 Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& layer_type, int64_t head_dim,
-                                 std::optional<double> sliding_theta) {
+                                 std::optional<double> sliding_theta, double default_theta) {
   hf::JsonFields t = c.text_fields();
   RopeParams p;
   OG_ASSIGN_OR_RETURN(p.partial_rotary_factor, t.get_double("partial_rotary_factor", 1.0));
@@ -56,7 +56,7 @@ Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& la
   // for sliding layers), then `rope_parameters` (global, or per layer type), then the older
   // `rope_scaling`, which never applies to Gemma-3's sliding layers.
   const bool local = layer_type == "sliding_attention" && sliding_theta.has_value();
-  OG_ASSIGN_OR_RETURN(p.theta, t.get_double("rope_theta", 10000.0));
+  OG_ASSIGN_OR_RETURN(p.theta, t.get_double("rope_theta", default_theta));
   if (local) p.theta = *sliding_theta;
   if (t.has("rope_parameters")) {
     OG_ASSIGN_OR_RETURN(hf::JsonFields rp, t.get_object("rope_parameters"));

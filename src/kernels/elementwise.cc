@@ -50,10 +50,13 @@ HWY_INLINE VF GeluTanh(DF df, VF x) {
 
 void Act(const float* x, int64_t n, Activation a, float* y) {
   if (a == Activation::kSilu) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return Silu(df, v); });
+  if (a == Activation::kTanh) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return hn::Tanh(df, v); });
   Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return GeluTanh(df, v); });
 }
 void ActMul(const float* gate, const float* up, int64_t n, Activation a, float* y) {
   if (a == Activation::kSilu) return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(Silu(df, g), u); });
+  if (a == Activation::kTanh)
+    return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(hn::Tanh(df, g), u); });
   Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(GeluTanh(df, g), u); });
 }
 void Add(const float* a, const float* b, int64_t n, float* y) {
@@ -164,6 +167,13 @@ void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, fl
 void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y) {
   for (int64_t t = 0; t < T; ++t)
     std::memcpy(y + t * width, x + t * in_width + begin, static_cast<size_t>(width) * sizeof(float));
+}
+
+void concat_columns(const float* a, int64_t wa, const float* b, int64_t wb, int64_t T, float* y) {
+  for (int64_t t = 0; t < T; ++t) {
+    std::memcpy(y + t * (wa + wb), a + t * wa, static_cast<size_t>(wa) * sizeof(float));
+    std::memcpy(y + t * (wa + wb) + wa, b + t * wb, static_cast<size_t>(wb) * sizeof(float));
+  }
 }
 
 }  // namespace og::kernels

@@ -63,7 +63,7 @@ struct RopeParams {
 // y[T, n_heads * head_dim] = rope(x) at positions pos[T]
 void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y);
 
-enum class Activation : uint8_t { kSilu, kGeluTanh };
+enum class Activation : uint8_t { kSilu, kGeluTanh, kTanh };
 void act(const float* x, int64_t n, Activation a, float* y);
 void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y);  // act(gate) * up
 void add(const float* a, const float* b, int64_t n, float* y);
@@ -72,6 +72,30 @@ void scale(const float* x, int64_t n, float s, float* y);
 void softcap(const float* x, int64_t n, float cap, float* y);  // cap * tanh(x / cap)
 // y[T, width] = x[T, in_width][:, begin : begin + width]
 void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y);
+
+// y[T, wa + wb] = [a[T, wa] | b[T, wb]]
+void concat_columns(const float* a, int64_t wa, const float* b, int64_t wb, int64_t T, float* y);
+
+// Per-token mixing of equal-width streams (mixing.cc): x [T, n_in * width] holds n_in
+// streams; y [T, n_out * width] with y[t, j*width + h] = sum_i c[j*n_in + i] x[t, i*width + h],
+// where c = coefs + t * n_out * n_in when coefs_per_token, else coefs for every token.
+// Sums run in double in the order i = 0, 1, ...
+struct StreamMixParams {
+  int64_t width = 0;
+  int64_t n_in = 0;
+  int64_t n_out = 0;
+  bool coefs_per_token = true;
+};
+void stream_mix(const float* x, const float* coefs, int64_t T, const StreamMixParams& p, float* y);
+// Each `dim`-wide group of x [T, groups * dim] rescaled to the root-mean-square of
+// ref [T, dim]: y = x * sqrt(mean(ref^2)) / sqrt(max(mean(x_group^2), eps)) (sums in double).
+void rms_match(const float* x, const float* ref, int64_t T, int64_t groups, int64_t dim, float eps, float* y);
+// y[t] = table[ids[t] - first_id] for ids in [first_id, first_id + table.rows), else x[t]
+// (x, y [T, table.cols]).
+void embedding_overlay(const float* x, const int32_t* ids, int64_t T, const Matrix& table, int64_t first_id, float* y);
+// Per row of x [rows, dim]: y = max(x - (mean + multiplier * std), 0), std the population one
+// (mean and std in double).
+void gaussian_top_k(const float* x, int64_t rows, int64_t dim, float multiplier, float* y);
 
 // One cache's storage: K and V as [kv_heads, slots, head_dim] in `type`. Position p lives
 // in slot p (flat) or p % slots (ring).

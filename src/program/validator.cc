@@ -128,6 +128,7 @@ class Checker {
       for (size_t k = 0; k < in.size(); ++k) {
         bool int_ok = (op->attrs_type() == fb::OpAttrs::EmbeddingAttrs && k == 0) ||
                       (op->attrs_type() == fb::OpAttrs::RopeAttrs && k == 1) ||
+                      (op->attrs_type() == fb::OpAttrs::EmbeddingOverlayAttrs && k == 1) ||
                       (op->attrs_type() == fb::OpAttrs::AttendAttrs && k + 1 == in.size());
         if ((dtype(in[k]) == fb::DType::I32) != int_ok)
           return bad_input("op {} ({}): input {} has the wrong dtype", i, op_name(op->attrs_type()), k);
@@ -231,6 +232,53 @@ class Checker {
           return bad_input("op {} (slice): columns [{}, +{}) outside width {}", i, op.attrs_as_SliceAttrs()->begin(), wo,
                            width(in[0]));
         return Status::ok();
+      case fb::OpAttrs::StreamMixAttrs: {
+        auto a = op.attrs_as_StreamMixAttrs();
+        const bool constant = a->coefs() >= 0;
+        OG_TRY(arity(i, in, constant ? 1 : 2, constant ? 1 : 2));
+        const int32_t w = a->width();
+        if (w <= 0 || width(in[0]) % w != 0 || wo % w != 0)
+          return bad_input("op {} (stream_mix): stream width {} does not divide input width {} and output width {}", i,
+                           w, width(in[0]), wo);
+        const int64_t n_coefs = int64_t{width(in[0]) / w} * (wo / w);
+        if (constant) return need_tensor(i, a->coefs(), {n_coefs}, true);
+        if (width(in[1]) != n_coefs)
+          return bad_input("op {} (stream_mix): {} coefficients per token for {} -> {} streams", i, width(in[1]),
+                           width(in[0]) / w, wo / w);
+        return Status::ok();
+      }
+      case fb::OpAttrs::ConcatAttrs:
+        OG_TRY(arity(i, in, 2, 2));
+        if (int64_t{width(in[0])} + width(in[1]) != wo)
+          return bad_input("op {} (concat): output width {} is not {} + {}", i, wo, width(in[0]), width(in[1]));
+        return Status::ok();
+      case fb::OpAttrs::RmsMatchAttrs: {
+        auto a = op.attrs_as_RmsMatchAttrs();
+        OG_TRY(arity(i, in, 2, 2));
+        if (a->dim() <= 0 || width(in[0]) % a->dim() != 0 || width(in[1]) != a->dim() || wo != width(in[0]) ||
+            !(a->eps() > 0))
+          return bad_input("op {} (rms_match): dim {} / eps {} inconsistent with widths {} and {}", i, a->dim(),
+                           a->eps(), width(in[0]), width(in[1]));
+        return Status::ok();
+      }
+      case fb::OpAttrs::GaussianTopKAttrs:
+        OG_TRY(arity(i, in, 1, 1));
+        if (width(in[0]) != wo || !std::isfinite(op.attrs_as_GaussianTopKAttrs()->multiplier()))
+          return bad_input("op {} (gaussian_top_k): needs equal widths and a finite multiplier", i);
+        return Status::ok();
+      case fb::OpAttrs::EmbeddingOverlayAttrs: {
+        auto a = op.attrs_as_EmbeddingOverlayAttrs();
+        OG_TRY(arity(i, in, 2, 2));
+        if (in[1] != p_.input_ids()) return bad_input("op {} (embedding_overlay): input 1 must be the token ids", i);
+        const int32_t t = a->table();
+        if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()) || p_.tensors()->Get(t)->shape()->size() != 2)
+          return bad_input("op {} (embedding_overlay): table {} is not a 2-D tensor", i, t);
+        const int64_t rows = p_.tensors()->Get(t)->shape()->Get(0);
+        if (rows < 1 || a->first_id() < 0 || width(in[0]) != wo)
+          return bad_input("op {} (embedding_overlay): table of {} rows from id {} over width {}", i, rows,
+                           a->first_id(), width(in[0]));
+        return need_tensor(i, t, {rows, wo}, false);
+      }
       default:
         return bad_input("op {}: unknown op kind {}", i, static_cast<int>(op.attrs_type()));
     }
@@ -256,6 +304,11 @@ const char* op_name(fb::OpAttrs kind) {
     case fb::OpAttrs::ActAttrs: return "activation";
     case fb::OpAttrs::SoftcapAttrs: return "softcap";
     case fb::OpAttrs::SliceAttrs: return "slice";
+    case fb::OpAttrs::StreamMixAttrs: return "stream_mix";
+    case fb::OpAttrs::ConcatAttrs: return "concat";
+    case fb::OpAttrs::RmsMatchAttrs: return "rms_match";
+    case fb::OpAttrs::GaussianTopKAttrs: return "gaussian_top_k";
+    case fb::OpAttrs::EmbeddingOverlayAttrs: return "embedding_overlay";
     default: return "unknown";
   }
 }

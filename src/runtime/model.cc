@@ -107,8 +107,11 @@ Status Model::bind() {
         break;
       case fb::OpAttrs::ActAttrs:
         b.kind = op->inputs()->size() == 2 ? OpKind::kActMul : OpKind::kAct;
-        b.act = op->attrs_as_ActAttrs()->activation() == fb::Activation::Silu ? kernels::Activation::kSilu
-                                                                               : kernels::Activation::kGeluTanh;
+        switch (op->attrs_as_ActAttrs()->activation()) {
+          case fb::Activation::Silu: b.act = kernels::Activation::kSilu; break;
+          case fb::Activation::GeluTanh: b.act = kernels::Activation::kGeluTanh; break;
+          case fb::Activation::Tanh: b.act = kernels::Activation::kTanh; break;
+        }
         break;
       case fb::OpAttrs::SoftcapAttrs:
         b.kind = OpKind::kSoftcap;
@@ -117,6 +120,31 @@ Status Model::bind() {
       case fb::OpAttrs::SliceAttrs:
         b.kind = OpKind::kSlice;
         b.dim = op->attrs_as_SliceAttrs()->begin();
+        break;
+      case fb::OpAttrs::StreamMixAttrs: {
+        auto a = op->attrs_as_StreamMixAttrs();
+        b.kind = OpKind::kStreamMix;
+        b.vec = f32(a->coefs());
+        b.mix = {.width = a->width(),
+                 .n_in = widths_[b.in[0]] / a->width(),
+                 .n_out = b.width / a->width(),
+                 .coefs_per_token = a->coefs() < 0};
+        break;
+      }
+      case fb::OpAttrs::ConcatAttrs: b.kind = OpKind::kConcat; break;
+      case fb::OpAttrs::RmsMatchAttrs:
+        b.kind = OpKind::kRmsMatch;
+        b.eps = op->attrs_as_RmsMatchAttrs()->eps();
+        b.dim = op->attrs_as_RmsMatchAttrs()->dim();
+        break;
+      case fb::OpAttrs::GaussianTopKAttrs:
+        b.kind = OpKind::kGaussianTopK;
+        b.scalar = op->attrs_as_GaussianTopKAttrs()->multiplier();
+        break;
+      case fb::OpAttrs::EmbeddingOverlayAttrs:
+        b.kind = OpKind::kEmbeddingOverlay;
+        b.matrix = matrix(op->attrs_as_EmbeddingOverlayAttrs()->table());
+        b.dim = op->attrs_as_EmbeddingOverlayAttrs()->first_id();
         break;
       default:
         return bad_input("unknown op kind");

@@ -14,7 +14,10 @@
 
 namespace og::runtime {
 
-enum class OpKind : uint8_t { kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap, kSlice };
+enum class OpKind : uint8_t {
+  kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap, kSlice,
+  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay
+};
 
 struct BoundOp {
   OpKind kind;
@@ -23,11 +26,12 @@ struct BoundOp {
   int32_t out = -1;
   int32_t width = 0;               // output width
   kernels::Matrix matrix;          // embedding table / linear weight
-  const float* vec = nullptr;      // linear bias / norm weight
+  const float* vec = nullptr;      // linear bias / norm weight / constant stream-mix coefficients
   float eps = 0, scalar = 0;
   int32_t dim = 0;
   kernels::RopeParams rope;
   kernels::AttendParams attend;
+  kernels::StreamMixParams mix;
   int32_t cache_id = -1;
   bool writes_cache = false;
   kernels::Activation act = kernels::Activation::kSilu;

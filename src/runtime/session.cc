@@ -174,6 +174,15 @@ Result<std::span<const float>> Session::step(std::span<const int32_t> ids, std::
       case OpKind::kSlice:
         kernels::slice_columns(in_ptr(0), n, m.width(op.in[0]), op.dim, op.width, out);
         break;
+      case OpKind::kStreamMix: kernels::stream_mix(in_ptr(0), op.vec ? op.vec : in_ptr(1), n, op.mix, out); break;
+      case OpKind::kConcat:
+        kernels::concat_columns(in_ptr(0), m.width(op.in[0]), in_ptr(1), m.width(op.in[1]), n, out);
+        break;
+      case OpKind::kRmsMatch:
+        kernels::rms_match(in_ptr(0), in_ptr(1), n, op.width / op.dim, op.dim, op.eps, out);
+        break;
+      case OpKind::kEmbeddingOverlay: kernels::embedding_overlay(in_ptr(0), id_ptr, n, op.matrix, op.dim, out); break;
+      case OpKind::kGaussianTopK: kernels::gaussian_top_k(in_ptr(0), n, op.width, op.scalar, out); break;
     }
   }
   length_ = p0 + T;  // commit: every cache was written
