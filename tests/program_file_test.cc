@@ -32,12 +32,40 @@ class ProgramFileTest : public ::testing::Test {
 
 TEST_F(ProgramFileTest, ValidProgramLoads) { EXPECT_TRUE(runtime::Model::load(path_).is_ok()); }
 
-TEST_F(ProgramFileTest, AFlippedByteAnywhereFailsTheChecksum) {
-  for (size_t at : {size_t{100}, bytes_.size() / 2, bytes_.size() - 5}) {
+TEST_F(ProgramFileTest, AFlippedHeaderByteFailsTheHeaderChecksumAtLoad) {
+  for (size_t at : {bytes_.size() - 5, bytes_.size() - 200}) {
     std::string b = bytes_;
     b[at] ^= 0x20;
-    EXPECT_NE(load_error(b).find("checksum mismatch"), std::string::npos) << "byte " << at;
+    EXPECT_NE(load_error(b).find("header checksum mismatch"), std::string::npos) << "byte " << at;
   }
+}
+
+TEST_F(ProgramFileTest, AFlippedWeightByteFailsFullVerificationAndOnlyChangesNumbersOtherwise) {
+  for (size_t at : {size_t{100}, bytes_.size() / 2}) {
+    std::string b = bytes_;
+    b[at] ^= 0x20;
+    write_file(gen_->dir.file("w.ogp"), b);
+    auto full = program::ProgramFile::open(gen_->dir.file("w.ogp"), program::ProgramFile::Verify::kFull);
+    ASSERT_FALSE(full.is_ok()) << "byte " << at;
+    EXPECT_NE(full.status().message().find("checksum mismatch"), std::string::npos);
+    // Default load: the structure is intact, so it loads and runs (to finite or non-finite
+    // numbers; never out of bounds).
+    auto m = runtime::Model::load(gen_->dir.file("w.ogp"));
+    ASSERT_TRUE(m.is_ok()) << m.status().message();
+    EXPECT_EQ(run_program(*m, {1, 2, 3}, 3).size(), 3u * static_cast<size_t>((*m)->vocab_size()));
+  }
+}
+
+TEST_F(ProgramFileTest, VersionOneFilesAreStillReadAndVerifiedInFull) {
+  // Version 1 had no header checksum: its whole-file checksum is verified at every load.
+  std::string b = bytes_;
+  const uint32_t v1 = 1;
+  std::memcpy(b.data() + 8, &v1, 4);
+  std::memset(b.data() + 56, 0, 8);  // version 1 wrote zeros where header_checksum is
+  write_file(gen_->dir.file("v1.ogp"), b);
+  EXPECT_TRUE(runtime::Model::load(gen_->dir.file("v1.ogp")).is_ok());
+  b[100] ^= 0x20;
+  EXPECT_NE(load_error(b).find("checksum mismatch"), std::string::npos);
 }
 
 TEST_F(ProgramFileTest, TruncatedFilesAreRefused) {
@@ -51,7 +79,7 @@ TEST_F(ProgramFileTest, OtherFormatVersionsAndMagicsAreRefused) {
   std::string b = bytes_;
   uint32_t v = program::kFormatVersion + 1;
   std::memcpy(b.data() + 8, &v, 4);
-  EXPECT_NE(load_error(b).find("format version 2 is not supported"), std::string::npos);
+  EXPECT_NE(load_error(b).find(fmt::format("format version {} is not supported", v)), std::string::npos);
   b = bytes_;
   b[0] = 'X';
   EXPECT_NE(load_error(b).find("bad magic"), std::string::npos);

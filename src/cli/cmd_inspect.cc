@@ -17,8 +17,11 @@ Runner add_inspect(CLI::App& app) {
   auto json = std::make_shared<bool>(false);
   cmd->add_option("file", *file, "program file")->required();
   cmd->add_flag("--json", *json, "print one JSON object");
-  return [file, json]() -> Status {
-    OG_ASSIGN_OR_RETURN(auto pf, program::ProgramFile::open(*file));
+  auto verify = std::make_shared<bool>(false);
+  cmd->add_flag("--verify", *verify, "also verify the checksum of every weight byte (reads the whole file)");
+  return [file, json, verify]() -> Status {
+    OG_ASSIGN_OR_RETURN(auto pf, program::ProgramFile::open(*file, *verify ? program::ProgramFile::Verify::kFull
+                                                                           : program::ProgramFile::Verify::kHeader));
     const fb::Program& p = pf->program();
     const program::CacheLayout layout = program::layout_from_fb(*p.layout());
     nlohmann::ordered_json j = layout_json(layout);
@@ -74,6 +77,8 @@ Runner add_inspect(CLI::App& app) {
     j["file_bytes"] = pf->file_size();
     j["has_tokenizer"] = p.tokenizer_blob() != nullptr && p.tokenizer_blob()->size() > 0;
     j["has_chat_template"] = p.chat_template() != nullptr && p.chat_template()->size() > 0;
+    j["checksum"] = fmt::format("{:016x}", pf->checksum());
+    j["weights_verified"] = *verify;
     if (*json) {
       std::cout << j.dump() << "\n";
       return Status::ok();

@@ -98,6 +98,7 @@ Status ProgramWriter::finish(const fb::ProgramT& program) {
   p.header_offset = kPreambleSize + data_size_ + pad;
   p.header_size = fbb.GetSize();
   p.checksum = XXH3_64bits_digest(static_cast<XXH3_state_t*>(hash_state_));
+  p.header_checksum = XXH3_64bits(fbb.GetBufferPointer(), fbb.GetSize());
   if (std::fseek(f_, 0, SEEK_SET) != 0) return resource_error("{}: seek failed", path_);
   OG_TRY(write(&p, sizeof p));
   if (std::fclose(f_) != 0) {
@@ -108,7 +109,7 @@ Status ProgramWriter::finish(const fb::ProgramT& program) {
   return Status::ok();
 }
 
-Result<std::shared_ptr<ProgramFile>> ProgramFile::open(const std::string& path) {
+Result<std::shared_ptr<ProgramFile>> ProgramFile::open(const std::string& path, Verify verify) {
   auto pf = std::shared_ptr<ProgramFile>(new ProgramFile());
   OG_ASSIGN_OR_RETURN(pf->file_, MappedFile::open(path));
   const size_t size = pf->file_->size();
@@ -116,9 +117,9 @@ Result<std::shared_ptr<ProgramFile>> ProgramFile::open(const std::string& path) 
   Preamble p;
   std::memcpy(&p, pf->file_->data(), sizeof p);
   if (std::memcmp(p.magic, kMagic, 8) != 0) return bad_input("{}: not an offgraph program (bad magic)", path);
-  if (p.format_version != kFormatVersion)
-    return bad_input("{}: program format version {} is not supported (this offgraph reads version {}); re-export it",
-                     path, p.format_version, kFormatVersion);
+  if (p.format_version < kOldestReadableVersion || p.format_version > kFormatVersion)
+    return bad_input("{}: program format version {} is not supported (this offgraph reads versions {} to {}); re-export it",
+                     path, p.format_version, kOldestReadableVersion, kFormatVersion);
   if (p.data_offset != kPreambleSize || p.data_size > size - kPreambleSize || p.header_offset < kPreambleSize + p.data_size ||
       p.header_offset > size || p.header_size > size - p.header_offset || p.header_offset % 8 != 0)
     return bad_input("{}: segment offsets in the preamble are out of bounds (file is {} bytes); the file is truncated or corrupt",
@@ -126,9 +127,18 @@ Result<std::shared_ptr<ProgramFile>> ProgramFile::open(const std::string& path) 
   if (p.header_offset + p.header_size != size)
     return bad_input("{}: file is {} bytes but the preamble describes {}; the file is truncated or corrupt", path, size,
                      p.header_offset + p.header_size);
-  const uint64_t sum = XXH3_64bits(pf->file_->data() + kPreambleSize, size - kPreambleSize);
-  if (sum != p.checksum)
-    return bad_input("{}: checksum mismatch (stored {:016x}, computed {:016x}); the file is corrupt", path, p.checksum, sum);
+  if (p.format_version >= 2) {
+    const uint64_t hsum = XXH3_64bits(pf->file_->data() + p.header_offset, p.header_size);
+    if (hsum != p.header_checksum)
+      return bad_input("{}: header checksum mismatch (stored {:016x}, computed {:016x}); the file is corrupt", path,
+                       p.header_checksum, hsum);
+  }
+  if (verify == Verify::kFull || p.format_version < 2) {
+    const uint64_t sum = XXH3_64bits(pf->file_->data() + kPreambleSize, size - kPreambleSize);
+    if (sum != p.checksum)
+      return bad_input("{}: checksum mismatch (stored {:016x}, computed {:016x}); the file is corrupt", path, p.checksum, sum);
+  }
+  const uint64_t sum = p.checksum;
   const uint8_t* header = pf->file_->data() + p.header_offset;
   flatbuffers::Verifier verifier(header, p.header_size, 64, 10'000'000);
   if (!fb::VerifyProgramBuffer(verifier)) return bad_input("{}: program header fails FlatBuffers verification", path);

@@ -1,13 +1,18 @@
 // The program file: a fixed preamble, the weight data segment, then the FlatBuffers header.
 //
 //   [0, 64)    preamble: magic "OFFGRAPH", format version, segment offsets and sizes,
-//              XXH3-64 checksum of every byte from 64 to the end of the file
+//              XXH3-64 checksum of every byte from 64 to the end of the file (the
+//              program's identity), XXH3-64 of the header segment alone (version 2)
 //   [64, ...)  data segment: tensors, each 64-byte aligned (zero-copy mmap)
 //   [...]      FlatBuffers `og.fb.Program` header (program.fbs)
 //
 // Weights are streamed to disk as they are produced; the header comes last so its size
-// need not be known in advance. Loading verifies magic, version, bounds, checksum and the
-// FlatBuffers structure before anything is read.
+// need not be known in advance. Loading verifies magic, version, bounds, the header's
+// checksum, the FlatBuffers structure and every rule of the validator before anything is
+// read. The whole-file checksum is verified on request (Verify::kFull, `inspect
+// --verify`): reading every weight page at load would make a 10 GB program take seconds to
+// load and hold all of it resident, while a corrupt weight byte can only change numbers
+// (every offset and size is validated; no value in the weight segment is an index).
 #pragma once
 
 #include <cstdint>
@@ -24,7 +29,8 @@
 namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 2;
+inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;
 inline constexpr size_t kTensorAlignment = 64;
 
@@ -36,8 +42,8 @@ struct Preamble {
   uint64_t data_size;
   uint64_t header_offset;
   uint64_t header_size;
-  uint64_t checksum;  // XXH3-64 of bytes [64, file end)
-  uint64_t reserved1;
+  uint64_t checksum;         // XXH3-64 of bytes [64, file end)
+  uint64_t header_checksum;  // XXH3-64 of the header segment (version 2; 0 in version 1)
 };
 static_assert(sizeof(Preamble) == kPreambleSize);
 
@@ -76,7 +82,8 @@ class ProgramWriter {
 // A loaded, verified program: the mapping plus typed access to the header.
 class ProgramFile {
  public:
-  static Result<std::shared_ptr<ProgramFile>> open(const std::string& path);
+  enum class Verify { kHeader, kFull };
+  static Result<std::shared_ptr<ProgramFile>> open(const std::string& path, Verify verify = Verify::kHeader);
 
   const fb::Program& program() const { return *program_; }
   const std::string& path() const { return file_->path(); }
