@@ -45,6 +45,8 @@
 //     e = embed_vision(id), ids >= audio.vocab_offset get e = embed_audio(id), where
 //     embed_X(id) = unit_norm(embedding_projection(RMSNorm(embedding[id - offset]; hard_embedding_norm)))
 //     with eps = X_config.rms_norm_eps (no sqrt(hidden) scale). Offsets default 262144 / 262272.
+//     A checkpoint without a tower's embed_X tensors (saved text-only) keeps the text
+//     table's row for those ids, as Gemma3nForCausalLM does (and as the exporter does).
 // Attention (Gemma4TextAttention / Gemma3nTextAttention), per head, D = the layer's head_dim:
 //   q = RoPE(RMSNorm(q_proj(h); q_norm))             q_norm over D, weight [D]
 //   own k/v: k = RoPE(RMSNorm(k_proj(h); k_norm)),   v = unit_norm(v_proj(h))   (v_norm has no weight)

@@ -277,7 +277,9 @@ Result<std::vector<double>> gemma3n_forward(const hf::ModelConfig& c, const hf::
       const MultimodalVocab* m = ids[i] >= audio.offset                             ? &audio
                                  : ids[i] >= vision.offset && ids[i] < audio.offset ? &vision
                                                                                     : nullptr;
-      if (m == nullptr) continue;
+      // A checkpoint saved without the towers (text-only) embeds these ids with the text
+      // table, as the exporter does (Gemma3nForCausalLM's behaviour).
+      if (m == nullptr || ckpt.find(root + "embed_" + m->name + ".embedding.weight") == nullptr) continue;
       const int64_t row = ids[i] - m->offset;
       if (row >= m->size)
         return bad_input("token {} (position {}) is past the {} vocabulary [{}, {})", ids[i], i, m->name, m->offset,
