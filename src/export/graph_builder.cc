@@ -125,16 +125,25 @@ Status GraphBuilder::write_pending(WeightId id) {
     return col_scale.empty() ? v : v * col_scale[static_cast<size_t>(i % cols)];
   };
   if (bits == QuantBits::kNone) {
+    // Converted and written in pieces of at most 16 MB: a 4.7 GB table needs no 4.7 GB buffer.
     const fb::DType dtype = rec.dtype;
-    std::vector<uint8_t> bytes(static_cast<size_t>(count) * program::fb_dtype_size(dtype));
+    const size_t esize = program::fb_dtype_size(dtype);
     const bool same = o.add == 0.0f && col_scale.empty() && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
-                                        (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
-                                        (t.dtype == DType::kF16 && dtype == fb::DType::F16));
-    if (same) {
-      std::memcpy(bytes.data(), t.data + first * dtype_size(t.dtype), bytes.size());
-    } else {
-      for (int64_t i = 0; i < count; ++i) {
-        float v = value(i);
+                                                             (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
+                                                             (t.dtype == DType::kF16 && dtype == fb::DType::F16));
+    const int64_t piece = std::max<int64_t>(1, (int64_t{16} << 20) / static_cast<int64_t>(esize));
+    std::vector<uint8_t> bytes;
+    OG_TRY(writer_.begin_tensor_data(rec));
+    for (int64_t i0 = 0; i0 < count; i0 += piece) {
+      const int64_t n = std::min(piece, count - i0);
+      if (same) {
+        OG_TRY(writer_.append_tensor_data(
+            std::span<const uint8_t>(t.data + (first + i0) * static_cast<int64_t>(esize), static_cast<size_t>(n) * esize)));
+        continue;
+      }
+      bytes.resize(static_cast<size_t>(n) * esize);
+      for (int64_t i = 0; i < n; ++i) {
+        float v = value(i0 + i);
         switch (dtype) {
           case fb::DType::F32: std::memcpy(&bytes[i * 4], &v, 4); break;
           case fb::DType::BF16: { uint16_t h = float_to_bf16(v); std::memcpy(&bytes[i * 2], &h, 2); break; }
@@ -142,8 +151,11 @@ Status GraphBuilder::write_pending(WeightId id) {
           default: return bad_input("weight dtype not supported");
         }
       }
+      OG_TRY(writer_.append_tensor_data(bytes));
     }
-    return write_data(id, bytes);
+    writer_.end_tensor_data(rec);
+    show_progress();
+    return Status::ok();
   }
 
   // Quantized: codes into this tensor, f16 scales into a new one.

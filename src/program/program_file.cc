@@ -68,13 +68,24 @@ Result<int32_t> ProgramWriter::add_tensor(fb::ProgramT& program, const std::stri
 }
 
 Status ProgramWriter::write_tensor_data(fb::TensorT& t, std::span<const uint8_t> bytes) {
+  OG_TRY(begin_tensor_data(t));
+  OG_TRY(append_tensor_data(bytes));
+  end_tensor_data(t);
+  return Status::ok();
+}
+
+Status ProgramWriter::begin_tensor_data(fb::TensorT& t) {
   static const uint8_t kZeros[kTensorAlignment] = {};
   size_t pad = (kTensorAlignment - data_size_ % kTensorAlignment) % kTensorAlignment;
   OG_TRY(write(kZeros, pad));
   XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), kZeros, pad);
   data_size_ += pad;
   t.offset = data_size_;
-  t.nbytes = bytes.size();
+  t.nbytes = 0;
+  return Status::ok();
+}
+
+Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
   OG_TRY(write(bytes.data(), bytes.size()));
   XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), bytes.data(), bytes.size());
   data_size_ += bytes.size();

@@ -66,6 +66,10 @@ class ProgramWriter {
   // Appends the bytes of a tensor already recorded (name, dtype, shape set): fills its
   // offset and nbytes.
   Status write_tensor_data(fb::TensorT& tensor, std::span<const uint8_t> bytes);
+  // The same in pieces: begin (sets offset), append any number of times, end (sets nbytes).
+  Status begin_tensor_data(fb::TensorT& tensor);
+  Status append_tensor_data(std::span<const uint8_t> bytes);
+  void end_tensor_data(fb::TensorT& tensor) { tensor.nbytes = data_size_ - tensor.offset; }
   uint64_t bytes_written() const { return data_size_; }
   // Writes the header and the preamble; the file is complete after this.
   Status finish(const fb::ProgramT& program);
