@@ -22,7 +22,7 @@ def real(name):
         return json.load(f)
 
 
-def trimmed(j, keep, extra_added=8, max_merges=400):
+def trimmed(j, keep, extra_added=8, max_merges=60):
     """j with vocabulary ids < keep, the merges among them, and added tokens renumbered."""
     model = j["model"]
     vocab = {t: i for t, i in model["vocab"].items() if i < keep}
@@ -62,8 +62,8 @@ def write(path, data):
 
 def tokenizer_seeds(out):
     d = os.path.join(out, "fuzz_tokenizer")
-    bases = {"llama3": trimmed(real("llama3"), 1000), "qwen3": trimmed(real("qwen3"), 1000),
-             "gemma3": trimmed(real("gemma3"), 700)}
+    bases = {"llama3": trimmed(real("llama3"), 320), "qwen3": trimmed(real("qwen3"), 320),
+             "gemma3": trimmed(real("gemma3"), 560)}
     with open(os.path.join(DATA, "tokenizer", "variants.json"), encoding="utf-8") as f:
         variants = json.load(f)
     jsons = dict(bases)
