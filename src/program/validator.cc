@@ -168,10 +168,11 @@ class Checker {
             !(a->softcap() >= 0) || !std::isfinite(a->scale()))
           return bad_input("op {} (update_and_attend): geometry disagrees with cache {}", i, c);
         OG_TRY(arity(i, in, a->writes_cache() ? 4 : 2, a->writes_cache() ? 4 : 2));
-        if (width(in[0]) != a->n_heads() * a->head_dim() || wo != a->n_heads() * a->v_head_dim())
+        const int64_t heads = a->n_heads(), kv_heads = a->n_kv_heads();  // products may exceed int32
+        if (width(in[0]) != heads * a->head_dim() || wo != heads * a->v_head_dim())
           return bad_input("op {} (update_and_attend): q/output widths disagree with heads", i);
-        if (a->writes_cache() && (width(in[1]) != a->n_kv_heads() * a->head_dim() ||
-                                  width(in[2]) != a->n_kv_heads() * a->v_head_dim()))
+        if (a->writes_cache() && (width(in[1]) != kv_heads * a->head_dim() ||
+                                  width(in[2]) != kv_heads * a->v_head_dim()))
           return bad_input("op {} (update_and_attend): k/v widths disagree with kv heads", i);
         ++layer;
         return Status::ok();
