@@ -121,6 +121,9 @@ class Checker {
 
   Status check_op(int32_t i, const fb::Op& op, const std::vector<int32_t>& in, int32_t out, int32_t& layer) {
     const int32_t wo = width(out);
+    // The FlatBuffers verifier accepts a union type without its table; every case reads it.
+    if (op.attrs_type() != fb::OpAttrs::NONE && op.attrs() == nullptr)
+      return bad_input("op {} ({}): attributes are missing", i, op_name(op.attrs_type()));
     switch (op.attrs_type()) {
       case fb::OpAttrs::EmbeddingAttrs: {
         OG_TRY(arity(i, in, 1, 1));
