@@ -82,7 +82,8 @@ std::string export_error(const Generated& g) {
 TEST_F(ProgramFileTest, FuzzFoundProgramsAreRefusedNamingTheOp) {
   const std::string corpus = std::string(OG_TEST_DATA) + "/../../fuzz/corpus/fuzz_program/";
   for (const auto& [file, needle] : {std::pair{"regress-op-attrs-missing.ogp", "attributes are missing"},
-                                     std::pair{"regress-attend-heads-overflow.ogp", "disagree with heads"}}) {
+                                     std::pair{"regress-attend-heads-overflow.ogp", "disagree with heads"},
+                                     std::pair{"regress-shape-misaligned.ogp", "shape is misaligned"}}) {
     std::string b = read_file(corpus + file);
     ASSERT_GE(b.size(), program::kPreambleSize) << file;
     const uint64_t sum = XXH3_64bits(b.data() + 64, b.size() - 64);

@@ -42,6 +42,9 @@ class Checker {
       if (t->dtype() > fb::DType::MAX) return bad_input("tensor {} '{}': unknown dtype", i, name);
       uint64_t n = fb_dtype_size(t->dtype());
       if (t->shape() == nullptr) return bad_input("tensor {} '{}': no shape", i, name);
+      // The verifier aligns a vector's length, not its 8-byte elements (the header is 8-aligned).
+      if (reinterpret_cast<uintptr_t>(t->shape()->data()) % alignof(int64_t) != 0)
+        return bad_input("tensor {} '{}': shape is misaligned", i, name);
       for (int64_t d : *t->shape())
         if (d < 0 || d > (1ll << 40) || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n))
           return bad_input("tensor {} '{}': invalid shape", i, name);
