@@ -1,5 +1,6 @@
-// Program loading and verification. The checksum is recomputed over the mutated bytes so
-// the fuzzer gets past it to the preamble, FlatBuffers and validator checks; a program
+// Program loading and verification. The checksums (whole file, and the header's, when the
+// preamble's header segment lies in the file) are recomputed over the mutated bytes so the
+// fuzzer gets past them to the preamble, FlatBuffers and validator checks; a program
 // that loads and is small enough runs a few steps (every kernel on validated shapes).
 #include <xxhash.h>
 
@@ -15,6 +16,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (bytes.size() >= og::program::kPreambleSize) {
     const uint64_t sum = XXH3_64bits(bytes.data() + 64, bytes.size() - 64);
     std::memcpy(bytes.data() + 48, &sum, 8);  // Preamble::checksum
+    og::program::Preamble p;
+    std::memcpy(&p, bytes.data(), sizeof p);
+    if (p.header_offset <= bytes.size() && p.header_size <= bytes.size() - p.header_offset) {
+      const uint64_t hsum = XXH3_64bits(bytes.data() + p.header_offset, p.header_size);
+      std::memcpy(bytes.data() + 56, &hsum, 8);  // Preamble::header_checksum
+    }
   }
   const std::string path = og::fuzz::write_scratch("p.ogp", bytes.data(), bytes.size());
   auto model = og::runtime::Model::load(path);

@@ -231,6 +231,47 @@ TEST(Errors, HostileNestingAndRecursionAreErrorsNotCrashes) {
   EXPECT_EQ(ok("{{ 1 ** 1000000000000000000 }} {{ [1, 2, 3][::-9223372036854775807 - 1] }}"), "1 [3]");
 }
 
+// repr, ==, tojson and destruction recurse once per level. Inputs written for fuzz_chat_template
+// (kept in its corpus as regress-*) overflowed the stack (a namespace wrapping its own value in
+// a loop, deep messages JSON) and leaked (a namespace holding a list that holds it). Values
+// deeper than kMaxNesting are refused where they are stored, and namespaces cannot hold
+// namespaces, so no cycle can form.
+TEST(Errors, DeeplyNestedAndSelfReferentialValuesAreRefused) {
+  const Status deep = error_of("{% set ns = namespace(x=[]) %}{% for i in range(99999) %}{% set ns.x = [ns.x] %}{% endfor %}{{ ns.x }}");
+  EXPECT_EQ(deep.code(), ErrorCode::kBadInput);
+  EXPECT_NE(deep.message().find("nested deeper than 100 levels"), std::string::npos) << deep.message();
+  std::string chain = "{% set v0 = 1 %}";
+  for (int i = 1; i <= 30; ++i) chain += fmt::format("{{% set v{} = [[[[v{}]]]] %}}", i, i - 1);
+  EXPECT_EQ(error_of(chain + "{{ v30 }}").code(), ErrorCode::kBadInput);
+  EXPECT_EQ(error_of("{% set ns = namespace(a=1) %}{% set ns.s = ns %}{{ ns }}").code(), ErrorCode::kUnsupported);
+  EXPECT_EQ(error_of("{% set ns = namespace(a=1) %}{% set ns.s = [ns] %}x").code(), ErrorCode::kUnsupported);
+  EXPECT_EQ(error_of("{{ namespace(a={'b': namespace()}) }}").code(), ErrorCode::kUnsupported);
+  // A namespace put in a list and then deepened cannot be stored in another namespace.
+  EXPECT_EQ(error_of("{% set root = namespace(v=[]) %}{% for i in range(999) %}{% set n = namespace(v=0) %}"
+                     "{% set holder = [n] %}{% set n.v = root.v %}{% set root.v = holder %}{% endfor %}")
+                .code(),
+            ErrorCode::kUnsupported);
+  EXPECT_EQ(ok("{% set ns = namespace(x=[]) %}{% for i in range(99) %}{% set ns.x = [ns.x] %}{% endfor %}"
+               "{{ (ns.x|tojson)[:3] }} {{ ns.x == ns.x }} {{ [ns]|length }}"),
+            "[[[ True 1");
+
+  auto t = ChatTemplate::parse("{{ messages|tojson }}{{ tools|length }}");
+  ASSERT_TRUE(t.is_ok());
+  const auto nested = [](int levels) {
+    return nlohmann::ordered_json::parse(std::string(levels, '[') + "1" + std::string(levels, ']'));
+  };
+  RenderOptions o;
+  o.extra_context["tools"] = nested(3);
+  EXPECT_TRUE(t->render_json(nested(100), o).is_ok());
+  const auto too_deep = t->render_json(nested(20000), o);
+  ASSERT_FALSE(too_deep.is_ok());
+  EXPECT_EQ(too_deep.status().code(), ErrorCode::kBadInput);
+  EXPECT_NE(too_deep.status().message().find("messages: JSON nested deeper than 100 levels"), std::string::npos)
+      << too_deep.status().message();
+  o.extra_context["tools"] = nested(20000);
+  EXPECT_FALSE(t->render_json(nested(1), o).is_ok());
+}
+
 // Every prefix of every real template either parses or fails to; either way rendering
 // returns a Status. Under ASan this is the "never crashes" check on broken input.
 TEST(Errors, TruncatedRealTemplatesFailCleanly) {

@@ -247,6 +247,9 @@ TEST(Rejections, ConfigErrorsNameTheField) {
       {{{"model_type", "bert"}}, "unsupported model_type 'bert'"},
       {{{"num_hidden_layers", nullptr}}, "'num_hidden_layers' is missing"},
       {{{"hidden_size", "big"}}, "'hidden_size' must be an integer"},
+      // fuzz_config: floats beyond int64 were converted before the range check (UB).
+      {{{"hidden_size", 3.3e35}}, "'hidden_size' must be an integer"},
+      {{{"num_hidden_layers", -1e300}}, "'num_hidden_layers' must be an integer"},
       {{{"num_key_value_heads", 3}}, "num_key_value_heads"},
       {{{"layer_types", {"full_attention"}}}, "layer_types"},
       {{{"num_kv_shared_layers", 6}}, "num_kv_shared_layers"},

@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include <xxhash.h>
+
 #include "e2e_support.h"
 #include "hf/json_fields.h"
 #include "program/program_file.h"
@@ -101,6 +103,21 @@ std::string export_error(const Generated& g) {
   EXPECT_FALSE(std::filesystem::exists(o.output)) << "a failed export leaves no file";
   EXPECT_FALSE(std::filesystem::exists(o.output + ".partial"));
   return s.is_ok() ? "" : s.status().message();
+}
+
+// Programs fuzz_program found undefined behaviour in (UBSan), kept in its corpus, with the
+// checksum fixed up as the fuzzer does: each is now bad input naming the op.
+TEST_F(ProgramFileTest, FuzzFoundProgramsAreRefusedNamingTheOp) {
+  const std::string corpus = std::string(OG_TEST_DATA) + "/../../fuzz/corpus/fuzz_program/";
+  for (const auto& [file, needle] : {std::pair{"regress-op-attrs-missing.ogp", "attributes are missing"},
+                                     std::pair{"regress-attend-heads-overflow.ogp", "disagree with heads"},
+                                     std::pair{"regress-shape-misaligned.ogp", "shape is misaligned"}}) {
+    std::string b = read_file(corpus + file);
+    ASSERT_GE(b.size(), program::kPreambleSize) << file;
+    const uint64_t sum = XXH3_64bits(b.data() + 64, b.size() - 64);
+    std::memcpy(b.data() + 48, &sum, 8);  // Preamble::checksum
+    EXPECT_NE(load_error(b).find(needle), std::string::npos) << file << ": " << load_error(b);
+  }
 }
 
 TEST(ExportErrors, TensorShapeDisagreeingWithConfigNamesTheTensor) {

@@ -297,6 +297,7 @@ void add_globals(Scope& g, std::optional<std::tm> now) {
         for (const auto& [k, v] : p.dict_data().items) d.dict_data().set(k, v);
       }
       for (const auto& [k, v] : a.kw) d.dict_data().set(k, v);
+      if (ns && d.dict_data().holds_namespace) return unsupported("a namespace cannot hold a namespace");
       return d;
     };
   };

@@ -34,14 +34,20 @@ Result<std::string> ChatTemplate::render_json(const nlohmann::ordered_json& mess
   add_globals(*globals, options.now);
   auto vars = std::make_shared<Scope>();
   vars->parent = globals;
-  vars->vars["messages"] = Value::from_json(messages);
+  auto message_values = Value::from_json(messages);
+  if (!message_values.is_ok()) return message_values.status().with_context("chat template: messages");
+  vars->vars["messages"] = std::move(message_values).value();
   vars->vars["tools"] = Value::none();
   vars->vars["documents"] = Value::none();
   vars->vars["add_generation_prompt"] = Value::boolean(options.add_generation_prompt);
   if (options.bos_token) vars->vars["bos_token"] = Value::string(*options.bos_token);
   if (options.eos_token) vars->vars["eos_token"] = Value::string(*options.eos_token);
   if (options.extra_context.is_object()) {
-    for (const auto& [k, v] : options.extra_context.items()) vars->vars[k] = Value::from_json(v);
+    for (const auto& [k, v] : options.extra_context.items()) {
+      auto value = Value::from_json(v);
+      if (!value.is_ok()) return value.status().with_context("chat template: " + k);
+      vars->vars[k] = std::move(value).value();
+    }
   }
   auto top = std::make_shared<Scope>();
   top->parent = vars;

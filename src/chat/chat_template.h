@@ -11,8 +11,10 @@
 // Errors are og::Status values naming the template line: syntax errors and tags Jinja
 // rejects (kBadInput), Jinja features outside the subset (kUnsupported: call/with/include
 // tags, recursive loops, *args, str.format specs, dict literals with non-string keys,
-// integers beyond 64 bits), and render errors — raise_exception("msg") yields a kBadInput
-// whose message ends with "msg".
+// integers beyond 64 bits, a namespace holding a namespace), and render errors —
+// raise_exception("msg") yields a kBadInput whose message ends with "msg". Values, messages
+// and extra_context nested deeper than 100 lists/dicts are kBadInput (Jinja2 would recurse
+// until Python's RecursionError).
 //
 // Known differences that do not raise: case mapping (upper, title, ...) is ASCII only;
 // Markup is not modelled, so `"x"|safe + s` does not HTML-escape s; dict.items() is a list.

@@ -86,11 +86,13 @@ Status Interpreter::render_node(const Node& n, const ScopePtr& scope, std::strin
 }
 
 Status Interpreter::assign(const Node& n, const ScopePtr& scope, Value v) {
+  if (v.nesting() > kMaxNesting) return bad_input("value nested deeper than {} levels", kMaxNesting);
   if (!n.attr.empty()) {
     const Value* ns = scope->lookup(n.targets[0]);
     if (!ns || !ns->is_dict() || !ns->dict_data().is_namespace) {
       return bad_input("cannot assign attribute '{}' on non-namespace object '{}'", n.attr, n.targets[0]);
     }
+    if (v.holds_namespace()) return unsupported("namespace attribute '{}' cannot hold a namespace", n.attr);
     ns->dict_data().set(n.attr, std::move(v));
     return Status::ok();
   }

@@ -25,6 +25,8 @@ const Value* DictData::find(std::string_view key) const {
 }
 
 void DictData::set(const std::string& key, Value v) {
+  depth = std::max(depth, 1 + v.nesting());
+  holds_namespace = holds_namespace || v.holds_namespace();
   for (auto& [k, old] : items) {
     if (k == key) {
       old = std::move(v);
@@ -36,6 +38,10 @@ void DictData::set(const std::string& key, Value v) {
 
 Value Value::list(std::vector<Value> items, bool is_tuple) {
   auto data = std::make_shared<ListData>();
+  for (const Value& v : items) {
+    data->depth = std::max(data->depth, 1 + v.nesting());
+    data->holds_namespace = data->holds_namespace || v.holds_namespace();
+  }
   data->items = std::move(items);
   data->is_tuple = is_tuple;
   return Value(std::move(data));
@@ -49,6 +55,10 @@ Value Value::generator(std::vector<Value> items) {
 
 Value Value::dict(std::vector<std::pair<std::string, Value>> items, bool is_namespace) {
   auto data = std::make_shared<DictData>();
+  for (const auto& [k, v] : items) {
+    data->depth = std::max(data->depth, 1 + v.nesting());
+    data->holds_namespace = data->holds_namespace || v.holds_namespace();
+  }
   data->items = std::move(items);
   data->is_namespace = is_namespace;
   return Value(std::move(data));
@@ -58,26 +68,46 @@ Value Value::function(std::string name, NativeFn fn) {
   return Value(std::make_shared<Function>(Function{std::move(name), std::move(fn)}));
 }
 
-Value Value::from_json(const nlohmann::ordered_json& j) {
+static Result<Value> from_json_at(const nlohmann::ordered_json& j, int depth) {
+  if ((j.is_array() || j.is_object()) && depth >= kMaxNesting)
+    return bad_input("JSON nested deeper than {} levels", kMaxNesting);
   switch (j.type()) {
-    case nlohmann::json::value_t::null: return none();
-    case nlohmann::json::value_t::boolean: return boolean(j.get<bool>());
-    case nlohmann::json::value_t::number_integer: return integer(j.get<int64_t>());
-    case nlohmann::json::value_t::number_unsigned: return integer(static_cast<int64_t>(j.get<uint64_t>()));
-    case nlohmann::json::value_t::number_float: return number(j.get<double>());
-    case nlohmann::json::value_t::string: return string(j.get<std::string>());
+    case nlohmann::json::value_t::null: return Value::none();
+    case nlohmann::json::value_t::boolean: return Value::boolean(j.get<bool>());
+    case nlohmann::json::value_t::number_integer: return Value::integer(j.get<int64_t>());
+    case nlohmann::json::value_t::number_unsigned: return Value::integer(static_cast<int64_t>(j.get<uint64_t>()));
+    case nlohmann::json::value_t::number_float: return Value::number(j.get<double>());
+    case nlohmann::json::value_t::string: return Value::string(j.get<std::string>());
     case nlohmann::json::value_t::array: {
       std::vector<Value> items;
-      for (const auto& e : j) items.push_back(from_json(e));
-      return list(std::move(items));
+      for (const auto& e : j) {
+        OG_ASSIGN_OR_RETURN(Value v, from_json_at(e, depth + 1));
+        items.push_back(std::move(v));
+      }
+      return Value::list(std::move(items));
     }
     case nlohmann::json::value_t::object: {
       std::vector<std::pair<std::string, Value>> items;
-      for (const auto& [k, e] : j.items()) items.emplace_back(k, from_json(e));
-      return dict(std::move(items));
+      for (const auto& [k, e] : j.items()) {
+        OG_ASSIGN_OR_RETURN(Value v, from_json_at(e, depth + 1));
+        items.emplace_back(k, std::move(v));
+      }
+      return Value::dict(std::move(items));
     }
-    default: return none();
+    default: return Value::none();
   }
+}
+
+Result<Value> Value::from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
+
+int Value::nesting() const {
+  if (is_list()) return list_data().depth;
+  return is_dict() ? dict_data().depth : 0;
+}
+
+bool Value::holds_namespace() const {
+  if (is_list()) return list_data().holds_namespace;
+  return is_dict() && (dict_data().is_namespace || dict_data().holds_namespace);
 }
 
 int64_t Value::as_int() const { return is_bool() ? (as_bool() ? 1 : 0) : std::get<int64_t>(v_); }

@@ -43,8 +43,12 @@ struct Undefined {
 };
 struct None {};
 
+// Lists and dicts record how deeply they nest (see kMaxNesting) and whether they hold a
+// namespace, when built: both only grow, since only namespaces change after construction.
 struct ListData {
   std::vector<Value> items;
+  int depth = 1;
+  bool holds_namespace = false;
   bool is_tuple = false;
   // select()/map() return generators in Jinja: always truthy, printed as an object, and
   // empty once iterated. Modelled so templates that rely on either behave the same.
@@ -54,6 +58,8 @@ struct ListData {
 
 struct DictData {
   std::vector<std::pair<std::string, Value>> items;
+  int depth = 1;
+  bool holds_namespace = false;
   bool is_namespace = false;  // namespace(): attribute access only, assignable, not a mapping
   const Value* find(std::string_view key) const;
   void set(const std::string& key, Value v);
@@ -79,7 +85,8 @@ class Value {
   static Value generator(std::vector<Value> items);
   static Value dict(std::vector<std::pair<std::string, Value>> items, bool is_namespace = false);
   static Value function(std::string name, NativeFn fn);
-  static Value from_json(const nlohmann::ordered_json& j);
+  // An error if `j` nests deeper than kMaxNesting.
+  static Result<Value> from_json(const nlohmann::ordered_json& j);
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_undefined() const { return kind() == Kind::kUndefined; }
@@ -93,6 +100,10 @@ class Value {
   bool is_dict() const { return kind() == Kind::kDict; }
   bool is_mapping() const { return is_dict() && !dict_data().is_namespace; }
   bool is_function() const { return kind() == Kind::kFunction; }
+  // Levels of lists and dicts: 0 for a scalar, 1 for a flat list, ...
+  int nesting() const;
+  // Is, or holds, a namespace.
+  bool holds_namespace() const;
 
   bool as_bool() const { return std::get<bool>(v_); }
   int64_t as_int() const;     // bool or int
@@ -118,6 +129,12 @@ class Value {
   explicit Value(T v) : v_(std::move(v)) {}
   Storage v_;
 };
+
+// repr, ==, tojson and the destructors recurse once per level, so values may not nest deeper
+// than this: what `set` stores and the render variables are checked. Namespaces cannot hold
+// namespaces, so no cycle forms, and a namespace deepened after it was put in a list (whose
+// recorded depth is then stale) takes that list at most one more kMaxNesting deeper.
+constexpr int kMaxNesting = 100;
 
 // An integer argument (bool counts, as in Python), or an error naming `what`.
 Result<int64_t> int_arg(const Value& v, std::string_view what);

@@ -21,7 +21,8 @@ bool is_integral_number(const Json& v) {
   if (v.is_number_integer()) return true;
   if (v.is_number_float()) {
     double d = v.get<double>();
-    return d == static_cast<double>(static_cast<int64_t>(d)) && d >= -9e18 && d <= 9e18;
+    // Range first: converting a double outside int64_t is undefined.
+    return d >= -9e18 && d <= 9e18 && d == static_cast<double>(static_cast<int64_t>(d));
   }
   return false;
 }

@@ -41,6 +41,9 @@ class Checker {
       const char* name = t->name() ? t->name()->c_str() : "?";
       if (t->dtype() > fb::DType::MAX) return bad_input("tensor {} '{}': unknown dtype", i, name);
       if (t->shape() == nullptr) return bad_input("tensor {} '{}': no shape", i, name);
+      // The verifier aligns a vector's length, not its 8-byte elements (the header is 8-aligned).
+      if (reinterpret_cast<uintptr_t>(t->shape()->data()) % alignof(int64_t) != 0)
+        return bad_input("tensor {} '{}': shape is misaligned", i, name);
       uint64_t numel = 1;
       for (int64_t d : *t->shape())
         if (d < 0 || d > (1ll << 40) || __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel))
@@ -150,6 +153,9 @@ class Checker {
 
   Status check_op(int32_t i, const fb::Op& op, const std::vector<int32_t>& in, int32_t out, int32_t& layer) {
     const int32_t wo = width(out);
+    // The FlatBuffers verifier accepts a union type without its table; every case reads it.
+    if (op.attrs_type() != fb::OpAttrs::NONE && op.attrs() == nullptr)
+      return bad_input("op {} ({}): attributes are missing", i, op_name(op.attrs_type()));
     switch (op.attrs_type()) {
       case fb::OpAttrs::EmbeddingAttrs: {
         OG_TRY(arity(i, in, 1, 1));
@@ -197,10 +203,11 @@ class Checker {
             !(a->softcap() >= 0) || !std::isfinite(a->scale()))
           return bad_input("op {} (update_and_attend): geometry disagrees with cache {}", i, c);
         OG_TRY(arity(i, in, a->writes_cache() ? 4 : 2, a->writes_cache() ? 4 : 2));
-        if (width(in[0]) != a->n_heads() * a->head_dim() || wo != a->n_heads() * a->v_head_dim())
+        const int64_t heads = a->n_heads(), kv_heads = a->n_kv_heads();  // products may exceed int32
+        if (width(in[0]) != heads * a->head_dim() || wo != heads * a->v_head_dim())
           return bad_input("op {} (update_and_attend): q/output widths disagree with heads", i);
-        if (a->writes_cache() && (width(in[1]) != a->n_kv_heads() * a->head_dim() ||
-                                  width(in[2]) != a->n_kv_heads() * a->v_head_dim()))
+        if (a->writes_cache() && (width(in[1]) != kv_heads * a->head_dim() ||
+                                  width(in[2]) != kv_heads * a->v_head_dim()))
           return bad_input("op {} (update_and_attend): k/v widths disagree with kv heads", i);
         ++layer;
         return Status::ok();
