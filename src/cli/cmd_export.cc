@@ -19,6 +19,9 @@ Runner add_export(CLI::App& app) {
   cmd->add_option("--qlinear-group-size", o->qgroup_size, "values per quantization group: 32, 64 or 128")
       ->capture_default_str();
   cmd->add_option("--qembedding", o->qembedding, "quantize embedding tables: 4w or 8w");
+  cmd->add_option("--qactivations", o->qactivations,
+                  "how quantized linears meet their input: int8 (per group, as llama.cpp; fast) or f32 (exact)")
+      ->capture_default_str();
   cmd->add_option("--max-ctx-len", o->max_ctx_len, "context capacity (default min(max_position_embeddings, 4096))");
   cmd->add_option("--prefill-chunk-size", o->prefill_chunk_size, "largest T of one step (default min(512, max-ctx-len))");
   return [o]() -> Status {

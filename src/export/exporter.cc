@@ -111,6 +111,9 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   if (o.qgroup_size != 32 && o.qgroup_size != 64 && o.qgroup_size != 128)
     return usage_error("--qlinear-group-size {}: expected 32, 64 or 128", o.qgroup_size);
   quant.group_size = o.qgroup_size;
+  if (o.qactivations != "int8" && o.qactivations != "f32")
+    return usage_error("--qactivations '{}': expected int8 or f32", o.qactivations);
+  quant.int8_activations = o.qactivations == "int8";
   quant.method = o.qround_to_nearest ? QuantMethod::kRoundToNearest : QuantMethod::kFit;
 
   OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(loc.dir));

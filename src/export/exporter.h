@@ -17,6 +17,7 @@ struct ExportOptions {
   std::string qlinear;              // "" | 4w | 8w: linear weights (the LM head: 8w)
   std::string qembedding;           // "" | 4w | 8w: embedding tables
   int32_t qgroup_size = 32;         // 32 | 64 | 128
+  std::string qactivations = "int8";  // int8 | f32: how quantized linears meet their input
   bool qround_to_nearest = false;   // llama.cpp's Q8_0/Q4_0 rounding instead of the fit (to compare)
   bool show_progress = false;
 };

@@ -90,6 +90,13 @@ Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptio
 Status GraphBuilder::write_weights() {
   for (const auto& [id, p] : pending_) OG_TRY(write_pending(id));
   pending_.clear();
+  // Linears whose weight ended up quantized take int8 activations (--qactivations int8).
+  if (quant_.int8_activations)
+    for (auto& op : program_.ops)
+      if (auto* a = op->attrs.AsLinearAttrs()) {
+        const fb::DType dt = program_.tensors[static_cast<size_t>(a->weight)]->dtype;
+        a->int8_activations = dt == fb::DType::Q8 || dt == fb::DType::Q4;
+      }
   return Status::ok();
 }
 

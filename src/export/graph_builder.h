@@ -55,6 +55,7 @@ struct QuantOptions {
   QuantBits embedding = QuantBits::kNone;  // --qembedding
   int32_t group_size = 32;                 // --qlinear-group-size (also for embeddings)
   QuantMethod method = QuantMethod::kFit;
+  bool int8_activations = true;            // --qactivations int8: quantized linears take int8 x
 };
 
 class GraphBuilder {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "base/half.h"
 #include "kernels/kernels.h"
@@ -17,6 +18,17 @@ inline size_t elem_size(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
 inline float to_float(float v) { return v; }
 inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf16_to_float(v) : fp16_to_float(v); }
 
+// quantize_x's output for one linear call (linear_int8.cc): per token, x as int8 codes in
+// the order the running target's kernel reads them, each group's scale d16 and (Q4) the
+// group's -8 d16 sum q.
+struct Int8X {
+  const int16_t* q = nullptr;   // [T, cols]
+  const float* d = nullptr;     // [T, cols / group_size]
+  const float* corr = nullptr;  // [T, cols / group_size]
+  std::vector<int16_t> q_buf;
+  std::vector<float> d_buf, corr_buf;
+};
+
 struct LinearArgs {
   const float* x;      // [T, w.cols]
   int64_t T;
@@ -24,10 +36,14 @@ struct LinearArgs {
   const float* bias;   // [rows] or null
   float* y;            // [T, rows]
   int64_t panel_rows;  // rows whose weights stay in cache while every token block uses them
+  const Int8X* xq = nullptr;  // set: int8 activations (XQuant::kInt8), read instead of x
 };
 
 // linear_quant.cc: rows [r0, r1) of every token for a kQ8 / kQ4 weight, and embedding rows.
 void linear_quant_rows(const LinearArgs& a, int64_t r0, int64_t r1);
+// linear_int8.cc: the same with int8 activations (a.xq from quantize_x for this weight).
+void linear_int8_rows(const LinearArgs& a, int64_t r0, int64_t r1);
+void quantize_x(const float* x, int64_t T, const Matrix& w, Int8X& out);
 void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 
 struct AttendArgs {

@@ -45,10 +45,19 @@ inline int64_t row_storage_bytes(const Matrix& m) {
 // One weight of m as float (the scalar definition of every storage type, for tests).
 float matrix_at(const Matrix& m, int64_t row, int64_t col);
 
+// How a linear over kQ8 / kQ4 weights treats its input (ignored for float weights):
+//   kNone: x in f32, each weight dequantized (q * s) and multiplied in f32.
+//   kInt8: x quantized per token and weight group g as ggml's quantize_row_q8_0 does:
+//          d = max|x_g| / 127, q_i = nearest-even(x_i * (1 / d)) (0 when d = 0), d rounded
+//          to f16 (d16); y = sum_g s[g] * d16_g * sum_{i in g} q_i c_i with c the stored
+//          code (integer sums, exact). llama.cpp's Q8_0 / Q4_0 arithmetic at group 32.
+enum class XQuant : uint8_t { kNone, kInt8 };
+
 // y[T, w.rows] = x[T, w.cols] w^T (+ bias[w.rows]). Split by blocks of output rows; for
 // T > 1 each block of weight rows is read from memory once per call and reused for all T
 // tokens from cache.
-void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr);
+void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr,
+            XQuant xquant = XQuant::kNone);
 // y[t] = table[ids[t]] * scale (ids past the table's last row read row 0)
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 // rows of length dim: y = x / sqrt(mean(x^2) + eps) * w (w may be null: no weight)

@@ -180,6 +180,12 @@ class Checker {
         auto a = op.attrs_as_LinearAttrs();
         OG_TRY(arity(i, in, 1, 1));
         OG_TRY(need_tensor(i, a->weight(), {wo, width(in[0])}, false, true));
+        if (a->int8_activations()) {
+          const fb::DType dt = p_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(a->weight()))->dtype();
+          if (dt != fb::DType::Q8 && dt != fb::DType::Q4)
+            return bad_input("op {} (linear): int8_activations needs a Q8 or Q4 weight, tensor {} is {}", i, a->weight(),
+                             fb::EnumNameDType(dt));
+        }
         if (a->bias() >= 0) return need_tensor(i, a->bias(), {wo}, true);
         return Status::ok();
       }

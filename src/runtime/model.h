@@ -26,6 +26,7 @@ struct BoundOp {
   int32_t out = -1;
   int32_t width = 0;               // output width
   kernels::Matrix matrix;          // embedding table / linear weight
+  kernels::XQuant xquant = kernels::XQuant::kNone;  // linear: how a quantized weight meets x
   const float* vec = nullptr;      // linear bias / norm weight / constant stream-mix coefficients
   float eps = 0, scalar = 0;
   int32_t dim = 0;

@@ -157,7 +157,7 @@ Result<std::span<const float>> Session::step(std::span<const int32_t> ids, std::
         }
         break;
       case OpKind::kRmsNorm: kernels::rms_norm(in_ptr(0), elems / op.dim, op.dim, op.vec, op.eps, out); break;
-      case OpKind::kLinear: kernels::linear(in_ptr(0), n, op.matrix, op.vec, out, pool_); break;
+      case OpKind::kLinear: kernels::linear(in_ptr(0), n, op.matrix, op.vec, out, pool_, op.xquant); break;
       case OpKind::kRope: kernels::rope(in_ptr(0), pos_ptr, n, op.rope, out); break;
       case OpKind::kAttend: {
         const kernels::KvStorage& kv = kv_[op.cache_id];

@@ -1,0 +1,396 @@
+// Linear over group-quantized weights (kQ8, kQ4) with int8 activations (XQuant::kInt8).
+//
+// The arithmetic llama.cpp uses for Q8_0 / Q4_0 weights, which makes decode memory-bound
+// again: the float kernel (linear_quant.cc) spends about five instructions per 16 products
+// widening codes to floats; here products are integer multiply-adds of 16-bit lanes
+// (ReorderWidenMulAccumulate, x86 pmaddwd), two products per lane per instruction, and the
+// codes are only unpacked, never converted.
+//
+// Semantics (kernels.h, quantize_x): per token and weight group g, x is quantized to
+// q = nearest-even(x * id), id = 1 / d, d = max|x_g| / 127, and d is then rounded to f16,
+// as ggml's quantize_row_q8_0 does. y[r] = sum_g s_w[r][g] * d16_g * sum_{i in g} q_i c_{r,i}
+// (+ bias) with c the stored code (Q8: q; Q4: nibble - 8). Integer sums are exact; floats
+// enter once per group: acc += float(int sum) * (s_w * d16), where s_w * d16, two f16
+// values, is exact in f32.
+//
+// Q4's "- 8" costs nothing per weight: sum (n - 8) q = sum n q - 8 sum q, and the second
+// term, -8 d16 sum q per (token, group), is shared by all rows; each row adds its dot product
+// with its scales once per tile.
+//
+// Q4 x order: a row's bytes are processed in chunks of W = min(lanes, ...) bytes; chunk
+// b0 gives W low nibbles then W high nibbles as 16-bit lanes, so x is stored per token in
+// that order ("kernel order", written by quantize_x for the target that runs the kernel).
+// On 512-bit vectors with 32-value groups (16 bytes) a chunk spans two groups; its int32
+// lanes 0..7 belong to the first and 8..15 to the second, which a two-valued scale vector
+// handles. Every accumulator lane sees the same operations in the same order whatever the
+// thread count, token count or column blocking: results are bit-identical across them.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/linear_int8.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "kernels/internal.h"
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace og::kernels {
+namespace HWY_NAMESPACE {
+
+// 16-bit lanes, at most 32 (one 512-bit vector): a chunk never spans more than two groups.
+using D16 = hn::CappedTag<int16_t, 32>;
+using DU16 = hn::RebindToUnsigned<D16>;
+using D32 = hn::Repartition<int32_t, D16>;
+using DF32 = hn::Repartition<float, D16>;
+using V32F = hn::Vec<DF32>;
+using V32I = hn::Vec<D32>;
+
+inline constexpr int kRowsI = 4;
+// Tokens per register tile: float accumulators and integer group sums, kRowsI x kTokensI
+// each, plus the tokens' x vectors must fit the register file.
+inline constexpr int kTokensI = kManyRegisters ? 2 : 1;
+
+// Bytes of a Q4 row per chunk: the vector's 16-bit lanes, or less for the last chunk.
+HWY_INLINE int64_t ChunkBytes() { return static_cast<int64_t>(hn::Lanes(D16())); }
+
+// Per token: d16 per group, x in the order the kernel reads it, and (Q4) -8 d16 sum q.
+void QuantizeX(const float* x, int64_t T, int64_t in, int64_t G, bool q4, int16_t* xq, float* d, float* corr) {
+  const hn::ScalableTag<float> df;
+  const hn::RebindToSigned<decltype(df)> di;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const int64_t groups = in / G;
+  thread_local std::vector<int16_t> natural;
+  if (natural.size() < static_cast<size_t>(in)) natural.resize(static_cast<size_t>(in));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* xt = x + t * in;
+    int16_t* out = q4 ? natural.data() : xq + t * in;
+    for (int64_t g = 0; g < groups; ++g) {
+      const float* xg = xt + g * G;
+      auto vmax = hn::Zero(df);
+      for (int64_t i = 0; i < G; i += N) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, xg + i)));
+      const float amax = hn::GetLane(hn::MaxOfLanes(df, vmax));
+      const float dg = amax / 127.0f;
+      const float id = dg != 0.0f ? 1.0f / dg : 0.0f;
+      const auto vid = hn::Set(df, id);
+      int32_t sum = 0;
+      for (int64_t i = 0; i < G; i += N) {
+        const auto q = hn::NearestInt(hn::Mul(hn::LoadU(df, xg + i), vid));
+        sum += hn::GetLane(hn::SumOfLanes(di, q));
+        hn::StoreU(hn::DemoteTo(hn::Rebind<int16_t, decltype(di)>(), q), hn::Rebind<int16_t, decltype(di)>(),
+                   out + g * G + i);
+      }
+      const float d16 = fp16_to_float(float_to_fp16(dg));
+      d[t * groups + g] = d16;
+      if (q4) corr[t * groups + g] = -8.0f * d16 * static_cast<float>(sum);
+    }
+    if (!q4) continue;
+    // Kernel order: chunk b0 (W bytes) -> W low-nibble values, then W high-nibble values.
+    const int64_t half = G / 2, row_bytes = in / 2, W = ChunkBytes();
+    int16_t* dst = xq + t * in;
+    for (int64_t b0 = 0; b0 < row_bytes; b0 += W) {
+      const int64_t w = std::min(W, row_bytes - b0);
+      for (int64_t l = 0; l < w; ++l) {
+        const int64_t b = b0 + l, g = b / half, j = b % half;
+        dst[2 * b0 + l] = natural[static_cast<size_t>(g * G + j)];
+        dst[2 * b0 + w + l] = natural[static_cast<size_t>(g * G + j + half)];
+      }
+    }
+  }
+}
+
+// Integer products of 16-bit lanes added pairwise into int32 lanes (lane i: lanes 2i, 2i+1).
+template <class D, class V16>
+HWY_INLINE hn::Vec<hn::Repartition<int32_t, D>> MulPairs(D d16, V16 a, V16 b, hn::Vec<hn::Repartition<int32_t, D>> sum) {
+  const hn::Repartition<int32_t, D> d32;
+  (void)d16;
+  auto sum1 = hn::Zero(d32);
+  sum = hn::ReorderWidenMulAccumulate(d32, a, b, sum, sum1);
+  return hn::RearrangeToOddPlusEven(sum, sum1);
+}
+
+// A Q4 chunk of `D`'s lane count in bytes, unpacked to low and high nibbles (0..15).
+template <class D>
+HWY_INLINE void Nibbles(D d16, const uint8_t* p, hn::Vec<D>& lo, hn::Vec<D>& hi) {
+  const hn::RebindToUnsigned<D> du;
+  const auto b = hn::PromoteTo(du, hn::LoadU(hn::Rebind<uint8_t, D>(), p));
+  lo = hn::BitCast(d16, hn::And(b, hn::Set(du, 15)));
+  hi = hn::BitCast(d16, hn::ShiftRight<4>(b));
+}
+
+struct XView {  // one call's quantized x, as quantize_x wrote it
+  const int16_t* q;
+  const float* d;
+  const float* corr;
+  int64_t in, groups;
+};
+
+// Columns [k0, k1) (whole groups) of the dot products of R rows starting at r0 with C tokens.
+template <int R, int C, bool kQ4>
+HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, int64_t k1, float* HWY_RESTRICT park,
+                      const float* bias, float* HWY_RESTRICT y, int64_t y_stride, bool prefetch) {
+  const D16 d16;
+  const D32 d32;
+  const DF32 df;
+  const int64_t NF = static_cast<int64_t>(hn::Lanes(df)), W = static_cast<int64_t>(hn::Lanes(d16));
+  const int64_t in = w.cols, G = w.group_size, groups = x.groups;
+  const int64_t row_bytes = kQ4 ? in / 2 : in;
+  const uint8_t* codes = static_cast<const uint8_t*>(w.data) + r0 * row_bytes;
+  // acc: the groups' products; cacc (Q4): the -8 terms, kept apart so that every lane sees
+  // the same sequence of operations with and without column blocks. Parked: [acc][cacc].
+  V32F acc[R][C], cacc[R][C];
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c) {
+      acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * NF);
+      cacc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (R * C + r * C + c) * NF);
+    }
+
+  // Row scales as floats (vector conversion), and their products with each token's d16.
+  const int64_t g_first = k0 / G, n_groups = (k1 - k0) / G;
+  const size_t stride = static_cast<size_t>(n_groups + NF);
+  thread_local std::vector<float> buf;
+  if (buf.size() < stride * R * (C + 1)) buf.resize(stride * R * (C + 1));
+  float* sf = buf.data();                     // [R][stride]
+  float* comb = buf.data() + stride * R;      // [R][C][stride]
+  for (int r = 0; r < R; ++r) {
+    const uint16_t* src = w.scales + (r0 + r) * groups + g_first;
+    float* s = sf + r * stride;
+    int64_t g = 0;
+    for (; g + NF <= n_groups; g += NF)
+      hn::StoreU(hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, DF32>(), reinterpret_cast<const hwy::float16_t*>(src + g))),
+                 df, s + g);
+    for (; g < n_groups; ++g) s[g] = fp16_to_float(src[g]);
+    for (int c = 0; c < C; ++c) {
+      const float* dc = x.d + c * groups + g_first;
+      float* cb = comb + (r * C + c) * stride;
+      g = 0;
+      for (; g + NF <= n_groups; g += NF) hn::StoreU(hn::Mul(hn::LoadU(df, s + g), hn::LoadU(df, dc + g)), df, cb + g);
+      for (; g < n_groups; ++g) cb[g] = s[g] * dc[g];
+    }
+  }
+  auto scale_of = [&](int r, int c, int64_t g) { return comb[(r * C + c) * stride + (g - g_first)]; };
+
+  if constexpr (kQ4) {
+    const int64_t half = G / 2;
+    if (half >= W) {
+      // Chunks inside one group: sum its chunks in integers, then one conversion.
+      for (int64_t g = g_first; g < g_first + n_groups; ++g) {
+        V32I isum[R][C];
+        for (int r = 0; r < R; ++r)
+          for (int c = 0; c < C; ++c) isum[r][c] = hn::Zero(d32);
+        const uint8_t* gb = codes + g * half;
+        if (C == 1 && prefetch)
+          for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
+        for (int64_t j = 0; j < half; j += W) {
+          hn::Vec<D16> xlo[C], xhi[C];
+          for (int c = 0; c < C; ++c) {
+            const int16_t* xc = x.q + c * in + 2 * (g * half + j);
+            xlo[c] = hn::LoadU(d16, xc);
+            xhi[c] = hn::LoadU(d16, xc + W);
+          }
+          for (int r = 0; r < R; ++r) {
+            hn::Vec<D16> lo, hi;
+            Nibbles(d16, gb + r * row_bytes + j, lo, hi);
+            for (int c = 0; c < C; ++c) isum[r][c] = MulPairs(d16, hi, xhi[c], MulPairs(d16, lo, xlo[c], isum[r][c]));
+          }
+        }
+        for (int r = 0; r < R; ++r)
+          for (int c = 0; c < C; ++c)
+            acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+      }
+    } else {
+      // 512-bit vectors, 32-value groups: a 32-byte chunk holds groups g and g + 1.
+#if HWY_TARGET != HWY_SCALAR
+      if constexpr (hn::MaxLanes(D16()) >= 32) {
+        const hn::Half<DF32> dfh;
+        int64_t g = g_first;
+        for (; g + 2 <= g_first + n_groups; g += 2) {
+          const uint8_t* gb = codes + g * half;
+          if (C == 1 && prefetch)
+            for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
+          hn::Vec<D16> xlo[C], xhi[C];
+          for (int c = 0; c < C; ++c) {
+            const int16_t* xc = x.q + c * in + 2 * g * half;
+            xlo[c] = hn::LoadU(d16, xc);
+            xhi[c] = hn::LoadU(d16, xc + W);
+          }
+          for (int r = 0; r < R; ++r) {
+            hn::Vec<D16> lo, hi;
+            Nibbles(d16, gb + r * row_bytes, lo, hi);
+            for (int c = 0; c < C; ++c) {
+              const V32I s = MulPairs(d16, hi, xhi[c], MulPairs(d16, lo, xlo[c], hn::Zero(d32)));
+              const V32F sc = hn::Combine(df, hn::Set(dfh, scale_of(r, c, g + 1)), hn::Set(dfh, scale_of(r, c, g)));
+              acc[r][c] = hn::MulAdd(hn::ConvertTo(df, s), sc, acc[r][c]);
+            }
+          }
+        }
+        if (g < g_first + n_groups) {  // an odd last group: half-width vectors, natural order
+          const hn::Half<D16> dh;
+          const hn::Half<D32> dh32;
+          const uint8_t* gb = codes + g * half;
+          hn::Vec<hn::Half<D16>> xlo[C], xhi[C];
+          for (int c = 0; c < C; ++c) {
+            const int16_t* xc = x.q + c * in + 2 * g * half;
+            xlo[c] = hn::LoadU(dh, xc);
+            xhi[c] = hn::LoadU(dh, xc + half);
+          }
+          for (int r = 0; r < R; ++r) {
+            hn::Vec<hn::Half<D16>> lo, hi;
+            Nibbles(dh, gb + r * row_bytes, lo, hi);
+            for (int c = 0; c < C; ++c) {
+              const auto s = MulPairs(dh, hi, xhi[c], MulPairs(dh, lo, xlo[c], hn::Zero(dh32)));
+              const V32F sf_ext = hn::ZeroExtendVector(df, hn::ConvertTo(dfh, s));
+              acc[r][c] = hn::MulAdd(sf_ext, hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+            }
+          }
+        }
+      }
+#endif
+    }
+    // - 8 d16 sum q per group, weighted by each row's scales (vectors of groups start at
+    // multiples of the lane count: column blocks are multiples of lanes x G).
+    // (A last partial vector of groups is copied zero-padded: Highway 1.0's MaskedLoad wants
+    // aligned pointers.)
+    HWY_ALIGN float kpad[kMaxLanesF], spad[kMaxLanesF];
+    for (int64_t g = 0; g < n_groups; g += NF) {
+      const int64_t n = std::min(NF, n_groups - g);
+      for (int c = 0; c < C; ++c) {
+        const float* kp = x.corr + c * groups + g_first + g;
+        if (n < NF) {
+          std::fill(kpad, kpad + NF, 0.0f);
+          std::copy(kp, kp + n, kpad);
+          kp = kpad;
+        }
+        const V32F k = hn::LoadU(df, kp);
+        for (int r = 0; r < R; ++r) {
+          const float* sp = sf + r * stride + g;
+          if (n < NF) {
+            std::fill(spad, spad + NF, 0.0f);
+            std::copy(sp, sp + n, spad);
+            sp = spad;
+          }
+          cacc[r][c] = hn::MulAdd(hn::LoadU(df, sp), k, cacc[r][c]);
+        }
+      }
+    }
+  } else {
+    for (int64_t g = g_first; g < g_first + n_groups; ++g) {
+      V32I isum[R][C];
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) isum[r][c] = hn::Zero(d32);
+      const int8_t* gb = reinterpret_cast<const int8_t*>(codes) + g * G;
+      if (C == 1 && prefetch)
+        for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
+      for (int64_t j = 0; j < G; j += W) {
+        hn::Vec<D16> xv[C];
+        for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(d16, x.q + c * in + g * G + j);
+        for (int r = 0; r < R; ++r) {
+          const auto wv = hn::PromoteTo(d16, hn::LoadU(hn::Rebind<int8_t, D16>(), gb + r * row_bytes + j));
+          for (int c = 0; c < C; ++c) isum[r][c] = MulPairs(d16, wv, xv[c], isum[r][c]);
+        }
+      }
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c)
+          acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+    }
+  }
+
+  if (k1 < in) {
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) {
+        hn::StoreU(acc[r][c], df, park + (r * C + c) * NF);
+        hn::StoreU(cacc[r][c], df, park + (R * C + r * C + c) * NF);
+      }
+    return;
+  }
+  for (int r = 0; r < R; ++r)
+    for (int c = 0; c < C; ++c)
+      y[c * y_stride + r] = hn::GetLane(hn::SumOfLanes(df, hn::Add(acc[r][c], cacc[r][c]))) + (bias ? bias[r] : 0.0f);
+}
+
+template <int C, bool kQ4>
+HWY_INLINE void ITileColumn(const Matrix& w, const XView& x, int64_t kc, const float* bias, float* y, int64_t r0,
+                            int64_t r1, float* park, bool prefetch) {
+  const int64_t NF = static_cast<int64_t>(hn::Lanes(DF32()));
+  const int64_t in = w.cols, out = w.rows;
+  for (int64_t k0 = 0; k0 < in; k0 += kc) {
+    const int64_t k1 = std::min(in, k0 + kc);
+    int64_t r = r0;
+    for (; r + kRowsI <= r1; r += kRowsI)
+      ITile<kRowsI, C, kQ4>(w, r, x, k0, k1, park + 2 * (r - r0) * C * NF, bias ? bias + r : nullptr, y + r, out, prefetch);
+    for (; r < r1; ++r)
+      ITile<1, C, kQ4>(w, r, x, k0, k1, park + 2 * (r - r0) * C * NF, bias ? bias + r : nullptr, y + r, out, prefetch);
+  }
+}
+
+template <int C, bool kQ4>
+HWY_INLINE void ITokenBlock(int64_t nt, const Matrix& w, const XView& x, int64_t kc, const float* bias, float* y,
+                            int64_t r0, int64_t r1, float* park, bool prefetch) {
+  if constexpr (C == 1) {
+    ITileColumn<1, kQ4>(w, x, kc, bias, y, r0, r1, park, prefetch);
+  } else {
+    if (nt == C) return ITileColumn<C, kQ4>(w, x, kc, bias, y, r0, r1, park, prefetch);
+    ITokenBlock<C - 1, kQ4>(nt, w, x, kc, bias, y, r0, r1, park, prefetch);
+  }
+}
+
+template <bool kQ4>
+void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
+  const int64_t in = a.w.cols, out = a.w.rows, G = a.w.group_size;
+  const int64_t NF = static_cast<int64_t>(hn::Lanes(DF32()));
+  // Decode streams whole rows; prefill works in column blocks whose x slice fills about
+  // 16 KB of L1, made of whole vectors of groups (so of whole pairs of groups).
+  const int64_t step = std::max<int64_t>(2, NF) * G;
+  const int64_t kc = a.T == 1 ? in : std::max<int64_t>(step, (16 << 10) / (2 * kTokensI) / step * step);
+  const bool prefetch = a.T == 1 && row_storage_bytes(a.w) <= (16 << 10);
+  thread_local std::vector<float> park_buffer;
+  float* park = nullptr;
+  if (kc < in) {
+    const size_t need = static_cast<size_t>(2 * std::min(a.panel_rows, r1 - r0) * kTokensI * NF);
+    if (park_buffer.size() < need) park_buffer.resize(need);
+    park = park_buffer.data();
+  }
+  for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
+    const int64_t p1 = std::min(r1, p0 + a.panel_rows);
+    for (int64_t t0 = 0; t0 < a.T; t0 += kTokensI) {
+      const XView x{.q = a.xq->q + t0 * in, .d = a.xq->d + t0 * (in / G), .corr = a.xq->corr + t0 * (in / G),
+                    .in = in, .groups = in / G};
+      ITokenBlock<kTokensI, kQ4>(std::min<int64_t>(kTokensI, a.T - t0), a.w, x, kc, a.bias, a.y + t0 * out, p0, p1, park,
+                                 prefetch);
+    }
+  }
+}
+
+void LinearInt8Rows(const LinearArgs& a, int64_t r0, int64_t r1) {
+  if (a.w.type == ElemType::kQ4) return LinearInt8RowsT<true>(a, r0, r1);
+  LinearInt8RowsT<false>(a, r0, r1);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace og::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace og::kernels {
+
+HWY_EXPORT(LinearInt8Rows);
+HWY_EXPORT(QuantizeX);
+
+void linear_int8_rows(const LinearArgs& a, int64_t r0, int64_t r1) { HWY_DYNAMIC_DISPATCH(LinearInt8Rows)(a, r0, r1); }
+
+void quantize_x(const float* x, int64_t T, const Matrix& w, Int8X& out) {
+  const int64_t in = w.cols, groups = in / w.group_size;
+  out.q_buf.resize(static_cast<size_t>(T * in));
+  out.d_buf.resize(static_cast<size_t>(T * groups));
+  out.corr_buf.resize(static_cast<size_t>(T * groups));
+  HWY_DYNAMIC_DISPATCH(QuantizeX)(x, T, in, w.group_size, w.type == ElemType::kQ4, out.q_buf.data(), out.d_buf.data(),
+                                  out.corr_buf.data());
+  out.q = out.q_buf.data();
+  out.d = out.d_buf.data();
+  out.corr = out.corr_buf.data();
+}
+
+}  // namespace og::kernels
+#endif  // HWY_ONCE
