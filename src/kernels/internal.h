@@ -22,7 +22,8 @@ inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf
 // the order the running target's kernel reads them, each group's scale d16 and (Q4) the
 // group's -8 d16 sum q.
 struct Int8X {
-  const int16_t* q = nullptr;   // [T, cols]
+  const int16_t* q = nullptr;   // token t at q + t * stride (Q4 on x86: int8, stride bytes)
+  int64_t stride = 0;
   const float* d = nullptr;     // [T, cols / group_size]
   const float* corr = nullptr;  // [T, cols / group_size]
   std::vector<int16_t> q_buf;

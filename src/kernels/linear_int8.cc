@@ -48,25 +48,64 @@ using DF32 = hn::Repartition<float, D16>;
 using V32F = hn::Vec<DF32>;
 using V32I = hn::Vec<D32>;
 
+// x86 has an unsigned x signed byte multiply-add (pmaddubsw: 2 products per 16-bit lane):
+// Q4 nibbles are unsigned, so Q4 on x86 multiplies bytes, twice the products per
+// instruction of 16-bit lanes. Other targets use the 16-bit path for both types.
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+#define OG_Q4_BYTES 1
+using D8 = hn::ScalableTag<int8_t>;
+using DU8 = hn::RebindToUnsigned<D8>;
+using D16B = hn::Repartition<int16_t, D8>;
+// a (unsigned, <= 15) x b (signed) bytes, adjacent pairs summed into 16-bit lanes; with
+// nibbles no sum saturates (2 x 15 x 127 = 3810, and up to 8 of them still fit).
+HWY_INLINE hn::Vec<D16B> MulAddBytePairs(hn::Vec<DU8> a, hn::Vec<D8> b) {
+#if HWY_TARGET == HWY_AVX3
+  return hn::Vec<D16B>{_mm512_maddubs_epi16(a.raw, b.raw)};
+#elif HWY_TARGET == HWY_AVX2
+  return hn::Vec<D16B>{_mm256_maddubs_epi16(a.raw, b.raw)};
+#else
+  return hn::Vec<D16B>{_mm_maddubs_epi16(a.raw, b.raw)};
+#endif
+}
+// Bytes per Q4 chunk (and the kernel order's unit).
+HWY_INLINE int64_t Q4ChunkBytes() { return static_cast<int64_t>(hn::Lanes(D8())); }
+#else
+#define OG_Q4_BYTES 0
+HWY_INLINE int64_t Q4ChunkBytes() { return static_cast<int64_t>(hn::Lanes(D16())); }
+#endif
+
 inline constexpr int kRowsI = 4;
 // Tokens per register tile: float accumulators and integer group sums, kRowsI x kTokensI
 // each, plus the tokens' x vectors must fit the register file.
 inline constexpr int kTokensI = kManyRegisters ? 2 : 1;
 
-// Bytes of a Q4 row per chunk: the vector's 16-bit lanes, or less for the last chunk.
-HWY_INLINE int64_t ChunkBytes() { return static_cast<int64_t>(hn::Lanes(D16())); }
-
 // Per token: d16 per group, x in the order the kernel reads it, and (Q4) -8 d16 sum q.
-void QuantizeX(const float* x, int64_t T, int64_t in, int64_t G, bool q4, int16_t* xq, float* d, float* corr) {
+void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
+  const int64_t in = w.cols, G = w.group_size, groups = in / G;
+  const bool q4 = w.type == ElemType::kQ4;
+  // Q4: chunks of W bytes give W low-nibble values then W high-nibble values; the last
+  // chunk of a row may be shorter, its x padded with zeros to a whole chunk.
+  const int64_t W = Q4ChunkBytes(), row_bytes = in / 2;
+  const int64_t stride = q4 ? (row_bytes + W - 1) / W * W * 2 : in;
+  o.stride = stride;
+  o.q_buf.assign(static_cast<size_t>(T * stride), 0);
+  o.d_buf.resize(static_cast<size_t>(T * groups));
+  o.corr_buf.resize(static_cast<size_t>(T * groups));
+  int16_t* xq = o.q_buf.data();
+  int8_t* xq8 = reinterpret_cast<int8_t*>(o.q_buf.data());  // Q4 bytes: T * stride of them
+  float* d = o.d_buf.data();
+  float* corr = o.corr_buf.data();
+  o.q = xq;
+  o.d = d;
+  o.corr = corr;
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  const int64_t groups = in / G;
   thread_local std::vector<int16_t> natural;
   if (natural.size() < static_cast<size_t>(in)) natural.resize(static_cast<size_t>(in));
   for (int64_t t = 0; t < T; ++t) {
     const float* xt = x + t * in;
-    int16_t* out = q4 ? natural.data() : xq + t * in;
+    int16_t* out = q4 ? natural.data() : xq + t * stride;
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = xt + g * G;
       auto vmax = hn::Zero(df);
@@ -87,15 +126,19 @@ void QuantizeX(const float* x, int64_t T, int64_t in, int64_t G, bool q4, int16_
       if (q4) corr[t * groups + g] = -8.0f * d16 * static_cast<float>(sum);
     }
     if (!q4) continue;
-    // Kernel order: chunk b0 (W bytes) -> W low-nibble values, then W high-nibble values.
-    const int64_t half = G / 2, row_bytes = in / 2, W = ChunkBytes();
-    int16_t* dst = xq + t * in;
+    const int64_t half = G / 2;
     for (int64_t b0 = 0; b0 < row_bytes; b0 += W) {
-      const int64_t w = std::min(W, row_bytes - b0);
-      for (int64_t l = 0; l < w; ++l) {
+      const int64_t n = std::min(W, row_bytes - b0);
+      for (int64_t l = 0; l < n; ++l) {
         const int64_t b = b0 + l, g = b / half, j = b % half;
-        dst[2 * b0 + l] = natural[static_cast<size_t>(g * G + j)];
-        dst[2 * b0 + w + l] = natural[static_cast<size_t>(g * G + j + half)];
+        const int16_t lo = natural[static_cast<size_t>(g * G + j)], hi = natural[static_cast<size_t>(g * G + j + half)];
+        if (OG_Q4_BYTES) {
+          xq8[t * stride + 2 * b0 + l] = static_cast<int8_t>(lo);
+          xq8[t * stride + 2 * b0 + W + l] = static_cast<int8_t>(hi);
+        } else {
+          xq[t * stride + 2 * b0 + l] = lo;
+          xq[t * stride + 2 * b0 + W + l] = hi;
+        }
       }
     }
   }
@@ -121,7 +164,8 @@ HWY_INLINE void Nibbles(D d16, const uint8_t* p, hn::Vec<D>& lo, hn::Vec<D>& hi)
 }
 
 struct XView {  // one call's quantized x, as quantize_x wrote it
-  const int16_t* q;
+  const int16_t* q;   // token c at q + c * stride (Q4 on x86: bytes, stride in bytes)
+  int64_t stride;
   const float* d;
   const float* corr;
   int64_t in, groups;
@@ -140,12 +184,10 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
   const uint8_t* codes = static_cast<const uint8_t*>(w.data) + r0 * row_bytes;
   // acc: the groups' products; cacc (Q4): the -8 terms, kept apart so that every lane sees
   // the same sequence of operations with and without column blocks. Parked: [acc][cacc].
+  // (cacc is loaded only after the groups, to keep registers for them.)
   V32F acc[R][C], cacc[R][C];
   for (int r = 0; r < R; ++r)
-    for (int c = 0; c < C; ++c) {
-      acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * NF);
-      cacc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (R * C + r * C + c) * NF);
-    }
+    for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * NF);
 
   // Row scales as floats (vector conversion), and their products with each token's d16.
   const int64_t g_first = k0 / G, n_groups = (k1 - k0) / G;
@@ -168,92 +210,122 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
       g = 0;
       for (; g + NF <= n_groups; g += NF) hn::StoreU(hn::Mul(hn::LoadU(df, s + g), hn::LoadU(df, dc + g)), df, cb + g);
       for (; g < n_groups; ++g) cb[g] = s[g] * dc[g];
+      std::fill(cb + n_groups, cb + n_groups + NF, 0.0f);  // read by lookups of a last chunk
     }
   }
   auto scale_of = [&](int r, int c, int64_t g) { return comb[(r * C + c) * stride + (g - g_first)]; };
 
   if constexpr (kQ4) {
     const int64_t half = G / 2;
-    if (half >= W) {
-      // Chunks inside one group: sum its chunks in integers, then one conversion.
+#if OG_Q4_BYTES
+    // Bytes: nibbles x int8 x (pmaddubsw), pairs of 16-bit sums to 32 bits by a multiply-add
+    // with ones (pmaddwd), then one conversion per group.
+    const D8 d8;
+    const DU8 du8;
+    const D16B d16b;
+    const int64_t W8 = static_cast<int64_t>(hn::Lanes(d8));
+    const auto ones = hn::Set(d16b, 1);
+    const auto low4 = hn::Set(du8, 15);
+    const int8_t* xb = reinterpret_cast<const int8_t*>(x.q);
+    auto widen = [&](hn::Vec<D16B> s16) {
+      auto unused = hn::Zero(d32);
+      return hn::ConvertTo(df, hn::RearrangeToOddPlusEven(hn::ReorderWidenMulAccumulate(d32, s16, ones, hn::Zero(d32), unused), unused));
+    };
+    if (half >= W8) {
+      // Chunks inside one group: up to 8 byte products per 16-bit lane (8 x 3810 < 2^15).
       for (int64_t g = g_first; g < g_first + n_groups; ++g) {
-        V32I isum[R][C];
+        hn::Vec<D16B> s16[R][C];
         for (int r = 0; r < R; ++r)
-          for (int c = 0; c < C; ++c) isum[r][c] = hn::Zero(d32);
-        const uint8_t* gb = codes + g * half;
+          for (int c = 0; c < C; ++c) s16[r][c] = hn::Zero(d16b);
         if (C == 1 && prefetch)
-          for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
-        for (int64_t j = 0; j < half; j += W) {
-          hn::Vec<D16> xlo[C], xhi[C];
+          for (int r = 0; r < R; ++r) __builtin_prefetch(codes + (R + r) * row_bytes + g * half, 0, 2);
+        for (int64_t j = 0; j < half; j += W8) {
+          const int64_t b0 = g * half + j;
+          hn::Vec<D8> xlo[C], xhi[C];
           for (int c = 0; c < C; ++c) {
-            const int16_t* xc = x.q + c * in + 2 * (g * half + j);
-            xlo[c] = hn::LoadU(d16, xc);
-            xhi[c] = hn::LoadU(d16, xc + W);
+            xlo[c] = hn::LoadU(d8, xb + c * x.stride + 2 * b0);
+            xhi[c] = hn::LoadU(d8, xb + c * x.stride + 2 * b0 + W8);
           }
           for (int r = 0; r < R; ++r) {
-            hn::Vec<D16> lo, hi;
-            Nibbles(d16, gb + r * row_bytes + j, lo, hi);
-            for (int c = 0; c < C; ++c) isum[r][c] = MulPairs(d16, hi, xhi[c], MulPairs(d16, lo, xlo[c], isum[r][c]));
+            const auto v = hn::LoadU(du8, codes + r * row_bytes + b0);
+            const auto lo = hn::And(v, low4), hi = hn::ShiftRight<4>(v);
+            for (int c = 0; c < C; ++c)
+              s16[r][c] = hn::Add(s16[r][c], hn::Add(MulAddBytePairs(lo, xlo[c]), MulAddBytePairs(hi, xhi[c])));
           }
         }
         for (int r = 0; r < R; ++r)
-          for (int c = 0; c < C; ++c)
-            acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+          for (int c = 0; c < C; ++c) acc[r][c] = hn::MulAdd(widen(s16[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
       }
     } else {
-      // 512-bit vectors, 32-value groups: a 32-byte chunk holds groups g and g + 1.
-#if HWY_TARGET != HWY_SCALAR
-      if constexpr (hn::MaxLanes(D16()) >= 32) {
-        const hn::Half<DF32> dfh;
-        int64_t g = g_first;
-        for (; g + 2 <= g_first + n_groups; g += 2) {
-          const uint8_t* gb = codes + g * half;
-          if (C == 1 && prefetch)
-            for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
-          hn::Vec<D16> xlo[C], xhi[C];
-          for (int c = 0; c < C; ++c) {
-            const int16_t* xc = x.q + c * in + 2 * g * half;
-            xlo[c] = hn::LoadU(d16, xc);
-            xhi[c] = hn::LoadU(d16, xc + W);
-          }
-          for (int r = 0; r < R; ++r) {
-            hn::Vec<D16> lo, hi;
-            Nibbles(d16, gb + r * row_bytes, lo, hi);
-            for (int c = 0; c < C; ++c) {
-              const V32I s = MulPairs(d16, hi, xhi[c], MulPairs(d16, lo, xlo[c], hn::Zero(d32)));
-              const V32F sc = hn::Combine(df, hn::Set(dfh, scale_of(r, c, g + 1)), hn::Set(dfh, scale_of(r, c, g)));
-              acc[r][c] = hn::MulAdd(hn::ConvertTo(df, s), sc, acc[r][c]);
-            }
-          }
+      // A chunk holds W8 / half groups; 32-bit lane i holds bytes 4i..4i+3, so group
+      // i / (NF / groups per chunk) of the chunk: its scale comes by a table lookup.
+      const int64_t lanes_per_group = NF * half / W8;
+      HWY_ALIGN int32_t idx_lanes[kMaxLanesF];
+      for (int64_t i = 0; i < NF; ++i) idx_lanes[i] = static_cast<int32_t>(i / lanes_per_group);
+      const auto idx = hn::IndicesFromVec(df, hn::Load(d32, idx_lanes));
+      HWY_ALIGN uint8_t tail[R][HWY_MAX_BYTES];
+      const int64_t b_end = (g_first + n_groups) * half;
+      for (int64_t b0 = g_first * half; b0 < b_end; b0 += W8) {
+        const int64_t g = b0 / half;
+        const bool full = b0 + W8 <= b_end;
+        if (C == 1 && prefetch)
+          for (int r = 0; r < R; ++r) __builtin_prefetch(codes + (R + r) * row_bytes + b0, 0, 2);
+        hn::Vec<D8> xlo[C], xhi[C];
+        for (int c = 0; c < C; ++c) {
+          xlo[c] = hn::LoadU(d8, xb + c * x.stride + 2 * b0);
+          xhi[c] = hn::LoadU(d8, xb + c * x.stride + 2 * b0 + W8);
         }
-        if (g < g_first + n_groups) {  // an odd last group: half-width vectors, natural order
-          const hn::Half<D16> dh;
-          const hn::Half<D32> dh32;
-          const uint8_t* gb = codes + g * half;
-          hn::Vec<hn::Half<D16>> xlo[C], xhi[C];
-          for (int c = 0; c < C; ++c) {
-            const int16_t* xc = x.q + c * in + 2 * g * half;
-            xlo[c] = hn::LoadU(dh, xc);
-            xhi[c] = hn::LoadU(dh, xc + half);
+        for (int r = 0; r < R; ++r) {
+          const uint8_t* src = codes + r * row_bytes + b0;
+          if (!full) {  // the row's last chunk, zero-padded (its x is zero-padded too)
+            std::fill(tail[r], tail[r] + W8, uint8_t{0});
+            std::copy(src, src + (b_end - b0), tail[r]);
+            src = tail[r];
           }
-          for (int r = 0; r < R; ++r) {
-            hn::Vec<hn::Half<D16>> lo, hi;
-            Nibbles(dh, gb + r * row_bytes, lo, hi);
-            for (int c = 0; c < C; ++c) {
-              const auto s = MulPairs(dh, hi, xhi[c], MulPairs(dh, lo, xlo[c], hn::Zero(dh32)));
-              const V32F sf_ext = hn::ZeroExtendVector(df, hn::ConvertTo(dfh, s));
-              acc[r][c] = hn::MulAdd(sf_ext, hn::Set(df, scale_of(r, c, g)), acc[r][c]);
-            }
+          const auto v = hn::LoadU(du8, src);
+          const auto lo = hn::And(v, low4), hi = hn::ShiftRight<4>(v);
+          for (int c = 0; c < C; ++c) {
+            const auto s16 = hn::Add(MulAddBytePairs(lo, xlo[c]), MulAddBytePairs(hi, xhi[c]));
+            const V32F sc = hn::TableLookupLanes(hn::LoadU(df, comb + (r * C + c) * stride + (g - g_first)), idx);
+            acc[r][c] = hn::MulAdd(widen(s16), sc, acc[r][c]);
           }
         }
       }
-#endif
     }
+#else
+    // 16-bit lanes (targets with at most 8 of them: a chunk never spans two groups).
+    for (int64_t g = g_first; g < g_first + n_groups; ++g) {
+      V32I isum[R][C];
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c) isum[r][c] = hn::Zero(d32);
+      const uint8_t* gb = codes + g * half;
+      if (C == 1 && prefetch)
+        for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
+      for (int64_t j = 0; j < half; j += W) {
+        hn::Vec<D16> xlo[C], xhi[C];
+        for (int c = 0; c < C; ++c) {
+          const int16_t* xc = x.q + c * x.stride + 2 * (g * half + j);
+          xlo[c] = hn::LoadU(d16, xc);
+          xhi[c] = hn::LoadU(d16, xc + W);
+        }
+        for (int r = 0; r < R; ++r) {
+          hn::Vec<D16> lo, hi;
+          Nibbles(d16, gb + r * row_bytes + j, lo, hi);
+          for (int c = 0; c < C; ++c) isum[r][c] = MulPairs(d16, hi, xhi[c], MulPairs(d16, lo, xlo[c], isum[r][c]));
+        }
+      }
+      for (int r = 0; r < R; ++r)
+        for (int c = 0; c < C; ++c)
+          acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+    }
+#endif
     // - 8 d16 sum q per group, weighted by each row's scales (vectors of groups start at
     // multiples of the lane count: column blocks are multiples of lanes x G).
     // (A last partial vector of groups is copied zero-padded: Highway 1.0's MaskedLoad wants
     // aligned pointers.)
     HWY_ALIGN float kpad[kMaxLanesF], spad[kMaxLanesF];
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) cacc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (R * C + r * C + c) * NF);
     for (int64_t g = 0; g < n_groups; g += NF) {
       const int64_t n = std::min(NF, n_groups - g);
       for (int c = 0; c < C; ++c) {
@@ -285,7 +357,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
         for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
       for (int64_t j = 0; j < G; j += W) {
         hn::Vec<D16> xv[C];
-        for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(d16, x.q + c * in + g * G + j);
+        for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(d16, x.q + c * x.stride + g * G + j);
         for (int r = 0; r < R; ++r) {
           const auto wv = hn::PromoteTo(d16, hn::LoadU(hn::Rebind<int8_t, D16>(), gb + r * row_bytes + j));
           for (int c = 0; c < C; ++c) isum[r][c] = MulPairs(d16, wv, xv[c], isum[r][c]);
@@ -295,6 +367,8 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
         for (int c = 0; c < C; ++c)
           acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
     }
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) cacc[r][c] = hn::Zero(df);
   }
 
   if (k1 < in) {
@@ -355,7 +429,7 @@ void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
     const int64_t p1 = std::min(r1, p0 + a.panel_rows);
     for (int64_t t0 = 0; t0 < a.T; t0 += kTokensI) {
-      const XView x{.q = a.xq->q + t0 * in, .d = a.xq->d + t0 * (in / G), .corr = a.xq->corr + t0 * (in / G),
+      const XView x{.q = a.xq->q + t0 * a.xq->stride / (OG_Q4_BYTES && kQ4 ? 2 : 1), .stride = a.xq->stride, .d = a.xq->d + t0 * (in / G), .corr = a.xq->corr + t0 * (in / G),
                     .in = in, .groups = in / G};
       ITokenBlock<kTokensI, kQ4>(std::min<int64_t>(kTokensI, a.T - t0), a.w, x, kc, a.bias, a.y + t0 * out, p0, p1, park,
                                  prefetch);
@@ -380,17 +454,7 @@ HWY_EXPORT(QuantizeX);
 
 void linear_int8_rows(const LinearArgs& a, int64_t r0, int64_t r1) { HWY_DYNAMIC_DISPATCH(LinearInt8Rows)(a, r0, r1); }
 
-void quantize_x(const float* x, int64_t T, const Matrix& w, Int8X& out) {
-  const int64_t in = w.cols, groups = in / w.group_size;
-  out.q_buf.resize(static_cast<size_t>(T * in));
-  out.d_buf.resize(static_cast<size_t>(T * groups));
-  out.corr_buf.resize(static_cast<size_t>(T * groups));
-  HWY_DYNAMIC_DISPATCH(QuantizeX)(x, T, in, w.group_size, w.type == ElemType::kQ4, out.q_buf.data(), out.d_buf.data(),
-                                  out.corr_buf.data());
-  out.q = out.q_buf.data();
-  out.d = out.d_buf.data();
-  out.corr = out.corr_buf.data();
-}
+void quantize_x(const float* x, int64_t T, const Matrix& w, Int8X& out) { HWY_DYNAMIC_DISPATCH(QuantizeX)(x, T, w, out); }
 
 }  // namespace og::kernels
 #endif  // HWY_ONCE
