@@ -19,8 +19,8 @@ inline float to_float(float v) { return v; }
 inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf16_to_float(v) : fp16_to_float(v); }
 
 // quantize_x's output for one linear call (linear_int8.cc): per token, x as int8 codes in
-// the order the running target's kernel reads them, each group's scale d16 and (Q4) the
-// group's -8 d16 sum q.
+// the order the running target's kernel reads them, each group's scale d and (Q4) the
+// group's -8 d sum q.
 struct Int8X {
   const int16_t* q = nullptr;   // token t at q + t * stride (Q4 on x86: int8, stride bytes)
   int64_t stride = 0;

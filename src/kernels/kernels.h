@@ -48,9 +48,10 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col);
 // How a linear over kQ8 / kQ4 weights treats its input (ignored for float weights):
 //   kNone: x in f32, each weight dequantized (q * s) and multiplied in f32.
 //   kInt8: x quantized per token and weight group g as ggml's quantize_row_q8_0 does:
-//          d = max|x_g| / 127, q_i = nearest-even(x_i * (1 / d)) (0 when d = 0), d rounded
-//          to f16 (d16); y = sum_g s[g] * d16_g * sum_{i in g} q_i c_i with c the stored
-//          code (integer sums, exact). llama.cpp's Q8_0 / Q4_0 arithmetic at group 32.
+//          d = max|x_g| / 127 (f32), q_i = nearest-even(x_i * (1 / d)) (0 when d = 0);
+//          y = sum_g s[g] * d_g * sum_{i in g} q_i c_i with c the stored code (integer
+//          sums, exact). llama.cpp's Q8_0 / Q4_0 arithmetic at group 32, except that d
+//          is not rounded to f16 (ggml stores it so; here it is never stored).
 enum class XQuant : uint8_t { kNone, kInt8 };
 
 // y[T, w.rows] = x[T, w.cols] w^T (+ bias[w.rows]). Split by blocks of output rows; for

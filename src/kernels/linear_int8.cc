@@ -7,14 +7,13 @@
 // codes are only unpacked, never converted.
 //
 // Semantics (kernels.h, quantize_x): per token and weight group g, x is quantized to
-// q = nearest-even(x * id), id = 1 / d, d = max|x_g| / 127, and d is then rounded to f16,
-// as ggml's quantize_row_q8_0 does. y[r] = sum_g s_w[r][g] * d16_g * sum_{i in g} q_i c_{r,i}
+// q = nearest-even(x * id), id = 1 / d, d = max|x_g| / 127 (ggml's quantize_row_q8_0, but d
+// stays f32: no f16 rounding step). y[r] = sum_g s_w[r][g] * d_g * sum_{i in g} q_i c_{r,i}
 // (+ bias) with c the stored code (Q8: q; Q4: nibble - 8). Integer sums are exact; floats
-// enter once per group: acc += float(int sum) * (s_w * d16), where s_w * d16, two f16
-// values, is exact in f32.
+// enter once per group: acc += float(int sum) * (s_w * d).
 //
 // Q4's "- 8" costs nothing per weight: sum (n - 8) q = sum n q - 8 sum q, and the second
-// term, -8 d16 sum q per (token, group), is shared by all rows; each row adds its dot product
+// term, -8 d sum q per (token, group), is shared by all rows; each row adds its dot product
 // with its scales once per tile.
 //
 // Q4 x order: a row's bytes are processed in chunks of W = min(lanes, ...) bytes; chunk
@@ -79,7 +78,7 @@ inline constexpr int kRowsI = 4;
 // each, plus the tokens' x vectors must fit the register file.
 inline constexpr int kTokensI = kManyRegisters ? 2 : 1;
 
-// Per token: d16 per group, x in the order the kernel reads it, and (Q4) -8 d16 sum q.
+// Per token: d per group, x in the order the kernel reads it, and (Q4) -8 d sum q.
 void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
   const int64_t in = w.cols, G = w.group_size, groups = in / G;
   const bool q4 = w.type == ElemType::kQ4;
@@ -121,9 +120,8 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
         hn::StoreU(hn::DemoteTo(hn::Rebind<int16_t, decltype(di)>(), q), hn::Rebind<int16_t, decltype(di)>(),
                    out + g * G + i);
       }
-      const float d16 = fp16_to_float(float_to_fp16(dg));
-      d[t * groups + g] = d16;
-      if (q4) corr[t * groups + g] = -8.0f * d16 * static_cast<float>(sum);
+      d[t * groups + g] = dg;
+      if (q4) corr[t * groups + g] = -8.0f * dg * static_cast<float>(sum);
     }
     if (!q4) continue;
     const int64_t half = G / 2;
@@ -189,7 +187,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * NF);
 
-  // Row scales as floats (vector conversion), and their products with each token's d16.
+  // Row scales as floats (vector conversion), and their products with each token's d.
   const int64_t g_first = k0 / G, n_groups = (k1 - k0) / G;
   const size_t stride = static_cast<size_t>(n_groups + NF);
   thread_local std::vector<float> buf;
@@ -319,7 +317,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
     }
 #endif
-    // - 8 d16 sum q per group, weighted by each row's scales (vectors of groups start at
+    // - 8 d sum q per group, weighted by each row's scales (vectors of groups start at
     // multiples of the lane count: column blocks are multiples of lanes x G).
     // (A last partial vector of groups is copied zero-padded: Highway 1.0's MaskedLoad wants
     // aligned pointers.)

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <string>
 #include <optional>
 #include <span>
 #include <vector>
@@ -33,6 +35,19 @@ struct ForwardOptions {
   // still accumulate exactly), to measure how much float32 arithmetic moves the logits, e.g.
   // through Gemma-3n's activation-sparsity cutoff. gemma4 and gemma3n only (others: unsupported).
   bool float32_activations = false;
+  // Linears whose weight (checkpoint tensor name) is listed take int8 inputs, quantized per
+  // token in groups of the given size as kernels::XQuant::kInt8 defines it (d = max|x| / 127,
+  // q = round-half-even(x / d)), here in float64: the arithmetic of a
+  // program exported with --qactivations int8, to test it. Every family.
+  std::map<std::string, int32_t> int8_linear_inputs;
+  // Rounding near ties. A program computes x in float32, so where x / d lies within float32
+  // error of a half-integer it may round to the other neighbour than float64 does. Elements
+  // are numbered in the order the reference quantizes them (a structural order: it does not
+  // depend on the values). Those within int8_tie_window of a half-integer are appended to
+  // *int8_near_ties; those listed in int8_round_other_way take the other neighbour.
+  double int8_tie_window = 0;
+  std::vector<int64_t>* int8_near_ties = nullptr;
+  std::vector<int64_t> int8_round_other_way;
 };
 
 // Logits [T, V] row-major (row t = logits after token t), tokens at positions 0..T-1,

@@ -18,10 +18,49 @@ void load_row(const hf::TensorView& w, int64_t r, int64_t cols, std::vector<doub
   for (int64_t c = 0; c < cols; ++c) out[static_cast<size_t>(c)] = w.get(base + c);
 }
 
+thread_local Int8Inputs* t_int8_inputs = nullptr;
+
+// x with each token's groups of `group` values replaced by their int8 quantization.
+Mat quantize_int8(const Mat& x, int64_t group, Int8Inputs& s) {
+  OG_CHECK(group > 0 && x.cols % group == 0);
+  if (x.v != s.last_x || group != s.last_group) {
+    s.last_x = x.v;
+    s.last_group = group;
+    s.last_base = s.counter;
+    s.counter += static_cast<int64_t>(x.v.size());
+  }
+  Mat y = x;
+  for (int64_t t = 0; t < x.rows; ++t)
+    for (int64_t g0 = 0; g0 < x.cols; g0 += group) {
+      double amax = 0;
+      for (int64_t i = g0; i < g0 + group; ++i) amax = std::max(amax, std::fabs(x.at(t, i)));
+      const double d = amax / 127.0, id = d != 0.0 ? 1.0 / d : 0.0;
+      for (int64_t i = g0; i < g0 + group; ++i) {
+        const double v = x.at(t, i) * id;
+        double q = std::nearbyint(v);
+        const int64_t k = s.last_base + t * x.cols + i;
+        if (s.near_ties != nullptr && std::fabs(std::fabs(v - std::trunc(v)) - 0.5) < s.tie_window &&
+            (s.near_ties->empty() || s.near_ties->back() < k))
+          s.near_ties->push_back(k);
+        if (s.round_other_way != nullptr && std::binary_search(s.round_other_way->begin(), s.round_other_way->end(), k))
+          q = q > v ? q - 1 : q + 1;
+        y.at(t, i) = q * d;
+      }
+    }
+  return y;
+}
+
 }  // namespace
 
-Mat linear_rows(const Mat& x, const hf::TensorView& w, int64_t row_begin, int64_t n_rows) {
-  OG_CHECK(w.shape.size() == 2 && w.shape[1] == x.cols);
+void set_int8_linear_inputs(Int8Inputs* state) { t_int8_inputs = state; }
+
+Mat linear_rows(const Mat& x_in, const hf::TensorView& w, int64_t row_begin, int64_t n_rows) {
+  OG_CHECK(w.shape.size() == 2 && w.shape[1] == x_in.cols);
+  Mat quantized;
+  if (t_int8_inputs != nullptr)
+    if (auto it = t_int8_inputs->weights->find(w.name); it != t_int8_inputs->weights->end())
+      quantized = quantize_int8(x_in, it->second, *t_int8_inputs);
+  const Mat& x = quantized.rows > 0 ? quantized : x_in;
   OG_CHECK(row_begin >= 0 && row_begin + n_rows <= w.shape[0]);
   Mat y(x.rows, n_rows);  // [T, n_rows]
   std::vector<double> wrow;

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <vector>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,6 +37,21 @@ struct Mat {
 // one row at a time straight from the checkpoint, so no weight (not even a 262k-row lm_head)
 // is ever held whole in float64. `bias` may be null.
 Mat linear(const Mat& x, const hf::TensorView& w, const hf::TensorView* bias = nullptr);
+// While set (non-null) on this thread, linear() quantizes its input as
+// ForwardOptions::int8_linear_inputs (and the tie fields after it) say.
+struct Int8Inputs {
+  const std::map<std::string, int32_t>* weights = nullptr;
+  double tie_window = 0;
+  std::vector<int64_t>* near_ties = nullptr;
+  const std::vector<int64_t>* round_other_way = nullptr;  // sorted
+  int64_t counter = 0;  // elements numbered so far
+  // The last input quantized and its first number: an input that feeds several linears
+  // (q, k and v; gate and up) is one set of elements, as the program quantizes the same
+  // values the same way for each.
+  std::vector<double> last_x;
+  int64_t last_group = 0, last_base = 0;
+};
+void set_int8_linear_inputs(Int8Inputs* state);
 // The same on a slice of W's rows [row_begin, row_begin + n_rows): phi3's fused projections.
 Mat linear_rows(const Mat& x, const hf::TensorView& w, int64_t row_begin, int64_t n_rows);
 
