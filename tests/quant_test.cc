@@ -627,6 +627,39 @@ TEST(QuantE2E, BadQuantizationFlagsAreUsageErrors) {
     EXPECT_NE(s.status().message().find(expect), std::string::npos) << s.status().message();
     EXPECT_FALSE(std::filesystem::exists(o.output));
   }
+  exporter::ExportOptions o{.model = g->model_dir(), .output = g->dir.file("x.ogp"), .qlinear = "4w", .qembedding = ""};
+  o.qactivations = "int4";
+  auto s = exporter::export_program(o);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.status().code(), ErrorCode::kUsage);
+  EXPECT_NE(s.status().message().find("--qactivations 'int4'"), std::string::npos) << s.status().message();
+}
+
+// --qactivations int8 (the default) marks exactly the linears whose weight is quantized;
+// f32 marks none.
+TEST(QuantE2E, Int8ActivationsMarkExactlyTheQuantizedLinears) {
+  auto g = testing::generate({.family = "llama", .seed = 1, .tie_word_embeddings = false,
+                              .overrides = {{"hidden_size", 96}, {"intermediate_size", 192}, {"num_attention_heads", 4},
+                                            {"num_key_value_heads", 2}, {"head_dim", 16}}});
+  for (const char* acts : {"int8", "f32"}) {
+    // Group 64: the 96-column q/k/v/gate/up stay float, o_proj, down_proj and the head do not.
+    const std::string prog = export_q(*g, std::string(acts) + ".ogp", "4w", "", 64, false, acts);
+    auto pf = program::ProgramFile::open(prog);
+    ASSERT_TRUE(pf.is_ok());
+    const fb::Program& p = (*pf)->program();
+    int marked = 0, quantized = 0;
+    for (const fb::Op* op : *p.ops())
+      if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs()) {
+        const fb::DType dt = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(a->weight()))->dtype();
+        const bool q = dt == fb::DType::Q4 || dt == fb::DType::Q8;
+        quantized += q;
+        marked += a->int8_activations();
+        EXPECT_EQ(a->int8_activations(), q && std::string(acts) == "int8") << p.tensors()->Get(a->weight())->name()->str();
+      }
+    EXPECT_GT(quantized, 0);
+    EXPECT_LT(quantized, 1 + 2 * 7);  // not every linear: some kept float
+    EXPECT_EQ(marked, std::string(acts) == "int8" ? quantized : 0);
+  }
 }
 
 }  // namespace
@@ -664,6 +697,21 @@ TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
   check([&](fb::ProgramT& p) { p.tensors[q]->scales = 0; }, "is not F16 [rows, cols / group_size]");
   check([&](fb::ProgramT& p) { p.tensors[q]->nbytes *= 2; }, "bytes for a shape needing");
   check([&](fb::ProgramT& p) { p.tensors[0]->group_size = 32; }, "group_size/scales on an unquantized tensor");
+  // int8 activations only on a quantized weight (a program without quantized weights).
+  auto plain = program::ProgramFile::open(export_q(*g, "f.ogp", "", ""));
+  ASSERT_TRUE(plain.is_ok());
+  fb::ProgramT p;
+  (*plain)->program().UnPackTo(&p);
+  for (auto& op : p.ops)
+    if (auto* a = op->attrs.AsLinearAttrs()) {
+      a->int8_activations = true;
+      break;
+    }
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fb::Program::Pack(fbb, &p));
+  const Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), (*plain)->file_size());
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("int8_activations needs a Q8 or Q4 weight"), std::string::npos) << s.message();
 }
 
 }  // namespace
