@@ -72,6 +72,10 @@ Runner add_inspect(CLI::App& app) {
     j["n_tensors"] = p.tensors()->size();
     j["weight_bytes"] = weight_bytes;
     j["weights_by_storage"] = by_storage;
+    int64_t int8_linears = 0;  // linears over quantized weights that take int8 activations
+    for (const fb::Op* op : *p.ops())
+      if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations()) ++int8_linears;
+    j["linears_with_int8_activations"] = int8_linears;
     j["kv_cache_bytes"] = {{"fp32", kv_elems * 4}, {"bf16", kv_elems * 2}};
     j["kv_cache_bytes_if_all_full"] = {{"fp32", kv_elems_full * 4}, {"bf16", kv_elems_full * 2}};
     j["file_bytes"] = pf->file_size();
@@ -90,6 +94,7 @@ Runner add_inspect(CLI::App& app) {
                              p.tensors()->size(), static_cast<double>(weight_bytes) / 1e6, p.bos_id(), j["eos_ids"].dump(),
                              j["has_tokenizer"].get<bool>() ? "yes" : "no", j["has_chat_template"].get<bool>() ? "yes" : "no");
     for (const auto& [name, n] : counts) std::cout << " " << name << "=" << n;
+    if (int8_linears > 0) std::cout << fmt::format(" ({} linears with int8 activations)", int8_linears);
     std::cout << "\n  storage:";
     for (const auto& [key, v] : storage)
       std::cout << fmt::format(" {} {} tensors {:.1f} MB;", key, v.first, static_cast<double>(v.second) / 1e6);
