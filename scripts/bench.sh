@@ -8,7 +8,9 @@
 # environment:
 #   MODELS    subset of "llama-3.2-1b gemma-3-1b qwen3-0.6b" (default: all three)
 #   DTYPES    programs (default: "bf16 fp32 q8 q4"): fp32/bf16/fp16 weights, or q8 / q4 =
-#             bf16 with --qlinear 8w / 4w and --qembedding 8w (the head is 8w either way)
+#             bf16 with --qlinear 8w / 4w and --qembedding 8w (the head is 8w either way),
+#             int8 activations; q8f / q4f: the same with --qactivations f32
+#   SIMD      --simd (e.g. AVX2: the kernels of an AVX2-only machine; default: the best)
 #   P N R     prefill tokens, decode tokens, runs (default: 128 64 3)
 #   THREADS   --threads (default 0: physical cores);  CTX: --ctx (default 0: decode after the prefill)
 #   OFFGRAPH  the binary (default: build/release/src/cli/offgraph)
@@ -25,7 +27,7 @@ bin="${OFFGRAPH:-$root/build/release/src/cli/offgraph}"
 configs="${CONFIGS:-$root/../shared/configs}"
 models="${MODELS:-llama-3.2-1b gemma-3-1b qwen3-0.6b}"
 dtypes="${DTYPES:-bf16 fp32 q8 q4}"
-P="${P:-128}" N="${N:-64}" R="${R:-3}" THREADS="${THREADS:-0}" CTX="${CTX:-0}" KEEP="${KEEP:-1}"
+P="${P:-128}" N="${N:-64}" R="${R:-3}" THREADS="${THREADS:-0}" CTX="${CTX:-0}" KEEP="${KEEP:-1}" SIMD="${SIMD:-}"
 
 [ -x "$bin" ] || { echo "no offgraph binary at $bin (bash scripts/build.sh, or set OFFGRAPH)" >&2; exit 1; }
 mkdir -p "$work"
@@ -61,12 +63,16 @@ for m in $models; do
     case "$d" in
       q8) flags=(--dtype bf16 --qlinear 8w --qembedding 8w) ;;
       q4) flags=(--dtype bf16 --qlinear 4w --qembedding 8w) ;;
+      q8f) flags=(--dtype bf16 --qlinear 8w --qembedding 8w --qactivations f32) ;;
+      q4f) flags=(--dtype bf16 --qlinear 4w --qembedding 8w --qactivations f32) ;;
       *) flags=(--dtype "$d") ;;
     esac
     [ -f "$prog" ] || "$bin" export -m "$ckpt" -o "$prog" "${flags[@]}" >&2
     echo "== bench $m $d" >&2
-    "$bin" bench -m "$prog" -p "$P" -n "$N" -r "$R" --threads "$THREADS" --ctx "$CTX" --json | tee "$work/$m.$d.json" >&2
-    results+=("$work/$m.$d.json")
+    simd=(); tag="$m.$d"
+    [ -z "$SIMD" ] || { simd=(--simd "$SIMD"); tag="$m.$d.$SIMD"; }
+    "$bin" bench -m "$prog" -p "$P" -n "$N" -r "$R" --threads "$THREADS" --ctx "$CTX" "${simd[@]}" --json | tee "$work/$tag.json" >&2
+    results+=("$work/$tag.json")
     [ "$KEEP" = "1" ] || rm -f "$prog"
   done
 done
@@ -80,10 +86,9 @@ print("| model | dtype | simd | threads | weights MB/token | pp tok/s | tg tok/s
 print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 for path in sys.argv[1:]:
     j = json.load(open(path))
-    name = os.path.basename(path).rsplit(".", 2)[0]
+    name, dtype = os.path.basename(j["program"])[:-len(".ogp")].rsplit(".", 1)
     cfg = json.load(open(os.path.join(os.path.dirname(path), name + "-hf", "config.json")))
     name += " (%d layers)" % cfg.get("num_hidden_layers", cfg.get("text_config", {}).get("num_hidden_layers", 0))
-    dtype = os.path.basename(path).rsplit(".", 2)[1]
     print("| %s | %s | %s | %d | %.0f | %.1f | %.2f | %.2f | %.2f | %.1f |" % (
         name, dtype, j["simd"], j["threads"], j["weight_bytes"] / 1e6, j["prefill_tok_s"], j["decode_tok_s"],
         j["decode_floor_tok_s"], j["decode_floor_fraction"], j["bandwidth_gb_s"]))

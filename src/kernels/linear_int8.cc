@@ -47,11 +47,12 @@ using DF32 = hn::Repartition<float, D16>;
 using V32F = hn::Vec<DF32>;
 using V32I = hn::Vec<D32>;
 
-// x86 has an unsigned x signed byte multiply-add (pmaddubsw: 2 products per 16-bit lane):
-// Q4 nibbles are unsigned, so Q4 on x86 multiplies bytes, twice the products per
-// instruction of 16-bit lanes. Other targets use the 16-bit path for both types.
+// x86 has an unsigned x signed byte multiply-add (pmaddubsw: 2 products per 16-bit lane),
+// twice the products per instruction of 16-bit lanes: Q4 nibbles are unsigned as they
+// are, Q8 codes become |w| times x with w's sign (no sum saturates: 2 x 128 x 127 < 2^15).
+// Other targets use 16-bit lanes for both types.
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
-#define OG_Q4_BYTES 1
+#define OG_X86_BYTES 1
 using D8 = hn::ScalableTag<int8_t>;
 using DU8 = hn::RebindToUnsigned<D8>;
 using D16B = hn::Repartition<int16_t, D8>;
@@ -66,10 +67,21 @@ HWY_INLINE hn::Vec<D16B> MulAddBytePairs(hn::Vec<DU8> a, hn::Vec<D8> b) {
   return hn::Vec<D16B>{_mm_maddubs_epi16(a.raw, b.raw)};
 #endif
 }
+// x with the sign of w (x where w > 0, -x where w < 0, 0 where w = 0: only |w| x sign(w)
+// matters).
+HWY_INLINE hn::Vec<D8> SignOf(hn::Vec<D8> x, hn::Vec<D8> w) {
+#if HWY_TARGET == HWY_AVX3
+  return hn::Vec<D8>{_mm512_mask_sub_epi8(x.raw, _mm512_movepi8_mask(w.raw), _mm512_setzero_si512(), x.raw)};
+#elif HWY_TARGET == HWY_AVX2
+  return hn::Vec<D8>{_mm256_sign_epi8(x.raw, w.raw)};
+#else
+  return hn::Vec<D8>{_mm_sign_epi8(x.raw, w.raw)};
+#endif
+}
 // Bytes per Q4 chunk (and the kernel order's unit).
 HWY_INLINE int64_t Q4ChunkBytes() { return static_cast<int64_t>(hn::Lanes(D8())); }
 #else
-#define OG_Q4_BYTES 0
+#define OG_X86_BYTES 0
 HWY_INLINE int64_t Q4ChunkBytes() { return static_cast<int64_t>(hn::Lanes(D16())); }
 #endif
 
@@ -84,14 +96,15 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
   const bool q4 = w.type == ElemType::kQ4;
   // Q4: chunks of W bytes give W low-nibble values then W high-nibble values; the last
   // chunk of a row may be shorter, its x padded with zeros to a whole chunk.
+  // Q8 on x86: bytes in natural order, padded to whole vectors.
   const int64_t W = Q4ChunkBytes(), row_bytes = in / 2;
-  const int64_t stride = q4 ? (row_bytes + W - 1) / W * W * 2 : in;
+  const int64_t stride = q4 ? (row_bytes + W - 1) / W * W * 2 : OG_X86_BYTES ? (in + W - 1) / W * W : in;
   o.stride = stride;
   o.q_buf.assign(static_cast<size_t>(T * stride), 0);
   o.d_buf.resize(static_cast<size_t>(T * groups));
   o.corr_buf.resize(static_cast<size_t>(T * groups));
   int16_t* xq = o.q_buf.data();
-  int8_t* xq8 = reinterpret_cast<int8_t*>(o.q_buf.data());  // Q4 bytes: T * stride of them
+  int8_t* xq8 = reinterpret_cast<int8_t*>(o.q_buf.data());  // bytes (x86): T * stride of them
   float* d = o.d_buf.data();
   float* corr = o.corr_buf.data();
   o.q = xq;
@@ -104,7 +117,7 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
   if (natural.size() < static_cast<size_t>(in)) natural.resize(static_cast<size_t>(in));
   for (int64_t t = 0; t < T; ++t) {
     const float* xt = x + t * in;
-    int16_t* out = q4 ? natural.data() : xq + t * stride;
+    int16_t* out = q4 || OG_X86_BYTES ? natural.data() : xq + t * stride;
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = xt + g * G;
       auto vmax = hn::Zero(df);
@@ -123,14 +136,18 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
       d[t * groups + g] = dg;
       if (q4) corr[t * groups + g] = -8.0f * dg * static_cast<float>(sum);
     }
-    if (!q4) continue;
+    if (!q4) {
+      if (OG_X86_BYTES)
+        for (int64_t i = 0; i < in; ++i) xq8[t * stride + i] = static_cast<int8_t>(natural[static_cast<size_t>(i)]);
+      continue;
+    }
     const int64_t half = G / 2;
     for (int64_t b0 = 0; b0 < row_bytes; b0 += W) {
       const int64_t n = std::min(W, row_bytes - b0);
       for (int64_t l = 0; l < n; ++l) {
         const int64_t b = b0 + l, g = b / half, j = b % half;
         const int16_t lo = natural[static_cast<size_t>(g * G + j)], hi = natural[static_cast<size_t>(g * G + j + half)];
-        if (OG_Q4_BYTES) {
+        if (OG_X86_BYTES) {
           xq8[t * stride + 2 * b0 + l] = static_cast<int8_t>(lo);
           xq8[t * stride + 2 * b0 + W + l] = static_cast<int8_t>(hi);
         } else {
@@ -188,7 +205,10 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * NF);
 
   // Row scales as floats (vector conversion), and their products with each token's d.
-  const int64_t g_first = k0 / G, n_groups = (k1 - k0) / G;
+  // (Shifts, not divisions: G and the lane counts are powers of two, and an integer
+  // division per tile costs as much as a short row's arithmetic.)
+  const int log2_g = __builtin_ctzll(static_cast<uint64_t>(G));
+  const int64_t g_first = k0 >> log2_g, n_groups = (k1 - k0) >> log2_g;
   const size_t stride = static_cast<size_t>(n_groups + NF);
   thread_local std::vector<float> buf;
   if (buf.size() < stride * R * (C + 1)) buf.resize(stride * R * (C + 1));
@@ -215,7 +235,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
 
   if constexpr (kQ4) {
     const int64_t half = G / 2;
-#if OG_Q4_BYTES
+#if OG_X86_BYTES
     // Bytes: nibbles x int8 x (pmaddubsw), pairs of 16-bit sums to 32 bits by a multiply-add
     // with ones (pmaddwd), then one conversion per group.
     const D8 d8;
@@ -257,15 +277,25 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     } else {
       // A chunk holds W8 / half groups; 32-bit lane i holds bytes 4i..4i+3, so group
       // i / (NF / groups per chunk) of the chunk: its scale comes by a table lookup.
-      const int64_t lanes_per_group = NF * half / W8;
-      HWY_ALIGN int32_t idx_lanes[kMaxLanesF];
-      for (int64_t i = 0; i < NF; ++i) idx_lanes[i] = static_cast<int32_t>(i / lanes_per_group);
-      const auto idx = hn::IndicesFromVec(df, hn::Load(d32, idx_lanes));
+      const int64_t lanes_per_group = (NF * half) >> __builtin_ctzll(static_cast<uint64_t>(W8));  // 4 or 8
+      const auto idx = hn::IndicesFromVec(
+          df, hn::ShiftRightSame(hn::Iota(d32, 0), static_cast<int>(__builtin_ctzll(static_cast<uint64_t>(lanes_per_group)))));
+      // Row pointers; for a last, partial chunk they move to zero-padded copies (its x is
+      // zero-padded too), so the loop body has no branch.
+      const uint8_t* rp[R];
+      for (int r = 0; r < R; ++r) rp[r] = codes + r * row_bytes;
       HWY_ALIGN uint8_t tail[R][HWY_MAX_BYTES];
-      const int64_t b_end = (g_first + n_groups) * half;
-      for (int64_t b0 = g_first * half; b0 < b_end; b0 += W8) {
-        const int64_t g = b0 / half;
-        const bool full = b0 + W8 <= b_end;
+      const int64_t b_begin = g_first * half, b_end = (g_first + n_groups) * half;
+      const int64_t b_full = b_begin + ((b_end - b_begin) & ~(W8 - 1));
+      const int64_t groups_per_chunk = W8 >> (log2_g - 1);
+      for (int64_t b0 = b_begin, gi = 0; b0 < b_end; b0 += W8, gi += groups_per_chunk) {
+        if (b0 == b_full) {
+          for (int r = 0; r < R; ++r) {
+            std::fill(tail[r], tail[r] + W8, uint8_t{0});
+            std::copy(rp[r] + b0, rp[r] + b_end, tail[r]);
+            rp[r] = tail[r] - b0;
+          }
+        }
         if (C == 1 && prefetch)
           for (int r = 0; r < R; ++r) __builtin_prefetch(codes + (R + r) * row_bytes + b0, 0, 2);
         hn::Vec<D8> xlo[C], xhi[C];
@@ -274,17 +304,11 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           xhi[c] = hn::LoadU(d8, xb + c * x.stride + 2 * b0 + W8);
         }
         for (int r = 0; r < R; ++r) {
-          const uint8_t* src = codes + r * row_bytes + b0;
-          if (!full) {  // the row's last chunk, zero-padded (its x is zero-padded too)
-            std::fill(tail[r], tail[r] + W8, uint8_t{0});
-            std::copy(src, src + (b_end - b0), tail[r]);
-            src = tail[r];
-          }
-          const auto v = hn::LoadU(du8, src);
+          const auto v = hn::LoadU(du8, rp[r] + b0);
           const auto lo = hn::And(v, low4), hi = hn::ShiftRight<4>(v);
           for (int c = 0; c < C; ++c) {
             const auto s16 = hn::Add(MulAddBytePairs(lo, xlo[c]), MulAddBytePairs(hi, xhi[c]));
-            const V32F sc = hn::TableLookupLanes(hn::LoadU(df, comb + (r * C + c) * stride + (g - g_first)), idx);
+            const V32F sc = hn::TableLookupLanes(hn::LoadU(df, comb + (r * C + c) * stride + gi), idx);
             acc[r][c] = hn::MulAdd(widen(s16), sc, acc[r][c]);
           }
         }
@@ -346,6 +370,71 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
       }
     }
   } else {
+#if OG_X86_BYTES
+    const D8 d8;
+    const DU8 du8;
+    const D16B d16b;
+    const int64_t W8 = static_cast<int64_t>(hn::Lanes(d8));
+    const auto ones = hn::Set(d16b, 1);
+    const int8_t* xb = reinterpret_cast<const int8_t*>(x.q);
+    const int8_t* wb = reinterpret_cast<const int8_t*>(codes);
+    // |w| x (x with w's sign), pairs to 16 bits, then to 32 bits (two such sums could
+    // saturate 16 bits, so each is widened).
+    auto dot = [&](hn::Vec<D8> w, hn::Vec<D8> xv) {
+      auto unused = hn::Zero(d32);
+      const auto s16 = MulAddBytePairs(hn::BitCast(du8, hn::Abs(w)), SignOf(xv, w));
+      return hn::RearrangeToOddPlusEven(hn::ReorderWidenMulAccumulate(d32, s16, ones, hn::Zero(d32), unused), unused);
+    };
+    if (G >= W8) {
+      for (int64_t g = g_first; g < g_first + n_groups; ++g) {
+        V32I isum[R][C];
+        for (int r = 0; r < R; ++r)
+          for (int c = 0; c < C; ++c) isum[r][c] = hn::Zero(d32);
+        if (C == 1 && prefetch)
+          for (int r = 0; r < R; ++r) __builtin_prefetch(wb + (R + r) * row_bytes + g * G, 0, 2);
+        for (int64_t j = 0; j < G; j += W8) {
+          const int64_t b0 = g * G + j;
+          hn::Vec<D8> xv[C];
+          for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(d8, xb + c * x.stride + b0);
+          for (int r = 0; r < R; ++r) {
+            const auto wv = hn::LoadU(d8, wb + r * row_bytes + b0);
+            for (int c = 0; c < C; ++c) isum[r][c] = hn::Add(isum[r][c], dot(wv, xv[c]));
+          }
+        }
+        for (int r = 0; r < R; ++r)
+          for (int c = 0; c < C; ++c)
+            acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+      }
+    } else {
+      // 512-bit vectors, 32-value groups: a chunk holds groups g (lanes 0..7) and g + 1.
+      const auto idx = hn::IndicesFromVec(df, hn::ShiftRightSame(hn::Iota(d32, 0), 3));
+      const int8_t* rp[R];
+      for (int r = 0; r < R; ++r) rp[r] = wb + r * row_bytes;
+      HWY_ALIGN int8_t tail[R][HWY_MAX_BYTES];
+      const int64_t b_begin = g_first * G, b_end = (g_first + n_groups) * G;
+      const int64_t b_full = b_begin + ((b_end - b_begin) & ~(W8 - 1));
+      for (int64_t b0 = b_begin, gi = 0; b0 < b_end; b0 += W8, gi += 2) {
+        if (b0 == b_full) {  // an odd last group: zero-padded copies (x is padded too)
+          for (int r = 0; r < R; ++r) {
+            std::fill(tail[r], tail[r] + W8, int8_t{0});
+            std::copy(rp[r] + b0, rp[r] + b_end, tail[r]);
+            rp[r] = tail[r] - b0;
+          }
+        }
+        if (C == 1 && prefetch)
+          for (int r = 0; r < R; ++r) __builtin_prefetch(wb + (R + r) * row_bytes + b0, 0, 2);
+        hn::Vec<D8> xv[C];
+        for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(d8, xb + c * x.stride + b0);
+        for (int r = 0; r < R; ++r) {
+          const auto wv = hn::LoadU(d8, rp[r] + b0);
+          for (int c = 0; c < C; ++c) {
+            const V32F sc = hn::TableLookupLanes(hn::LoadU(df, comb + (r * C + c) * stride + gi), idx);
+            acc[r][c] = hn::MulAdd(hn::ConvertTo(df, dot(wv, xv[c])), sc, acc[r][c]);
+          }
+        }
+      }
+    }
+#else
     for (int64_t g = g_first; g < g_first + n_groups; ++g) {
       V32I isum[R][C];
       for (int r = 0; r < R; ++r)
@@ -365,6 +454,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
         for (int c = 0; c < C; ++c)
           acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
     }
+#endif
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c) cacc[r][c] = hn::Zero(df);
   }
@@ -427,7 +517,7 @@ void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
     const int64_t p1 = std::min(r1, p0 + a.panel_rows);
     for (int64_t t0 = 0; t0 < a.T; t0 += kTokensI) {
-      const XView x{.q = a.xq->q + t0 * a.xq->stride / (OG_Q4_BYTES && kQ4 ? 2 : 1), .stride = a.xq->stride, .d = a.xq->d + t0 * (in / G), .corr = a.xq->corr + t0 * (in / G),
+      const XView x{.q = a.xq->q + t0 * a.xq->stride / (OG_X86_BYTES ? 2 : 1), .stride = a.xq->stride, .d = a.xq->d + t0 * (in / G), .corr = a.xq->corr + t0 * (in / G),
                     .in = in, .groups = in / G};
       ITokenBlock<kTokensI, kQ4>(std::min<int64_t>(kTokensI, a.T - t0), a.w, x, kc, a.bias, a.y + t0 * out, p0, p1, park,
                                  prefetch);

@@ -56,7 +56,9 @@ HWY_INLINE void QTile(const Matrix& w, int64_t r0, const float* HWY_RESTRICT x, 
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * N);
   // The R rows' scales for groups [k0, k1) as floats (vector conversion: a scalar f16
   // conversion per group would cost more than the group's arithmetic).
-  const int64_t g_first = k0 / G, n_groups = (k1 - k0) / G;
+  // (Shifts: G is a power of two, and a division per group costs more than its arithmetic.)
+  const int log2_g = __builtin_ctzll(static_cast<uint64_t>(G));
+  const int64_t g_first = k0 >> log2_g, n_groups = (k1 - k0) >> log2_g;
   thread_local std::vector<float> scale_buffer;
   if (scale_buffer.size() < static_cast<size_t>(R * n_groups + N)) scale_buffer.resize(static_cast<size_t>(R * n_groups + N));
   float* sf = scale_buffer.data();
@@ -69,7 +71,7 @@ HWY_INLINE void QTile(const Matrix& w, int64_t r0, const float* HWY_RESTRICT x, 
     for (; g < n_groups; ++g) sf[r * n_groups + g] = fp16_to_float(src[g]);
   }
   for (int64_t g0 = k0; g0 < k1; g0 += G) {
-    const float* sg = sf + (g0 - k0) / G;
+    const float* sg = sf + ((g0 - k0) >> log2_g);
     VF vs[R];
     for (int r = 0; r < R; ++r) vs[r] = hn::Set(df, sg[r * n_groups]);
     if constexpr (kQ4) {
