@@ -20,14 +20,16 @@ inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf
 
 // quantize_x's output for one linear call (linear_int8.cc): per token, x as int8 codes in
 // the order the running target's kernel reads them, each group's scale d and (Q4) the
-// group's -8 d sum q.
+// groups' -8 sum q laid out as the kernel's integer sums start.
 struct Int8X {
   const int16_t* q = nullptr;   // token t at q + t * stride (Q4 on x86: int8, stride bytes)
   int64_t stride = 0;
   const float* d = nullptr;     // [T, cols / group_size]
-  const float* corr = nullptr;  // [T, cols / group_size]
+  const int32_t* k8 = nullptr;  // Q4: per token, vectors of -8 sum q (see linear_int8.cc)
+  int64_t k8_stride = 0;        // int32s per token
   std::vector<int16_t> q_buf;
-  std::vector<float> d_buf, corr_buf;
+  std::vector<float> d_buf;
+  std::vector<int32_t> k8_buf;
 };
 
 struct LinearArgs {

@@ -12,9 +12,9 @@
 // (+ bias) with c the stored code (Q8: q; Q4: nibble - 8). Integer sums are exact; floats
 // enter once per group: acc += float(int sum) * (s_w * d).
 //
-// Q4's "- 8" costs nothing per weight: sum (n - 8) q = sum n q - 8 sum q, and the second
-// term, -8 d sum q per (token, group), is shared by all rows; each row adds its dot product
-// with its scales once per tile.
+// Q4's "- 8" costs nothing per weight: sum (n - 8) q = sum n q - 8 sum q, and -8 sum q,
+// one integer per (token, group) shared by all rows, starts the group's integer sum (one
+// lane of it), so the sums stay exact.
 //
 // Q4 x order: a row's bytes are processed in chunks of W = min(lanes, ...) bytes; chunk
 // b0 gives W low nibbles then W high nibbles as 16-bit lanes, so x is stored per token in
@@ -51,6 +51,7 @@ using V32I = hn::Vec<D32>;
 // twice the products per instruction of 16-bit lanes: Q4 nibbles are unsigned as they
 // are, Q8 codes become |w| times x with w's sign (no sum saturates: 2 x 128 x 127 < 2^15).
 // Other targets use 16-bit lanes for both types.
+#undef OG_X86_BYTES
 #if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
 #define OG_X86_BYTES 1
 using D8 = hn::ScalableTag<int8_t>;
@@ -102,14 +103,20 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
   o.stride = stride;
   o.q_buf.assign(static_cast<size_t>(T * stride), 0);
   o.d_buf.resize(static_cast<size_t>(T * groups));
-  o.corr_buf.resize(static_cast<size_t>(T * groups));
+  // Q4's -8 sum q: one int32 vector per conversion unit, the unit being a group when a
+  // group spans whole chunks, else a chunk (its groups' values at their first lanes).
+  const int64_t NF = static_cast<int64_t>(hn::Lanes(D32()));
+  const int64_t half = G / 2;
+  const bool unit_is_chunk = OG_X86_BYTES && half < W;
+  const int64_t units = unit_is_chunk ? (row_bytes + W - 1) / W : groups;
+  o.k8_stride = q4 ? units * NF : 0;
+  o.k8_buf.assign(static_cast<size_t>(T * o.k8_stride), 0);
   int16_t* xq = o.q_buf.data();
   int8_t* xq8 = reinterpret_cast<int8_t*>(o.q_buf.data());  // bytes (x86): T * stride of them
   float* d = o.d_buf.data();
-  float* corr = o.corr_buf.data();
   o.q = xq;
   o.d = d;
-  o.corr = corr;
+  o.k8 = o.k8_buf.data();
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -134,14 +141,16 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
                    out + g * G + i);
       }
       d[t * groups + g] = dg;
-      if (q4) corr[t * groups + g] = -8.0f * dg * static_cast<float>(sum);
+      if (q4) {
+        const int64_t lane = unit_is_chunk ? (g * half / W) * NF + (g * half % W) * NF / W : g * NF;
+        o.k8_buf[static_cast<size_t>(t * o.k8_stride + lane)] = -8 * sum;
+      }
     }
     if (!q4) {
       if (OG_X86_BYTES)
         for (int64_t i = 0; i < in; ++i) xq8[t * stride + i] = static_cast<int8_t>(natural[static_cast<size_t>(i)]);
       continue;
     }
-    const int64_t half = G / 2;
     for (int64_t b0 = 0; b0 < row_bytes; b0 += W) {
       const int64_t n = std::min(W, row_bytes - b0);
       for (int64_t l = 0; l < n; ++l) {
@@ -182,7 +191,8 @@ struct XView {  // one call's quantized x, as quantize_x wrote it
   const int16_t* q;   // token c at q + c * stride (Q4 on x86: bytes, stride in bytes)
   int64_t stride;
   const float* d;
-  const float* corr;
+  const int32_t* k8;
+  int64_t k8_stride;
   int64_t in, groups;
 };
 
@@ -197,10 +207,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
   const int64_t in = w.cols, G = w.group_size, groups = x.groups;
   const int64_t row_bytes = kQ4 ? in / 2 : in;
   const uint8_t* codes = static_cast<const uint8_t*>(w.data) + r0 * row_bytes;
-  // acc: the groups' products; cacc (Q4): the -8 terms, kept apart so that every lane sees
-  // the same sequence of operations with and without column blocks. Parked: [acc][cacc].
-  // (cacc is loaded only after the groups, to keep registers for them.)
-  V32F acc[R][C], cacc[R][C];
+  V32F acc[R][C];
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * NF);
 
@@ -245,9 +252,11 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     const auto ones = hn::Set(d16b, 1);
     const auto low4 = hn::Set(du8, 15);
     const int8_t* xb = reinterpret_cast<const int8_t*>(x.q);
-    auto widen = [&](hn::Vec<D16B> s16) {
+    // 16-bit pair sums to 32 bits (a multiply-add with ones) on top of the unit's -8 sum q.
+    auto widen = [&](hn::Vec<D16B> s16, const int32_t* k8) {
       auto unused = hn::Zero(d32);
-      return hn::ConvertTo(df, hn::RearrangeToOddPlusEven(hn::ReorderWidenMulAccumulate(d32, s16, ones, hn::Zero(d32), unused), unused));
+      return hn::ConvertTo(
+          df, hn::RearrangeToOddPlusEven(hn::ReorderWidenMulAccumulate(d32, s16, ones, hn::LoadU(d32, k8), unused), unused));
     };
     if (half >= W8) {
       // Chunks inside one group: up to 8 byte products per 16-bit lane (8 x 3810 < 2^15).
@@ -272,7 +281,8 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           }
         }
         for (int r = 0; r < R; ++r)
-          for (int c = 0; c < C; ++c) acc[r][c] = hn::MulAdd(widen(s16[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+          for (int c = 0; c < C; ++c)
+            acc[r][c] = hn::MulAdd(widen(s16[r][c], x.k8 + c * x.k8_stride + g * NF), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
       }
     } else {
       // A chunk holds W8 / half groups; 32-bit lane i holds bytes 4i..4i+3, so group
@@ -309,7 +319,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           for (int c = 0; c < C; ++c) {
             const auto s16 = hn::Add(MulAddBytePairs(lo, xlo[c]), MulAddBytePairs(hi, xhi[c]));
             const V32F sc = hn::TableLookupLanes(hn::LoadU(df, comb + (r * C + c) * stride + gi), idx);
-            acc[r][c] = hn::MulAdd(widen(s16), sc, acc[r][c]);
+            acc[r][c] = hn::MulAdd(widen(s16, x.k8 + c * x.k8_stride + (b0 / W8) * NF), sc, acc[r][c]);
           }
         }
       }
@@ -319,7 +329,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     for (int64_t g = g_first; g < g_first + n_groups; ++g) {
       V32I isum[R][C];
       for (int r = 0; r < R; ++r)
-        for (int c = 0; c < C; ++c) isum[r][c] = hn::Zero(d32);
+        for (int c = 0; c < C; ++c) isum[r][c] = hn::LoadU(d32, x.k8 + c * x.k8_stride + g * NF);
       const uint8_t* gb = codes + g * half;
       if (C == 1 && prefetch)
         for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
@@ -341,34 +351,6 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
     }
 #endif
-    // - 8 d sum q per group, weighted by each row's scales (vectors of groups start at
-    // multiples of the lane count: column blocks are multiples of lanes x G).
-    // (A last partial vector of groups is copied zero-padded: Highway 1.0's MaskedLoad wants
-    // aligned pointers.)
-    HWY_ALIGN float kpad[kMaxLanesF], spad[kMaxLanesF];
-    for (int r = 0; r < R; ++r)
-      for (int c = 0; c < C; ++c) cacc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (R * C + r * C + c) * NF);
-    for (int64_t g = 0; g < n_groups; g += NF) {
-      const int64_t n = std::min(NF, n_groups - g);
-      for (int c = 0; c < C; ++c) {
-        const float* kp = x.corr + c * groups + g_first + g;
-        if (n < NF) {
-          std::fill(kpad, kpad + NF, 0.0f);
-          std::copy(kp, kp + n, kpad);
-          kp = kpad;
-        }
-        const V32F k = hn::LoadU(df, kp);
-        for (int r = 0; r < R; ++r) {
-          const float* sp = sf + r * stride + g;
-          if (n < NF) {
-            std::fill(spad, spad + NF, 0.0f);
-            std::copy(sp, sp + n, spad);
-            sp = spad;
-          }
-          cacc[r][c] = hn::MulAdd(hn::LoadU(df, sp), k, cacc[r][c]);
-        }
-      }
-    }
   } else {
 #if OG_X86_BYTES
     const D8 d8;
@@ -455,21 +437,16 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           acc[r][c] = hn::MulAdd(hn::ConvertTo(df, isum[r][c]), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
     }
 #endif
-    for (int r = 0; r < R; ++r)
-      for (int c = 0; c < C; ++c) cacc[r][c] = hn::Zero(df);
   }
 
   if (k1 < in) {
     for (int r = 0; r < R; ++r)
-      for (int c = 0; c < C; ++c) {
-        hn::StoreU(acc[r][c], df, park + (r * C + c) * NF);
-        hn::StoreU(cacc[r][c], df, park + (R * C + r * C + c) * NF);
-      }
+      for (int c = 0; c < C; ++c) hn::StoreU(acc[r][c], df, park + (r * C + c) * NF);
     return;
   }
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c)
-      y[c * y_stride + r] = hn::GetLane(hn::SumOfLanes(df, hn::Add(acc[r][c], cacc[r][c]))) + (bias ? bias[r] : 0.0f);
+      y[c * y_stride + r] = hn::GetLane(hn::SumOfLanes(df, acc[r][c])) + (bias ? bias[r] : 0.0f);
 }
 
 template <int C, bool kQ4>
@@ -481,9 +458,9 @@ HWY_INLINE void ITileColumn(const Matrix& w, const XView& x, int64_t kc, const f
     const int64_t k1 = std::min(in, k0 + kc);
     int64_t r = r0;
     for (; r + kRowsI <= r1; r += kRowsI)
-      ITile<kRowsI, C, kQ4>(w, r, x, k0, k1, park + 2 * (r - r0) * C * NF, bias ? bias + r : nullptr, y + r, out, prefetch);
+      ITile<kRowsI, C, kQ4>(w, r, x, k0, k1, park + (r - r0) * C * NF, bias ? bias + r : nullptr, y + r, out, prefetch);
     for (; r < r1; ++r)
-      ITile<1, C, kQ4>(w, r, x, k0, k1, park + 2 * (r - r0) * C * NF, bias ? bias + r : nullptr, y + r, out, prefetch);
+      ITile<1, C, kQ4>(w, r, x, k0, k1, park + (r - r0) * C * NF, bias ? bias + r : nullptr, y + r, out, prefetch);
   }
 }
 
@@ -510,14 +487,14 @@ void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   thread_local std::vector<float> park_buffer;
   float* park = nullptr;
   if (kc < in) {
-    const size_t need = static_cast<size_t>(2 * std::min(a.panel_rows, r1 - r0) * kTokensI * NF);
+    const size_t need = static_cast<size_t>(std::min(a.panel_rows, r1 - r0) * kTokensI * NF);
     if (park_buffer.size() < need) park_buffer.resize(need);
     park = park_buffer.data();
   }
   for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
     const int64_t p1 = std::min(r1, p0 + a.panel_rows);
     for (int64_t t0 = 0; t0 < a.T; t0 += kTokensI) {
-      const XView x{.q = a.xq->q + t0 * a.xq->stride / (OG_X86_BYTES ? 2 : 1), .stride = a.xq->stride, .d = a.xq->d + t0 * (in / G), .corr = a.xq->corr + t0 * (in / G),
+      const XView x{.q = a.xq->q + t0 * a.xq->stride / (OG_X86_BYTES ? 2 : 1), .stride = a.xq->stride, .d = a.xq->d + t0 * (in / G), .k8 = a.xq->k8 + t0 * a.xq->k8_stride, .k8_stride = a.xq->k8_stride,
                     .in = in, .groups = in / G};
       ITokenBlock<kTokensI, kQ4>(std::min<int64_t>(kTokensI, a.T - t0), a.w, x, kc, a.bias, a.y + t0 * out, p0, p1, park,
                                  prefetch);
