@@ -2,9 +2,11 @@
 //
 // The arithmetic llama.cpp uses for Q8_0 / Q4_0 weights, which makes decode memory-bound
 // again: the float kernel (linear_quant.cc) spends about five instructions per 16 products
-// widening codes to floats; here products are integer multiply-adds of 16-bit lanes
-// (ReorderWidenMulAccumulate, x86 pmaddwd), two products per lane per instruction, and the
-// codes are only unpacked, never converted.
+// widening codes to floats; here products are integer multiply-adds and the codes are only
+// unpacked, never converted. On x86 both types multiply bytes (pmaddubsw: unsigned x
+// signed, two products per 16-bit lane; Q4 nibbles are unsigned, Q8 becomes |w| times x
+// with w's sign), then pairs of 16-bit sums go to 32 bits (pmaddwd with ones). Elsewhere
+// codes and x are 16-bit lanes (ReorderWidenMulAccumulate).
 //
 // Semantics (kernels.h, quantize_x): per token and weight group g, x is quantized to
 // q = nearest-even(x * id), id = 1 / d, d = max|x_g| / 127 (ggml's quantize_row_q8_0, but d
@@ -16,13 +18,14 @@
 // one integer per (token, group) shared by all rows, starts the group's integer sum (one
 // lane of it), so the sums stay exact.
 //
-// Q4 x order: a row's bytes are processed in chunks of W = min(lanes, ...) bytes; chunk
-// b0 gives W low nibbles then W high nibbles as 16-bit lanes, so x is stored per token in
-// that order ("kernel order", written by quantize_x for the target that runs the kernel).
-// On 512-bit vectors with 32-value groups (16 bytes) a chunk spans two groups; its int32
-// lanes 0..7 belong to the first and 8..15 to the second, which a two-valued scale vector
-// handles. Every accumulator lane sees the same operations in the same order whatever the
-// thread count, token count or column blocking: results are bit-identical across them.
+// Q4 x order: a row's bytes are processed in chunks of W bytes (a vector); chunk b0 gives
+// W low nibbles then W high nibbles, so x is stored per token in that order ("kernel
+// order", written by quantize_x for the target that runs the kernel, padded with zeros to
+// whole chunks). When a chunk holds several groups (32-value groups are 16 bytes; AVX2
+// chunks are 32 bytes, AVX-512 64), 32-bit lane i holds bytes 4i..4i+3, so each group owns
+// consecutive lanes and a table lookup spreads the groups' scales over them. Every
+// accumulator lane sees the same operations in the same order whatever the thread count,
+// token count or column blocking: results are bit-identical across them.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/linear_int8.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -290,10 +293,10 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
       const int64_t lanes_per_group = (NF * half) >> __builtin_ctzll(static_cast<uint64_t>(W8));  // 4 or 8
       const auto idx = hn::IndicesFromVec(
           df, hn::ShiftRightSame(hn::Iota(d32, 0), static_cast<int>(__builtin_ctzll(static_cast<uint64_t>(lanes_per_group)))));
-      // Row pointers; for a last, partial chunk they move to zero-padded copies (its x is
-      // zero-padded too), so the loop body has no branch.
+      // Row pointers at the current chunk; for a last, partial chunk they move to
+      // zero-padded copies (its x is zero-padded too).
       const uint8_t* rp[R];
-      for (int r = 0; r < R; ++r) rp[r] = codes + r * row_bytes;
+      for (int r = 0; r < R; ++r) rp[r] = codes + r * row_bytes + g_first * half;
       HWY_ALIGN uint8_t tail[R][HWY_MAX_BYTES];
       const int64_t b_begin = g_first * half, b_end = (g_first + n_groups) * half;
       const int64_t b_full = b_begin + ((b_end - b_begin) & ~(W8 - 1));
@@ -302,8 +305,8 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
         if (b0 == b_full) {
           for (int r = 0; r < R; ++r) {
             std::fill(tail[r], tail[r] + W8, uint8_t{0});
-            std::copy(rp[r] + b0, rp[r] + b_end, tail[r]);
-            rp[r] = tail[r] - b0;
+            std::copy(rp[r], rp[r] + (b_end - b0), tail[r]);
+            rp[r] = tail[r];
           }
         }
         if (C == 1 && prefetch)
@@ -314,7 +317,8 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           xhi[c] = hn::LoadU(d8, xb + c * x.stride + 2 * b0 + W8);
         }
         for (int r = 0; r < R; ++r) {
-          const auto v = hn::LoadU(du8, rp[r] + b0);
+          const auto v = hn::LoadU(du8, rp[r]);
+          rp[r] += W8;
           const auto lo = hn::And(v, low4), hi = hn::ShiftRight<4>(v);
           for (int c = 0; c < C; ++c) {
             const auto s16 = hn::Add(MulAddBytePairs(lo, xlo[c]), MulAddBytePairs(hi, xhi[c]));
@@ -390,8 +394,8 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     } else {
       // 512-bit vectors, 32-value groups: a chunk holds groups g (lanes 0..7) and g + 1.
       const auto idx = hn::IndicesFromVec(df, hn::ShiftRightSame(hn::Iota(d32, 0), 3));
-      const int8_t* rp[R];
-      for (int r = 0; r < R; ++r) rp[r] = wb + r * row_bytes;
+      const int8_t* rp[R];  // as for Q4
+      for (int r = 0; r < R; ++r) rp[r] = wb + r * row_bytes + g_first * G;
       HWY_ALIGN int8_t tail[R][HWY_MAX_BYTES];
       const int64_t b_begin = g_first * G, b_end = (g_first + n_groups) * G;
       const int64_t b_full = b_begin + ((b_end - b_begin) & ~(W8 - 1));
@@ -399,8 +403,8 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
         if (b0 == b_full) {  // an odd last group: zero-padded copies (x is padded too)
           for (int r = 0; r < R; ++r) {
             std::fill(tail[r], tail[r] + W8, int8_t{0});
-            std::copy(rp[r] + b0, rp[r] + b_end, tail[r]);
-            rp[r] = tail[r] - b0;
+            std::copy(rp[r], rp[r] + (b_end - b0), tail[r]);
+            rp[r] = tail[r];
           }
         }
         if (C == 1 && prefetch)
@@ -408,7 +412,8 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
         hn::Vec<D8> xv[C];
         for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(d8, xb + c * x.stride + b0);
         for (int r = 0; r < R; ++r) {
-          const auto wv = hn::LoadU(d8, rp[r] + b0);
+          const auto wv = hn::LoadU(d8, rp[r]);
+          rp[r] += W8;
           for (int c = 0; c < C; ++c) {
             const V32F sc = hn::TableLookupLanes(hn::LoadU(df, comb + (r * C + c) * stride + gi), idx);
             acc[r][c] = hn::MulAdd(hn::ConvertTo(df, dot(wv, xv[c])), sc, acc[r][c]);
