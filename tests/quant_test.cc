@@ -264,6 +264,24 @@ TEST(QuantLinearInt8, PrefillRowsEqualDecodeBitForBitIncludingColumnBlocks) {
     }
 }
 
+// A NaN or an infinity in x makes every output NaN / non-finite, as with f32 activations
+// (the quantized codes of such a group would be garbage, so its scale is NaN).
+TEST(QuantLinearInt8, NonFiniteInputsGiveNonFiniteOutputs) {
+  for (ElemType t : {ElemType::kQ8, ElemType::kQ4})
+    for (float bad : {NAN, INFINITY, -INFINITY}) {
+      const QStored q = make_q(t, 9, 128, 32, 31);
+      std::vector<float> x = random_floats(128, 32);
+      x[70] = bad;
+      for_each_target([&] {
+        for (kernels::XQuant xq : {kernels::XQuant::kNone, kernels::XQuant::kInt8}) {
+          std::vector<float> y(9);
+          kernels::linear(x.data(), 1, q.matrix(), nullptr, y.data(), nullptr, xq);
+          for (float v : y) ASSERT_FALSE(std::isfinite(v)) << "x[70] = " << bad << (xq == kernels::XQuant::kInt8 ? " int8" : " f32");
+        }
+      });
+    }
+}
+
 TEST(QuantEmbedding, RowsDecodeExactlyAndShortTablesReadRowZero) {
   for (ElemType t : {ElemType::kQ8, ElemType::kQ4}) {
     const QStored q = make_q(t, 9, 96, 32, 5);

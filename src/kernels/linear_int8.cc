@@ -130,9 +130,21 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
     int16_t* out = q4 || OG_X86_BYTES ? natural.data() : xq + t * stride;
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = xt + g * G;
-      auto vmax = hn::Zero(df);
-      for (int64_t i = 0; i < G; i += N) vmax = hn::Max(vmax, hn::Abs(hn::LoadU(df, xg + i)));
+      auto vmax = hn::Zero(df), vsum = hn::Zero(df);
+      for (int64_t i = 0; i < G; i += N) {
+        const auto a = hn::Abs(hn::LoadU(df, xg + i));
+        vmax = hn::Max(vmax, a);
+        vsum = hn::Add(vsum, a);  // a NaN stays in the sum (Max may drop it)
+      }
       const float amax = hn::GetLane(hn::MaxOfLanes(df, vmax));
+      // A group holding NaN or infinity gets a NaN scale: the outputs it feeds are NaN, as
+      // with f32 activations, rather than finite numbers from codes of garbage.
+      const bool bad = std::isnan(hn::GetLane(hn::SumOfLanes(df, vsum))) || std::isinf(amax);
+      if (bad) {  // codes 0 (k8_buf's -8 sum q stays 0), scale NaN
+        std::fill(out + g * G, out + (g + 1) * G, int16_t{0});
+        d[t * groups + g] = NAN;
+        continue;
+      }
       const float dg = amax / 127.0f;
       const float id = dg != 0.0f ? 1.0f / dg : 0.0f;
       const auto vid = hn::Set(df, id);
