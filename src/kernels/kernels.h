@@ -50,7 +50,7 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col);
 //   kInt8: x quantized per token and weight group g as ggml's quantize_row_q8_0 does:
 //          d = max|x_g| / 127 (f32), q_i = nearest-even(x_i * (1 / d)) (0 when d = 0);
 //          y = sum_g s[g] * d_g * sum_{i in g} q_i c_i with c the stored code (integer
-//          sums, exact). llama.cpp's Q8_0 / Q4_0 arithmetic at group 32, except that d
+//          sums, exact). ggml's Q8_0 / Q4_0 x Q8_0 dot product at group 32, except that d
 //          is not rounded to f16 (ggml stores it so; here it is never stored). A group
 //          holding NaN or infinity has d = NaN: the outputs are not finite, as with kNone.
 enum class XQuant : uint8_t { kNone, kInt8 };

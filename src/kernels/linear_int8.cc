@@ -1,6 +1,6 @@
 // Linear over group-quantized weights (kQ8, kQ4) with int8 activations (XQuant::kInt8).
 //
-// The arithmetic llama.cpp uses for Q8_0 / Q4_0 weights, which makes decode memory-bound
+// The arithmetic ggml uses for Q8_0 / Q4_0 weights, which makes decode memory-bound
 // again: the float kernel (linear_quant.cc) spends about five instructions per 16 products
 // widening codes to floats; here products are integer multiply-adds and the codes are only
 // unpacked, never converted. On x86 both types multiply bytes (pmaddubsw: unsigned x
