@@ -7,6 +7,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "export/exporter.h"
@@ -48,17 +49,22 @@ inline std::unique_ptr<Generated> generate(const testgen::GenOptions& base) {
   return g;
 }
 
-inline std::string export_to(const Generated& g, const std::string& name, const std::string& dtype,
-                             int64_t chunk = 0, int64_t max_ctx = 0) {
-  exporter::ExportOptions o;
+// Exports g to g.dir/name with options o (its model and output are filled in here).
+inline std::string export_with(const Generated& g, const std::string& name, exporter::ExportOptions o) {
   o.model = g.model_dir();
   o.output = g.dir.file(name);
-  o.dtype = dtype;
-  o.prefill_chunk_size = chunk;
-  o.max_ctx_len = max_ctx;
   auto s = exporter::export_program(o);
   EXPECT_TRUE(s.is_ok()) << s.status().message();
   return o.output;
+}
+
+inline std::string export_to(const Generated& g, const std::string& name, const std::string& dtype,
+                             int64_t chunk = 0, int64_t max_ctx = 0) {
+  exporter::ExportOptions o;
+  o.dtype = dtype;
+  o.prefill_chunk_size = chunk;
+  o.max_ctx_len = max_ctx;
+  return export_with(g, name, std::move(o));
 }
 
 // Logits [T, V] of the program fed `ids` in steps of `chunk` tokens.

@@ -425,16 +425,12 @@ std::string export_q(const testing::Generated& g, const std::string& name, const
                      const std::string& qembedding, int32_t group = 32, bool rtn = false,
                      const std::string& qactivations = "f32") {
   exporter::ExportOptions o;
-  o.model = g.model_dir();
-  o.output = g.dir.file(name);
   o.qlinear = qlinear;
   o.qembedding = qembedding;
   o.qgroup_size = group;
   o.qround_to_nearest = rtn;
   o.qactivations = qactivations;
-  auto s = exporter::export_program(o);
-  EXPECT_TRUE(s.is_ok()) << s.status().message();
-  return o.output;
+  return testing::export_with(g, name, std::move(o));
 }
 
 std::map<std::string, fb::DType> dtypes(const std::string& program) {
