@@ -19,17 +19,18 @@ inline float to_float(float v) { return v; }
 inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf16_to_float(v) : fp16_to_float(v); }
 
 // quantize_x's output for one linear call (linear_int8.cc): per token, x as int8 codes in
-// the order the running target's kernel reads them, each group's scale d and (Q4) the
-// groups' -8 sum q laid out as the kernel's integer sums start.
+// the order the running target's kernel reads them, each group's scale d and, where the
+// kernel multiplies codes shifted by a constant c (Q4: nibble = code + 8; Q8 on VNNI:
+// code + 128), the groups' -c sum q laid out as the kernel's integer sums start.
 struct Int8X {
   const int16_t* q = nullptr;   // token t at q + t * stride (Q4 on x86: int8, stride bytes)
   int64_t stride = 0;
   const float* d = nullptr;     // [T, cols / group_size]
-  const int32_t* k8 = nullptr;  // Q4: per token, vectors of -8 sum q (see linear_int8.cc)
-  int64_t k8_stride = 0;        // int32s per token
+  const int32_t* offsets = nullptr;  // per token, vectors of -c sum q (see linear_int8.cc)
+  int64_t offset_stride = 0;         // int32s per token (0: no offsets)
   std::vector<int16_t> q_buf;
   std::vector<float> d_buf;
-  std::vector<int32_t> k8_buf;
+  std::vector<int32_t> offset_buf;
 };
 
 struct LinearArgs {

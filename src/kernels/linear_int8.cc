@@ -18,6 +18,11 @@
 // one integer per (token, group) shared by all rows, starts the group's integer sum (one
 // lane of it), so the sums stay exact.
 //
+// With AVX-512 VNNI (the AVX3_DL target), vpdpbusd adds four unsigned x signed byte
+// products straight into 32-bit lanes: Q4 nibbles need no 16-bit step, and Q8 codes become
+// unsigned by adding 128 (a bit flip), paid for like Q4's 8: -128 sum q starts each group's
+// sum. The integer sums, and so the results, are the same as the AVX3 target's.
+//
 // Q4 x order: a row's bytes are processed in chunks of W bytes (a vector); chunk b0 gives
 // W low nibbles then W high nibbles, so x is stored per token in that order ("kernel
 // order", written by quantize_x for the target that runs the kernel, padded with zeros to
@@ -55,7 +60,17 @@ using V32I = hn::Vec<D32>;
 // are, Q8 codes become |w| times x with w's sign (no sum saturates: 2 x 128 x 127 < 2^15).
 // Other targets use 16-bit lanes for both types.
 #undef OG_X86_BYTES
-#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || HWY_TARGET == HWY_SSSE3
+#undef OG_VNNI
+#if HWY_TARGET == HWY_AVX3_DL
+#define OG_VNNI 1
+// Highway 1.0's AVX3_DL target string names AVX-VNNI but not AVX512-VNNI (which the
+// target's CPU check requires): enable it for this target's code.
+#pragma GCC target("avx512vnni")
+#else
+#define OG_VNNI 0
+#endif
+#if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || \
+    HWY_TARGET == HWY_SSSE3
 #define OG_X86_BYTES 1
 using D8 = hn::ScalableTag<int8_t>;
 using DU8 = hn::RebindToUnsigned<D8>;
@@ -63,7 +78,7 @@ using D16B = hn::Repartition<int16_t, D8>;
 // a (unsigned, <= 15) x b (signed) bytes, adjacent pairs summed into 16-bit lanes; with
 // nibbles no sum saturates (2 x 15 x 127 = 3810, and up to 8 of them still fit).
 HWY_INLINE hn::Vec<D16B> MulAddBytePairs(hn::Vec<DU8> a, hn::Vec<D8> b) {
-#if HWY_TARGET == HWY_AVX3
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   return hn::Vec<D16B>{_mm512_maddubs_epi16(a.raw, b.raw)};
 #elif HWY_TARGET == HWY_AVX2
   return hn::Vec<D16B>{_mm256_maddubs_epi16(a.raw, b.raw)};
@@ -74,7 +89,7 @@ HWY_INLINE hn::Vec<D16B> MulAddBytePairs(hn::Vec<DU8> a, hn::Vec<D8> b) {
 // x with the sign of w (x where w > 0, -x where w < 0, 0 where w = 0: only |w| x sign(w)
 // matters).
 HWY_INLINE hn::Vec<D8> SignOf(hn::Vec<D8> x, hn::Vec<D8> w) {
-#if HWY_TARGET == HWY_AVX3
+#if HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX3_DL
   return hn::Vec<D8>{_mm512_mask_sub_epi8(x.raw, _mm512_movepi8_mask(w.raw), _mm512_setzero_si512(), x.raw)};
 #elif HWY_TARGET == HWY_AVX2
   return hn::Vec<D8>{_mm256_sign_epi8(x.raw, w.raw)};
@@ -82,6 +97,13 @@ HWY_INLINE hn::Vec<D8> SignOf(hn::Vec<D8> x, hn::Vec<D8> w) {
   return hn::Vec<D8>{_mm_sign_epi8(x.raw, w.raw)};
 #endif
 }
+#if OG_VNNI
+// sum + the four products of unsigned a and signed b bytes in each 32-bit lane (vpdpbusd:
+// no intermediate saturation).
+HWY_INLINE V32I DotBytes(V32I sum, hn::Vec<DU8> a, hn::Vec<D8> b) {
+  return V32I{_mm512_dpbusd_epi32(sum.raw, a.raw, b.raw)};
+}
+#endif
 // Bytes per Q4 chunk (and the kernel order's unit).
 HWY_INLINE int64_t Q4ChunkBytes() { return static_cast<int64_t>(hn::Lanes(D8())); }
 #else
@@ -94,7 +116,7 @@ inline constexpr int kRowsI = 4;
 // each, plus the tokens' x vectors must fit the register file.
 inline constexpr int kTokensI = kManyRegisters ? 2 : 1;
 
-// Per token: d per group, x in the order the kernel reads it, and (Q4) -8 d sum q.
+// Per token: d per group, x in the order the kernel reads it, and the offsets' -c sum q.
 void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
   const int64_t in = w.cols, G = w.group_size, groups = in / G;
   const bool q4 = w.type == ElemType::kQ4;
@@ -106,25 +128,48 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
   o.stride = stride;
   o.q_buf.assign(static_cast<size_t>(T * stride), 0);
   o.d_buf.resize(static_cast<size_t>(T * groups));
-  // Q4's -8 sum q: one int32 vector per conversion unit, the unit being a group when a
-  // group spans whole chunks, else a chunk (its groups' values at their first lanes).
+  // -c sum q (c = 8 for Q4, 128 for Q8 on VNNI): one int32 vector per conversion unit,
+  // the unit being a group when a group spans whole chunks, else a chunk. Lane by lane:
+  // each 32-bit lane gets -c times the q its own products meet, so that every lane's
+  // integer sum is exactly the sum of its products with the true codes. (One total per
+  // group in one lane would give the same group sums, but the lanes' floats would carry
+  // large cancelling offsets, rounding worse, and Q8 would differ from the kernel
+  // without offsets.)
   const int64_t NF = static_cast<int64_t>(hn::Lanes(D32()));
-  const int64_t half = G / 2;
-  const bool unit_is_chunk = OG_X86_BYTES && half < W;
-  const int64_t units = unit_is_chunk ? (row_bytes + W - 1) / W : groups;
-  o.k8_stride = q4 ? units * NF : 0;
-  o.k8_buf.assign(static_cast<size_t>(T * o.k8_stride), 0);
+  const int64_t half = G / 2, group_bytes = q4 ? half : G, code_bytes = q4 ? row_bytes : in;
+  const int32_t offset = q4 ? 8 : OG_VNNI ? 128 : 0;
+  const bool unit_is_chunk = OG_X86_BYTES && group_bytes < W;
+  const int64_t units = unit_is_chunk ? (code_bytes + W - 1) / W : groups;
+  o.offset_stride = offset ? units * NF : 0;
+  o.offset_buf.assign(static_cast<size_t>(T * o.offset_stride), 0);
   int16_t* xq = o.q_buf.data();
   int8_t* xq8 = reinterpret_cast<int8_t*>(o.q_buf.data());  // bytes (x86): T * stride of them
   float* d = o.d_buf.data();
   o.q = xq;
   o.d = d;
-  o.k8 = o.k8_buf.data();
+  o.offsets = o.offset_buf.data();
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   thread_local std::vector<int16_t> natural;
   if (natural.size() < static_cast<size_t>(in)) natural.resize(static_cast<size_t>(in));
+  // Token t's offsets from its x in kernel order: 32-bit lane i of a chunk of W code bytes
+  // meets the B = W / NF values from B * i of the chunk's x (bytes 4i..4i+3 on x86, 16-bit
+  // lanes 2i, 2i+1 elsewhere), and for Q4 the B high-nibble values W further on.
+  auto add_offsets = [&](int64_t t) {
+    if (!offset) return;
+    const int64_t B = W / NF, span = q4 ? 2 * W : W;
+    int32_t* ot = o.offset_buf.data() + t * o.offset_stride;
+    auto xk = [&](int64_t i) { return OG_X86_BYTES ? int32_t{xq8[t * stride + i]} : int32_t{xq[t * stride + i]}; };
+    for (int64_t k = 0; k * W < code_bytes; ++k) {
+      int32_t* lanes = ot + (unit_is_chunk ? k : k * W / group_bytes) * NF;
+      for (int64_t i = 0; i < NF; ++i) {
+        int32_t sum = 0;
+        for (int64_t b = 0; b < B; ++b) sum += xk(k * span + B * i + b) + (q4 ? xk(k * span + W + B * i + b) : 0);
+        lanes[i] -= offset * sum;
+      }
+    }
+  };
   for (int64_t t = 0; t < T; ++t) {
     const float* xt = x + t * in;
     int16_t* out = q4 || OG_X86_BYTES ? natural.data() : xq + t * stride;
@@ -140,7 +185,7 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
       // A group holding NaN or infinity gets a NaN scale: the outputs it feeds are NaN, as
       // with f32 activations, rather than finite numbers from codes of garbage.
       const bool bad = std::isnan(hn::GetLane(hn::SumOfLanes(df, vsum))) || std::isinf(amax);
-      if (bad) {  // codes 0 (k8_buf's -8 sum q stays 0), scale NaN
+      if (bad) {  // codes 0 (offset_buf's -c sum q stays 0), scale NaN
         std::fill(out + g * G, out + (g + 1) * G, int16_t{0});
         d[t * groups + g] = NAN;
         continue;
@@ -148,22 +193,17 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
       const float dg = amax / 127.0f;
       const float id = dg != 0.0f ? 1.0f / dg : 0.0f;
       const auto vid = hn::Set(df, id);
-      int32_t sum = 0;
       for (int64_t i = 0; i < G; i += N) {
         const auto q = hn::NearestInt(hn::Mul(hn::LoadU(df, xg + i), vid));
-        sum += hn::GetLane(hn::SumOfLanes(di, q));
         hn::StoreU(hn::DemoteTo(hn::Rebind<int16_t, decltype(di)>(), q), hn::Rebind<int16_t, decltype(di)>(),
                    out + g * G + i);
       }
       d[t * groups + g] = dg;
-      if (q4) {
-        const int64_t lane = unit_is_chunk ? (g * half / W) * NF + (g * half % W) * NF / W : g * NF;
-        o.k8_buf[static_cast<size_t>(t * o.k8_stride + lane)] = -8 * sum;
-      }
     }
     if (!q4) {
       if (OG_X86_BYTES)
         for (int64_t i = 0; i < in; ++i) xq8[t * stride + i] = static_cast<int8_t>(natural[static_cast<size_t>(i)]);
+      add_offsets(t);
       continue;
     }
     for (int64_t b0 = 0; b0 < row_bytes; b0 += W) {
@@ -180,6 +220,7 @@ void QuantizeX(const float* x, int64_t T, const Matrix& w, Int8X& o) {
         }
       }
     }
+    add_offsets(t);
   }
 }
 
@@ -206,8 +247,8 @@ struct XView {  // one call's quantized x, as quantize_x wrote it
   const int16_t* q;   // token c at q + c * stride (Q4 on x86: bytes, stride in bytes)
   int64_t stride;
   const float* d;
-  const int32_t* k8;
-  int64_t k8_stride;
+  const int32_t* offsets;
+  int64_t offset_stride;
   int64_t in, groups;
 };
 
@@ -226,31 +267,45 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * NF);
 
-  // Row scales as floats (vector conversion), and their products with each token's d.
-  // (Shifts, not divisions: G and the lane counts are powers of two, and an integer
+  // Products of the row scales with each token's d, per group. (Shifts, not divisions: G and the lane counts are powers of two, and an integer
   // division per tile costs as much as a short row's arithmetic.)
   const int log2_g = __builtin_ctzll(static_cast<uint64_t>(G));
   const int64_t g_first = k0 >> log2_g, n_groups = (k1 - k0) >> log2_g;
-  const size_t stride = static_cast<size_t>(n_groups + NF);
+  // comb[r][c][g] = s_w * d, NF lanes at a time. A last partial vector (n_tail < NF
+  // groups) is loaded as the NF groups ending at the range's end and shifted down in
+  // registers: copying it to the stack and reloading it stalls store forwarding, which
+  // cost as much as a short row's arithmetic. Its spare lanes are exactly 0 (they meet the
+  // zero integer sums of a last, partial chunk). Room for lookups reading NF lanes from
+  // any group.
+  const size_t stride = static_cast<size_t>(((n_groups + NF - 1) & ~(NF - 1)) + NF);
   thread_local std::vector<float> buf;
-  if (buf.size() < stride * R * (C + 1)) buf.resize(stride * R * (C + 1));
-  float* sf = buf.data();                     // [R][stride]
-  float* comb = buf.data() + stride * R;      // [R][C][stride]
+  if (buf.size() < stride * R * C) buf.resize(stride * R * C);
+  float* comb = buf.data();  // [R][C][stride]
+  const hn::Rebind<hwy::float16_t, DF32> dh;
+  const int64_t n_tail = n_groups & (NF - 1), g_tail = n_groups - n_tail;
+  const auto tail_idx = hn::IndicesFromVec(df, hn::Min(hn::Add(hn::Iota(d32, 0), hn::Set(d32, static_cast<int32_t>(NF - n_tail))),
+                                                       hn::Set(d32, static_cast<int32_t>(NF - 1))));
+  const auto tail_mask = hn::FirstN(df, static_cast<size_t>(n_tail));
+  auto f16_at = [&](const uint16_t* p) { return hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(p))); };
   for (int r = 0; r < R; ++r) {
     const uint16_t* src = w.scales + (r0 + r) * groups + g_first;
-    float* s = sf + r * stride;
-    int64_t g = 0;
-    for (; g + NF <= n_groups; g += NF)
-      hn::StoreU(hn::PromoteTo(df, hn::LoadU(hn::Rebind<hwy::float16_t, DF32>(), reinterpret_cast<const hwy::float16_t*>(src + g))),
-                 df, s + g);
-    for (; g < n_groups; ++g) s[g] = fp16_to_float(src[g]);
-    for (int c = 0; c < C; ++c) {
-      const float* dc = x.d + c * groups + g_first;
-      float* cb = comb + (r * C + c) * stride;
-      g = 0;
-      for (; g + NF <= n_groups; g += NF) hn::StoreU(hn::Mul(hn::LoadU(df, s + g), hn::LoadU(df, dc + g)), df, cb + g);
-      for (; g < n_groups; ++g) cb[g] = s[g] * dc[g];
-      std::fill(cb + n_groups, cb + n_groups + NF, 0.0f);  // read by lookups of a last chunk
+    float* cb = comb + r * C * stride;
+    for (int64_t g = 0; g < g_tail; g += NF) {
+      const V32F sv = f16_at(src + g);
+      for (int c = 0; c < C; ++c) hn::StoreU(hn::Mul(sv, hn::LoadU(df, x.d + c * groups + g_first + g)), df, cb + c * stride + g);
+    }
+    if (n_tail == 0) continue;
+    if (n_groups >= NF) {
+      const V32F sv = hn::TableLookupLanes(f16_at(src + n_groups - NF), tail_idx);
+      for (int c = 0; c < C; ++c) {
+        const V32F dv = hn::TableLookupLanes(hn::LoadU(df, x.d + c * groups + g_first + n_groups - NF), tail_idx);
+        hn::StoreU(hn::IfThenElseZero(tail_mask, hn::Mul(sv, dv)), df, cb + c * stride + g_tail);
+      }
+    } else {  // fewer groups than lanes (small matrices): scalar
+      for (int c = 0; c < C; ++c) {
+        std::fill(cb + c * stride, cb + c * stride + NF, 0.0f);
+        for (int64_t g = 0; g < n_groups; ++g) cb[c * stride + g] = fp16_to_float(src[g]) * x.d[c * groups + g_first + g];
+      }
     }
   }
   auto scale_of = [&](int r, int c, int64_t g) { return comb[(r * C + c) * stride + (g - g_first)]; };
@@ -268,17 +323,23 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     const auto low4 = hn::Set(du8, 15);
     const int8_t* xb = reinterpret_cast<const int8_t*>(x.q);
     // 16-bit pair sums to 32 bits (a multiply-add with ones) on top of the unit's -8 sum q.
-    auto widen = [&](hn::Vec<D16B> s16, const int32_t* k8) {
+    auto widen = [&](hn::Vec<D16B> s16, const int32_t* offsets) {
       auto unused = hn::Zero(d32);
       return hn::ConvertTo(
-          df, hn::RearrangeToOddPlusEven(hn::ReorderWidenMulAccumulate(d32, s16, ones, hn::LoadU(d32, k8), unused), unused));
+          df, hn::RearrangeToOddPlusEven(hn::ReorderWidenMulAccumulate(d32, s16, ones, hn::LoadU(d32, offsets), unused), unused));
     };
     if (half >= W8) {
       // Chunks inside one group: up to 8 byte products per 16-bit lane (8 x 3810 < 2^15).
       for (int64_t g = g_first; g < g_first + n_groups; ++g) {
+#if OG_VNNI
+        V32I s16[R][C];  // 32-bit sums here, from -8 sum q
+        for (int r = 0; r < R; ++r)
+          for (int c = 0; c < C; ++c) s16[r][c] = hn::LoadU(d32, x.offsets + c * x.offset_stride + g * NF);
+#else
         hn::Vec<D16B> s16[R][C];
         for (int r = 0; r < R; ++r)
           for (int c = 0; c < C; ++c) s16[r][c] = hn::Zero(d16b);
+#endif
         if (C == 1 && prefetch)
           for (int r = 0; r < R; ++r) __builtin_prefetch(codes + (R + r) * row_bytes + g * half, 0, 2);
         for (int64_t j = 0; j < half; j += W8) {
@@ -292,12 +353,22 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
             const auto v = hn::LoadU(du8, codes + r * row_bytes + b0);
             const auto lo = hn::And(v, low4), hi = hn::ShiftRight<4>(v);
             for (int c = 0; c < C; ++c)
+#if OG_VNNI
+              s16[r][c] = DotBytes(DotBytes(s16[r][c], lo, xlo[c]), hi, xhi[c]);
+#else
               s16[r][c] = hn::Add(s16[r][c], hn::Add(MulAddBytePairs(lo, xlo[c]), MulAddBytePairs(hi, xhi[c])));
+#endif
           }
         }
         for (int r = 0; r < R; ++r)
-          for (int c = 0; c < C; ++c)
-            acc[r][c] = hn::MulAdd(widen(s16[r][c], x.k8 + c * x.k8_stride + g * NF), hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+          for (int c = 0; c < C; ++c) {
+#if OG_VNNI
+            const V32F sum = hn::ConvertTo(df, s16[r][c]);
+#else
+            const V32F sum = widen(s16[r][c], x.offsets + c * x.offset_stride + g * NF);
+#endif
+            acc[r][c] = hn::MulAdd(sum, hn::Set(df, scale_of(r, c, g)), acc[r][c]);
+          }
       }
     } else {
       // A chunk holds W8 / half groups; 32-bit lane i holds bytes 4i..4i+3, so group
@@ -333,9 +404,14 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           rp[r] += W8;
           const auto lo = hn::And(v, low4), hi = hn::ShiftRight<4>(v);
           for (int c = 0; c < C; ++c) {
-            const auto s16 = hn::Add(MulAddBytePairs(lo, xlo[c]), MulAddBytePairs(hi, xhi[c]));
+            const int32_t* offsets = x.offsets + c * x.offset_stride + (b0 / W8) * NF;
+#if OG_VNNI
+            const V32F sum = hn::ConvertTo(df, DotBytes(DotBytes(hn::LoadU(d32, offsets), lo, xlo[c]), hi, xhi[c]));
+#else
+            const V32F sum = widen(hn::Add(MulAddBytePairs(lo, xlo[c]), MulAddBytePairs(hi, xhi[c])), offsets);
+#endif
             const V32F sc = hn::TableLookupLanes(hn::LoadU(df, comb + (r * C + c) * stride + gi), idx);
-            acc[r][c] = hn::MulAdd(widen(s16, x.k8 + c * x.k8_stride + (b0 / W8) * NF), sc, acc[r][c]);
+            acc[r][c] = hn::MulAdd(sum, sc, acc[r][c]);
           }
         }
       }
@@ -345,7 +421,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     for (int64_t g = g_first; g < g_first + n_groups; ++g) {
       V32I isum[R][C];
       for (int r = 0; r < R; ++r)
-        for (int c = 0; c < C; ++c) isum[r][c] = hn::LoadU(d32, x.k8 + c * x.k8_stride + g * NF);
+        for (int c = 0; c < C; ++c) isum[r][c] = hn::LoadU(d32, x.offsets + c * x.offset_stride + g * NF);
       const uint8_t* gb = codes + g * half;
       if (C == 1 && prefetch)
         for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
@@ -378,16 +454,23 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     const int8_t* wb = reinterpret_cast<const int8_t*>(codes);
     // |w| x (x with w's sign), pairs to 16 bits, then to 32 bits (two such sums could
     // saturate 16 bits, so each is widened).
-    auto dot = [&](hn::Vec<D8> w, hn::Vec<D8> xv) {
+#if OG_VNNI
+    // (w + 128) x on top of sum (which holds -128 sum q at the group's start).
+    const auto flip = hn::Set(du8, 0x80);
+    auto dot = [&](hn::Vec<D8> w, hn::Vec<D8> xv, V32I sum) { return DotBytes(sum, hn::Xor(hn::BitCast(du8, w), flip), xv); };
+    (void)ones;
+#else
+    auto dot = [&](hn::Vec<D8> w, hn::Vec<D8> xv, V32I sum) {
       auto unused = hn::Zero(d32);
       const auto s16 = MulAddBytePairs(hn::BitCast(du8, hn::Abs(w)), SignOf(xv, w));
-      return hn::RearrangeToOddPlusEven(hn::ReorderWidenMulAccumulate(d32, s16, ones, hn::Zero(d32), unused), unused);
+      return hn::Add(sum, hn::RearrangeToOddPlusEven(hn::ReorderWidenMulAccumulate(d32, s16, ones, hn::Zero(d32), unused), unused));
     };
+#endif
     if (G >= W8) {
       for (int64_t g = g_first; g < g_first + n_groups; ++g) {
         V32I isum[R][C];
         for (int r = 0; r < R; ++r)
-          for (int c = 0; c < C; ++c) isum[r][c] = hn::Zero(d32);
+          for (int c = 0; c < C; ++c) isum[r][c] = OG_VNNI ? hn::LoadU(d32, x.offsets + c * x.offset_stride + g * NF) : hn::Zero(d32);
         if (C == 1 && prefetch)
           for (int r = 0; r < R; ++r) __builtin_prefetch(wb + (R + r) * row_bytes + g * G, 0, 2);
         for (int64_t j = 0; j < G; j += W8) {
@@ -396,7 +479,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(d8, xb + c * x.stride + b0);
           for (int r = 0; r < R; ++r) {
             const auto wv = hn::LoadU(d8, wb + r * row_bytes + b0);
-            for (int c = 0; c < C; ++c) isum[r][c] = hn::Add(isum[r][c], dot(wv, xv[c]));
+            for (int c = 0; c < C; ++c) isum[r][c] = dot(wv, xv[c], isum[r][c]);
           }
         }
         for (int r = 0; r < R; ++r)
@@ -427,8 +510,9 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
           const auto wv = hn::LoadU(d8, rp[r]);
           rp[r] += W8;
           for (int c = 0; c < C; ++c) {
+            const V32I start = OG_VNNI ? hn::LoadU(d32, x.offsets + c * x.offset_stride + (b0 / W8) * NF) : hn::Zero(d32);
             const V32F sc = hn::TableLookupLanes(hn::LoadU(df, comb + (r * C + c) * stride + gi), idx);
-            acc[r][c] = hn::MulAdd(hn::ConvertTo(df, dot(wv, xv[c])), sc, acc[r][c]);
+            acc[r][c] = hn::MulAdd(hn::ConvertTo(df, dot(wv, xv[c], start)), sc, acc[r][c]);
           }
         }
       }
@@ -511,7 +595,7 @@ void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
     const int64_t p1 = std::min(r1, p0 + a.panel_rows);
     for (int64_t t0 = 0; t0 < a.T; t0 += kTokensI) {
-      const XView x{.q = a.xq->q + t0 * a.xq->stride / (OG_X86_BYTES ? 2 : 1), .stride = a.xq->stride, .d = a.xq->d + t0 * (in / G), .k8 = a.xq->k8 + t0 * a.xq->k8_stride, .k8_stride = a.xq->k8_stride,
+      const XView x{.q = a.xq->q + t0 * a.xq->stride / (OG_X86_BYTES ? 2 : 1), .stride = a.xq->stride, .d = a.xq->d + t0 * (in / G), .offsets = a.xq->offsets + t0 * a.xq->offset_stride, .offset_stride = a.xq->offset_stride,
                     .in = in, .groups = in / G};
       ITokenBlock<kTokensI, kQ4>(std::min<int64_t>(kTokensI, a.T - t0), a.w, x, kc, a.bias, a.y + t0 * out, p0, p1, park,
                                  prefetch);

@@ -44,9 +44,15 @@ struct ForwardOptions {
   // error of a half-integer it may round to the other neighbour than float64 does. Elements
   // are numbered in the order the reference quantizes them (a structural order: it does not
   // depend on the values). Those within int8_tie_window of a half-integer are appended to
-  // *int8_near_ties; those listed in int8_round_other_way take the other neighbour.
+  // *int8_near_ties, with their token and distance; those listed in int8_round_other_way
+  // take the other neighbour.
+  struct NearTie {
+    int64_t element;
+    int32_t token;
+    double distance;  // | |x / d - trunc(x / d)| - 0.5 |
+  };
   double int8_tie_window = 0;
-  std::vector<int64_t>* int8_near_ties = nullptr;
+  std::vector<NearTie>* int8_near_ties = nullptr;
   std::vector<int64_t> int8_round_other_way;
 };
 

@@ -39,9 +39,9 @@ Mat quantize_int8(const Mat& x, int64_t group, Int8Inputs& s) {
         const double v = x.at(t, i) * id;
         double q = std::nearbyint(v);
         const int64_t k = s.last_base + t * x.cols + i;
-        if (s.near_ties != nullptr && std::fabs(std::fabs(v - std::trunc(v)) - 0.5) < s.tie_window &&
-            (s.near_ties->empty() || s.near_ties->back() < k))
-          s.near_ties->push_back(k);
+        const double distance = std::fabs(std::fabs(v - std::trunc(v)) - 0.5);
+        if (s.near_ties != nullptr && distance < s.tie_window && (s.near_ties->empty() || s.near_ties->back().element < k))
+          s.near_ties->push_back({.element = k, .token = static_cast<int32_t>(t), .distance = distance});
         if (s.round_other_way != nullptr && std::binary_search(s.round_other_way->begin(), s.round_other_way->end(), k))
           q = q > v ? q - 1 : q + 1;
         y.at(t, i) = q * d;

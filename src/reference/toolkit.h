@@ -16,6 +16,7 @@
 #include "base/dtype.h"
 #include "base/status.h"
 #include "hf/safetensors.h"
+#include "reference/reference.h"
 
 namespace og::reference {
 
@@ -42,7 +43,7 @@ Mat linear(const Mat& x, const hf::TensorView& w, const hf::TensorView* bias = n
 struct Int8Inputs {
   const std::map<std::string, int32_t>* weights = nullptr;
   double tie_window = 0;
-  std::vector<int64_t>* near_ties = nullptr;
+  std::vector<ForwardOptions::NearTie>* near_ties = nullptr;
   const std::vector<int64_t>* round_other_way = nullptr;  // sorted
   int64_t counter = 0;  // elements numbered so far
   // The last input quantized and its first number: an input that feeds several linears
