@@ -223,8 +223,12 @@ void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float
   if (int8) quantize_x(x, T, w, xq);
   const int threads = pool ? pool->size() : 1;
   const int64_t row_bytes = std::max<int64_t>(1, row_storage_bytes(w));
-  // Decode needs no reuse: panels only set the task size. Prefill: as many rows as fit.
-  int64_t panel = T == 1 ? 64 : std::clamp<int64_t>(panel_bytes() / row_bytes, 4, 1024);
+  // Decode needs no reuse: panels only set the task size, about 512 KB of weights. Each
+  // task starts a new stretch of memory for the hardware prefetchers (and the other thread
+  // takes the next one): 64-row tasks of short quantized rows (36 KB) streamed 15 % slower
+  // than tasks of 256 KB or more (docs/benchmarks.md). Prefill: as many rows as fit.
+  int64_t panel = T == 1 ? std::clamp<int64_t>((512 << 10) / row_bytes, 16, 4096)
+                         : std::clamp<int64_t>(panel_bytes() / row_bytes, 4, 1024);
   // At least four tasks per thread, so a core slowed by other work takes fewer of them.
   if (threads > 1) panel = std::min(panel, std::max<int64_t>(4, (w.rows + 4 * threads - 1) / (4 * threads)));
   panel = (panel + 3) / 4 * 4;
