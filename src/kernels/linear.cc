@@ -22,6 +22,7 @@
 #include "base/thread_pool.h"
 #include "kernels/internal.h"
 #include "kernels/simd-inl.h"
+#include "kernels/tile_loops-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace og::kernels {
@@ -89,35 +90,6 @@ HWY_INLINE void Tile(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, int64
     for (int c = 0; c < C; ++c) y[c * y_stride + r] = ReduceSumF(df, acc[r][c]) + (bias ? bias[r] : 0.0f);
 }
 
-// Rows [r0, r1) of C tokens. Columns go in blocks of kc, each block swept down all the rows
-// while the C tokens' slice of x stays in L1; between blocks each tile parks its
-// accumulators in `park` (C * N floats per row).
-template <int C, typename W>
-HWY_INLINE void TileColumn(const W* w, const float* x, int64_t in, int64_t kc, int64_t out, const float* bias, float* y,
-                           int64_t r0, int64_t r1, float* park, bool prefetch) {
-  const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
-  for (int64_t k0 = 0; k0 < in; k0 += kc) {
-    const int64_t k1 = std::min(in, k0 + kc);
-    int64_t r = r0;
-    for (; r + kRows <= r1; r += kRows)
-      Tile<kRows, C>(w + r * in, x, in, k0, k1, park + (r - r0) * C * N, bias ? bias + r : nullptr, y + r, out, prefetch);
-    for (; r < r1; ++r)
-      Tile<1, C>(w + r * in, x, in, k0, k1, park + (r - r0) * C * N, bias ? bias + r : nullptr, y + r, out, prefetch);
-  }
-}
-
-// TileColumn for nt <= C tokens.
-template <int C, typename W>
-HWY_INLINE void TokenBlock(int64_t nt, const W* w, const float* x, int64_t in, int64_t kc, int64_t out, const float* bias,
-                           float* y, int64_t r0, int64_t r1, float* park, bool prefetch) {
-  if constexpr (C == 1) {
-    TileColumn<1>(w, x, in, kc, out, bias, y, r0, r1, park, prefetch);
-  } else {
-    if (nt == C) return TileColumn<C>(w, x, in, kc, out, bias, y, r0, r1, park, prefetch);
-    TokenBlock<C - 1>(nt, w, x, in, kc, out, bias, y, r0, r1, park, prefetch);
-  }
-}
-
 template <typename W>
 void LinearRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const W* w = static_cast<const W*>(a.w.data);
@@ -133,21 +105,10 @@ void LinearRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   // only when they are not a multiple of 4 KiB, and long f32 rows lose.
   const int64_t row_bytes = in * static_cast<int64_t>(sizeof(W));
   const bool prefetch = a.T == 1 && row_bytes <= (16 << 10) && (sizeof(W) == 2 || row_bytes % 4096 != 0);
-  thread_local std::vector<float> park_buffer;
-  float* park = nullptr;
-  if (kc < in) {
-    const size_t need = static_cast<size_t>(std::min(a.panel_rows, r1 - r0) * kTokens * N);
-    if (park_buffer.size() < need) park_buffer.resize(need);
-    park = park_buffer.data();
-  }
-  for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
-    const int64_t p1 = std::min(r1, p0 + a.panel_rows);
-    for (int64_t t0 = 0; t0 < a.T; t0 += kTokens) {
-      const float* x = a.x + t0 * in;
-      float* y = a.y + t0 * out;
-      TokenBlock<kTokens>(std::min<int64_t>(kTokens, a.T - t0), w, x, in, kc, out, a.bias, y, p0, p1, park, prefetch);
-    }
-  }
+  const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
+    Tile<R, C>(w + r * in, a.x + t0 * in, in, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
+  };
+  ForEachTile<kRows, kTokens>(tile, a.T, in, kc, a.panel_rows, N, r0, r1);
 }
 
 // y rows [r0, r1) of every token.

@@ -42,6 +42,7 @@
 
 #include "kernels/internal.h"
 #include "kernels/simd-inl.h"
+#include "kernels/tile_loops-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace og::kernels {
@@ -550,32 +551,6 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
       y[c * y_stride + r] = hn::GetLane(hn::SumOfLanes(df, acc[r][c])) + (bias ? bias[r] : 0.0f);
 }
 
-template <int C, bool kQ4>
-HWY_INLINE void ITileColumn(const Matrix& w, const XView& x, int64_t kc, const float* bias, float* y, int64_t r0,
-                            int64_t r1, float* park, bool prefetch) {
-  const int64_t NF = static_cast<int64_t>(hn::Lanes(DF32()));
-  const int64_t in = w.cols, out = w.rows;
-  for (int64_t k0 = 0; k0 < in; k0 += kc) {
-    const int64_t k1 = std::min(in, k0 + kc);
-    int64_t r = r0;
-    for (; r + kRowsI <= r1; r += kRowsI)
-      ITile<kRowsI, C, kQ4>(w, r, x, k0, k1, park + (r - r0) * C * NF, bias ? bias + r : nullptr, y + r, out, prefetch);
-    for (; r < r1; ++r)
-      ITile<1, C, kQ4>(w, r, x, k0, k1, park + (r - r0) * C * NF, bias ? bias + r : nullptr, y + r, out, prefetch);
-  }
-}
-
-template <int C, bool kQ4>
-HWY_INLINE void ITokenBlock(int64_t nt, const Matrix& w, const XView& x, int64_t kc, const float* bias, float* y,
-                            int64_t r0, int64_t r1, float* park, bool prefetch) {
-  if constexpr (C == 1) {
-    ITileColumn<1, kQ4>(w, x, kc, bias, y, r0, r1, park, prefetch);
-  } else {
-    if (nt == C) return ITileColumn<C, kQ4>(w, x, kc, bias, y, r0, r1, park, prefetch);
-    ITokenBlock<C - 1, kQ4>(nt, w, x, kc, bias, y, r0, r1, park, prefetch);
-  }
-}
-
 template <bool kQ4>
 void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t in = a.w.cols, out = a.w.rows, G = a.w.group_size;
@@ -585,22 +560,13 @@ void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t step = std::max<int64_t>(2, NF) * G;
   const int64_t kc = a.T == 1 ? in : std::max<int64_t>(step, (16 << 10) / (2 * kTokensI) / step * step);
   const bool prefetch = a.T == 1 && row_storage_bytes(a.w) <= (16 << 10);
-  thread_local std::vector<float> park_buffer;
-  float* park = nullptr;
-  if (kc < in) {
-    const size_t need = static_cast<size_t>(std::min(a.panel_rows, r1 - r0) * kTokensI * NF);
-    if (park_buffer.size() < need) park_buffer.resize(need);
-    park = park_buffer.data();
-  }
-  for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
-    const int64_t p1 = std::min(r1, p0 + a.panel_rows);
-    for (int64_t t0 = 0; t0 < a.T; t0 += kTokensI) {
-      const XView x{.q = a.xq->q + t0 * a.xq->stride / (OG_X86_BYTES ? 2 : 1), .stride = a.xq->stride, .d = a.xq->d + t0 * (in / G), .offsets = a.xq->offsets + t0 * a.xq->offset_stride, .offset_stride = a.xq->offset_stride,
-                    .in = in, .groups = in / G};
-      ITokenBlock<kTokensI, kQ4>(std::min<int64_t>(kTokensI, a.T - t0), a.w, x, kc, a.bias, a.y + t0 * out, p0, p1, park,
-                                 prefetch);
-    }
-  }
+  const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
+    const Int8X& q = *a.xq;
+    const XView x{.q = q.q + t0 * q.stride / (OG_X86_BYTES ? 2 : 1), .stride = q.stride, .d = q.d + t0 * (in / G),
+                  .offsets = q.offsets + t0 * q.offset_stride, .offset_stride = q.offset_stride, .in = in, .groups = in / G};
+    ITile<R, C, kQ4>(a.w, r, x, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
+  };
+  ForEachTile<kRowsI, kTokensI>(tile, a.T, in, kc, a.panel_rows, NF, r0, r1);
 }
 
 void LinearInt8Rows(const LinearArgs& a, int64_t r0, int64_t r1) {

@@ -22,6 +22,7 @@
 
 #include "kernels/internal.h"
 #include "kernels/simd-inl.h"
+#include "kernels/tile_loops-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace og::kernels {
@@ -118,33 +119,6 @@ HWY_INLINE void QTile(const Matrix& w, int64_t r0, const float* HWY_RESTRICT x, 
     for (int c = 0; c < C; ++c) y[c * y_stride + r] = ReduceSumF(df, acc[r][c]) + (bias ? bias[r] : 0.0f);
 }
 
-// Rows [r0, r1) of C tokens, column block by column block.
-template <int C, bool kQ4>
-HWY_INLINE void QTileColumn(const Matrix& w, const float* x, int64_t kc, const float* bias, float* y, int64_t r0,
-                            int64_t r1, float* park, bool prefetch) {
-  const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
-  const int64_t in = w.cols, out = w.rows;
-  for (int64_t k0 = 0; k0 < in; k0 += kc) {
-    const int64_t k1 = std::min(in, k0 + kc);
-    int64_t r = r0;
-    for (; r + kRows <= r1; r += kRows)
-      QTile<kRows, C, kQ4>(w, r, x, k0, k1, park + (r - r0) * C * N, bias ? bias + r : nullptr, y + r, out, prefetch);
-    for (; r < r1; ++r)
-      QTile<1, C, kQ4>(w, r, x, k0, k1, park + (r - r0) * C * N, bias ? bias + r : nullptr, y + r, out, prefetch);
-  }
-}
-
-template <int C, bool kQ4>
-HWY_INLINE void QTokenBlock(int64_t nt, const Matrix& w, const float* x, int64_t kc, const float* bias, float* y,
-                            int64_t r0, int64_t r1, float* park, bool prefetch) {
-  if constexpr (C == 1) {
-    QTileColumn<1, kQ4>(w, x, kc, bias, y, r0, r1, park, prefetch);
-  } else {
-    if (nt == C) return QTileColumn<C, kQ4>(w, x, kc, bias, y, r0, r1, park, prefetch);
-    QTokenBlock<C - 1, kQ4>(nt, w, x, kc, bias, y, r0, r1, park, prefetch);
-  }
-}
-
 template <bool kQ4>
 void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t in = a.w.cols, out = a.w.rows, G = a.w.group_size;
@@ -153,19 +127,10 @@ void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   // slice (kTokens rows) fills about 24 KB of L1.
   const int64_t kc = a.T == 1 ? in : std::max<int64_t>(G, (24 << 10) / (4 * kTokens<kQ4>) / G * G);
   const bool prefetch = a.T == 1 && row_storage_bytes(a.w) <= (16 << 10);
-  thread_local std::vector<float> park_buffer;
-  float* park = nullptr;
-  if (kc < in) {
-    const size_t need = static_cast<size_t>(std::min(a.panel_rows, r1 - r0) * kTokens<kQ4> * N);
-    if (park_buffer.size() < need) park_buffer.resize(need);
-    park = park_buffer.data();
-  }
-  for (int64_t p0 = r0; p0 < r1; p0 += a.panel_rows) {
-    const int64_t p1 = std::min(r1, p0 + a.panel_rows);
-    for (int64_t t0 = 0; t0 < a.T; t0 += kTokens<kQ4>)
-      QTokenBlock<kTokens<kQ4>, kQ4>(std::min<int64_t>(kTokens<kQ4>, a.T - t0), a.w, a.x + t0 * in, kc, a.bias, a.y + t0 * out,
-                                p0, p1, park, prefetch);
-  }
+  const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
+    QTile<R, C, kQ4>(a.w, r, a.x + t0 * in, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
+  };
+  ForEachTile<kRows, kTokens<kQ4>>(tile, a.T, in, kc, a.panel_rows, N, r0, r1);
 }
 
 void LinearQuantRows(const LinearArgs& a, int64_t r0, int64_t r1) {
