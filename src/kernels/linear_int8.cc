@@ -311,18 +311,20 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
   }
   auto scale_of = [&](int r, int c, int64_t g) { return comb[(r * C + c) * stride + (g - g_first)]; };
 
+#if OG_X86_BYTES
+  const D8 d8;
+  const DU8 du8;
+  const D16B d16b;
+  const int64_t W8 = static_cast<int64_t>(hn::Lanes(d8));
+  const auto ones = hn::Set(d16b, 1);
+  const int8_t* xb = reinterpret_cast<const int8_t*>(x.q);
+#endif
   if constexpr (kQ4) {
     const int64_t half = G / 2;
 #if OG_X86_BYTES
     // Bytes: nibbles x int8 x (pmaddubsw), pairs of 16-bit sums to 32 bits by a multiply-add
     // with ones (pmaddwd), then one conversion per group.
-    const D8 d8;
-    const DU8 du8;
-    const D16B d16b;
-    const int64_t W8 = static_cast<int64_t>(hn::Lanes(d8));
-    const auto ones = hn::Set(d16b, 1);
     const auto low4 = hn::Set(du8, 15);
-    const int8_t* xb = reinterpret_cast<const int8_t*>(x.q);
     // 16-bit pair sums to 32 bits (a multiply-add with ones) on top of the unit's -8 sum q.
     auto widen = [&](hn::Vec<D16B> s16, const int32_t* offsets) {
       auto unused = hn::Zero(d32);
@@ -446,12 +448,6 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
 #endif
   } else {
 #if OG_X86_BYTES
-    const D8 d8;
-    const DU8 du8;
-    const D16B d16b;
-    const int64_t W8 = static_cast<int64_t>(hn::Lanes(d8));
-    const auto ones = hn::Set(d16b, 1);
-    const int8_t* xb = reinterpret_cast<const int8_t*>(x.q);
     const int8_t* wb = reinterpret_cast<const int8_t*>(codes);
     // |w| x (x with w's sign), pairs to 16 bits, then to 32 bits (two such sums could
     // saturate 16 bits, so each is widened).
