@@ -31,6 +31,12 @@ struct Int8X {
   std::vector<int16_t> q_buf;
   std::vector<float> d_buf;
   std::vector<int32_t> offset_buf;
+  // What the above was made from, so that linears reading the same x (q, k and v; gate and
+  // up) quantize it once: the bits of x, the weight's layout and the target's function.
+  std::vector<float> source;
+  ElemType type = ElemType::kF32;
+  int64_t cols = 0, group = 0;
+  const void* made_by = nullptr;
 };
 
 struct LinearArgs {

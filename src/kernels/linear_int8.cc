@@ -38,6 +38,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "kernels/internal.h"
@@ -582,7 +583,19 @@ HWY_EXPORT(QuantizeX);
 
 void linear_int8_rows(const LinearArgs& a, int64_t r0, int64_t r1) { HWY_DYNAMIC_DISPATCH(LinearInt8Rows)(a, r0, r1); }
 
-void quantize_x(const float* x, int64_t T, const Matrix& w, Int8X& out) { HWY_DYNAMIC_DISPATCH(QuantizeX)(x, T, w, out); }
+void quantize_x(const float* x, int64_t T, const Matrix& w, Int8X& out) {
+  const auto fn = &HWY_DYNAMIC_DISPATCH(QuantizeX);  // the layout depends on the target
+  const size_t n = static_cast<size_t>(T * w.cols);
+  if (out.made_by == reinterpret_cast<const void*>(fn) && out.type == w.type && out.cols == w.cols &&
+      out.group == w.group_size && out.source.size() == n && std::memcmp(out.source.data(), x, n * sizeof(float)) == 0)
+    return;  // the same input as the previous linear's
+  fn(x, T, w, out);
+  out.source.assign(x, x + n);
+  out.type = w.type;
+  out.cols = w.cols;
+  out.group = w.group_size;
+  out.made_by = reinterpret_cast<const void*>(fn);
+}
 
 }  // namespace og::kernels
 #endif  // HWY_ONCE
