@@ -267,6 +267,21 @@ TEST(QuantLinearInt8, PrefillRowsEqualDecodeBitForBitIncludingColumnBlocks) {
     }
 }
 
+// Consecutive linears on the same x reuse its quantization (q, k and v; gate and up): only
+// for the same bits. An x changed in place must be quantized again.
+TEST(QuantLinearInt8, AnInputChangedInPlaceIsQuantizedAgain) {
+  const QStored q4 = make_q(ElemType::kQ4, 11, 256, 32, 41), q8 = make_q(ElemType::kQ8, 11, 256, 32, 42);
+  std::vector<float> x = random_floats(2 * 256, 43);
+  std::vector<float> before(22), after(22), fresh(22), other(22);
+  kernels::linear(x.data(), 2, q4.matrix(), nullptr, before.data(), nullptr, kernels::XQuant::kInt8);
+  x[5] = 3.0f;  // a new largest value: every code of its group changes
+  kernels::linear(x.data(), 2, q4.matrix(), nullptr, after.data(), nullptr, kernels::XQuant::kInt8);
+  kernels::linear(x.data(), 2, q8.matrix(), nullptr, other.data(), nullptr, kernels::XQuant::kInt8);  // another layout
+  kernels::linear(x.data(), 2, q4.matrix(), nullptr, fresh.data(), nullptr, kernels::XQuant::kInt8);
+  EXPECT_FALSE(same_bits(before, after));
+  EXPECT_TRUE(same_bits(after, fresh));
+}
+
 // A NaN or an infinity in x makes every output NaN / non-finite, as with f32 activations
 // (the quantized codes of such a group would be garbage, so its scale is NaN).
 TEST(QuantLinearInt8, NonFiniteInputsGiveNonFiniteOutputs) {
