@@ -594,7 +594,8 @@ void quantize_x(const float* x, int64_t T, const Matrix& w, Int8X& out) {
   out.type = w.type;
   out.cols = w.cols;
   out.group = w.group_size;
-  out.made_by = reinterpret_cast<const void*>(fn);
+  // Read again: a first call goes through Highway's target-choosing trampoline.
+  out.made_by = reinterpret_cast<const void*>(&HWY_DYNAMIC_DISPATCH(QuantizeX));
 }
 
 }  // namespace og::kernels
