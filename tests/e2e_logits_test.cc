@@ -43,8 +43,9 @@ class FamilyE2E : public ::testing::TestWithParam<FamilyCase> {
 TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   auto g = generate({.family = GetParam().family, .seed = GetParam().seed, .overrides = GetParam().overrides});
   const int64_t w = smallest_window(g->config);
-  if (!GetParam().family.starts_with("llama") && GetParam().family != "smollm")
+  if (!GetParam().family.starts_with("llama") && GetParam().family != "smollm") {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
+  }
   const auto ids = test_tokens(sequence_length(g->config), g->config.vocab_size, static_cast<uint32_t>(GetParam().seed));
   const auto want = reference_logits(*g, ids);
   // Default chunk, and a small one so that every ring wraps several times.

@@ -93,6 +93,8 @@ double stored_value(float f, ElemType t) {
     case ElemType::kF32: return f;
     case ElemType::kBF16: return bf16_value(round_bf16(f));
     case ElemType::kF16: return f16_value(round_f16(f));
+    case ElemType::kQ8:
+    case ElemType::kQ4: break;  // not a float storage type
   }
   return 0;
 }

@@ -501,7 +501,9 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   const fb::DType emb = std::string(c.qembedding) == "4w" ? fb::DType::Q4 : std::string(c.qembedding) == "8w" ? fb::DType::Q8
                         : c.tie ? fb::DType::Q8 : fb::DType::F32;
   EXPECT_EQ(dt.at(embed), emb);
-  if (!c.tie) EXPECT_EQ(dt.at("lm_head.weight"), fb::DType::Q8);
+  if (!c.tie) {
+    EXPECT_EQ(dt.at("lm_head.weight"), fb::DType::Q8);
+  }
 }
 
 // The same programs exported with --qactivations int8, against the reference quantizing the
