@@ -15,13 +15,13 @@
 // enter once per group: acc += float(int sum) * (s_w * d).
 //
 // Q4's "- 8" costs nothing per weight: sum (n - 8) q = sum n q - 8 sum q, and -8 sum q,
-// one integer per (token, group) shared by all rows, starts the group's integer sum (one
-// lane of it), so the sums stay exact.
+// per (token, 32-bit lane) over the q that lane's products meet and shared by all rows,
+// starts the lane's integer sum, so every lane's sum is exactly its true products' sum.
 //
 // With AVX-512 VNNI (the AVX3_DL target), vpdpbusd adds four unsigned x signed byte
 // products straight into 32-bit lanes: Q4 nibbles need no 16-bit step, and Q8 codes become
-// unsigned by adding 128 (a bit flip), paid for like Q4's 8: -128 sum q starts each group's
-// sum. The integer sums, and so the results, are the same as the AVX3 target's.
+// unsigned by adding 128 (a bit flip), paid for like Q4's 8 with -128 sum q per lane. The
+// lanes' integer sums, and so the results, are the same as the AVX3 target's.
 //
 // Q4 x order: a row's bytes are processed in chunks of W bytes (a vector); chunk b0 gives
 // W low nibbles then W high nibbles, so x is stored per token in that order ("kernel
@@ -269,8 +269,9 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * NF);
 
-  // Products of the row scales with each token's d, per group. (Shifts, not divisions: G and the lane counts are powers of two, and an integer
-  // division per tile costs as much as a short row's arithmetic.)
+  // Products of the row scales with each token's d, per group. (Shifts, not divisions: G
+  // and the lane counts are powers of two, and an integer division per tile costs as much
+  // as a short row's arithmetic.)
   const int log2_g = __builtin_ctzll(static_cast<uint64_t>(G));
   const int64_t g_first = k0 >> log2_g, n_groups = (k1 - k0) >> log2_g;
   // comb[r][c][g] = s_w * d, NF lanes at a time. A last partial vector (n_tail < NF
@@ -326,7 +327,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     // Bytes: nibbles x int8 x (pmaddubsw), pairs of 16-bit sums to 32 bits by a multiply-add
     // with ones (pmaddwd), then one conversion per group.
     const auto low4 = hn::Set(du8, 15);
-    // 16-bit pair sums to 32 bits (a multiply-add with ones) on top of the unit's -8 sum q.
+    // 16-bit pair sums to 32 bits (a multiply-add with ones) on top of the lanes' -8 sum q.
     auto widen = [&](hn::Vec<D16B> s16, const int32_t* offsets) {
       auto unused = hn::Zero(d32);
       return hn::ConvertTo(
@@ -336,7 +337,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
       // Chunks inside one group: up to 8 byte products per 16-bit lane (8 x 3810 < 2^15).
       for (int64_t g = g_first; g < g_first + n_groups; ++g) {
 #if OG_VNNI
-        V32I s16[R][C];  // 32-bit sums here, from -8 sum q
+        V32I s16[R][C];  // 32-bit sums here, from the lanes' -8 sum q
         for (int r = 0; r < R; ++r)
           for (int c = 0; c < C; ++c) s16[r][c] = hn::LoadU(d32, x.offsets + c * x.offset_stride + g * NF);
 #else
@@ -453,7 +454,7 @@ HWY_INLINE void ITile(const Matrix& w, int64_t r0, const XView& x, int64_t k0, i
     // |w| x (x with w's sign), pairs to 16 bits, then to 32 bits (two such sums could
     // saturate 16 bits, so each is widened).
 #if OG_VNNI
-    // (w + 128) x on top of sum (which holds -128 sum q at the group's start).
+    // (w + 128) x on top of sum (which starts from its lanes' -128 sum q).
     const auto flip = hn::Set(du8, 0x80);
     auto dot = [&](hn::Vec<D8> w, hn::Vec<D8> xv, V32I sum) { return DotBytes(sum, hn::Xor(hn::BitCast(du8, w), flip), xv); };
     (void)ones;
