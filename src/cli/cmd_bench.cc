@@ -3,11 +3,14 @@
 // tokens one at a time; the median of r runs after one warm-up run. The same run measures
 // the machine's memory read bandwidth (a multi-threaded streaming read over a buffer much
 // larger than the last-level cache) and reports decode against its floor: the time to read
-// once the weight bytes a decoded token needs.
+// once the weight bytes a decoded token needs. `--batch 1,2,4,8` adds batched decode: B
+// sessions, each prefilled from its own prompt, decode together (one row each per step), so
+// a step reads the weights once for all B; reported as aggregate and per-sequence tok/s.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -17,8 +20,9 @@
 #include "base/thread_pool.h"
 #include "cli/commands.h"
 #include "kernels/kernels.h"
-#include "runtime/session.h"
 #include "base/memory_stats.h"
+#include "runtime/batch_runner.h"
+#include "runtime/session.h"
 
 namespace og::cli {
 namespace {
@@ -115,12 +119,79 @@ std::vector<int32_t> bench_tokens(int64_t n, int64_t vocab, uint32_t seed) {
   return ids;
 }
 
+struct BatchRow {
+  int64_t batch = 0;
+  double aggregate_tok_s = 0;     // B * tokens / seconds, median of the runs
+  double per_sequence_tok_s = 0;  // tokens / seconds
+};
+
+// B sessions prefilled to `from` (each from its own prompt), then `n` decode steps of B rows;
+// the median of `runs` timed runs after a warm-up, rewinding (or refilling) between runs.
+Result<BatchRow> measure_batch(const std::shared_ptr<const runtime::Model>& model, std::shared_ptr<ThreadPool> pool,
+                               runtime::KvDType kv, int64_t ctx_len, int64_t B, int64_t from, int64_t n, int runs) {
+  OG_ASSIGN_OR_RETURN(auto runner, runtime::BatchRunner::create(model, {.pool = pool}));
+  if (B > runner->max_rows())
+    return usage_error("--batch {}: more sequences than the program's prefill_chunk_size ({}) rows a step", B, runner->max_rows());
+  std::vector<std::unique_ptr<runtime::Session>> sessions;
+  std::vector<std::vector<int32_t>> prompts, gens;
+  for (int64_t b = 0; b < B; ++b) {
+    OG_ASSIGN_OR_RETURN(auto s, runtime::Session::create(model, {.kv_dtype = kv, .max_ctx_len = ctx_len, .pool = pool}));
+    sessions.push_back(std::move(s));
+    prompts.push_back(bench_tokens(from, model->vocab_size(), static_cast<uint32_t>(10 + b)));
+    gens.push_back(bench_tokens(n, model->vocab_size(), static_cast<uint32_t>(100 + b)));
+  }
+  auto fill = [&](runtime::Session& s, const std::vector<int32_t>& prompt) -> Status {
+    s.clear();
+    for (int64_t t = 0; t < from; t += s.max_step_rows()) {
+      const int64_t k = std::min(s.max_step_rows(), from - t);
+      OG_TRY(s.append(std::span<const int32_t>(prompt.data() + t, static_cast<size_t>(k)), runtime::LogitsRows::kLast));
+    }
+    return Status::ok();
+  };
+  for (int64_t b = 0; b < B; ++b) OG_TRY(fill(*sessions[b], prompts[b]));
+  std::vector<double> secs;
+  std::vector<runtime::BatchEntry> entries(static_cast<size_t>(B));
+  for (int run = 0; run <= runs; ++run) {
+    for (int64_t b = 0; b < B; ++b)
+      if (sessions[b]->length() != from && !sessions[b]->rewind(from).is_ok()) OG_TRY(fill(*sessions[b], prompts[b]));
+    const auto t0 = Clock::now();
+    for (int64_t i = 0; i < n; ++i) {
+      for (int64_t b = 0; b < B; ++b)
+        entries[b] = {.session = sessions[b].get(), .ids = std::span<const int32_t>(gens[b].data() + i, 1)};
+      OG_TRY(runner->step(entries).status());
+    }
+    if (run > 0) secs.push_back(seconds_since(t0));
+  }
+  const double t = median(secs);
+  return BatchRow{.batch = B,
+                  .aggregate_tok_s = static_cast<double>(B * n) / t,
+                  .per_sequence_tok_s = static_cast<double>(n) / t};
+}
+
+Result<std::vector<int64_t>> parse_batch_list(const std::string& s) {
+  std::vector<int64_t> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    size_t j = s.find(',', i);
+    if (j == std::string::npos) j = s.size();
+    const std::string item = s.substr(i, j - i);
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 1)
+      return usage_error("--batch '{}': expected sizes >= 1 separated by commas, e.g. 1,2,4,8", s);
+    out.push_back(v);
+    i = j + 1;
+  }
+  if (out.empty()) return usage_error("--batch '{}': expected sizes >= 1 separated by commas, e.g. 1,2,4,8", s);
+  return out;
+}
+
 }  // namespace
 
 Runner add_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure prefill and decode speed against the memory-bandwidth floor");
   struct Opts {
-    std::string program, kv_dtype = "fp32", simd;
+    std::string program, kv_dtype = "fp32", simd, batch;
     int64_t prefill = 128, decode = 64, ctx = 0, bw_mb = 0;
     int runs = 3, threads = 0;
     bool json = false;
@@ -135,6 +206,7 @@ Runner add_bench(CLI::App& app) {
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--bw-mb", o->bw_mb, "bandwidth test buffer in MB (default: 4x the last-level cache, at least 1024)");
   cmd->add_option("--simd", o->simd, "use SIMD targets no better than this one (e.g. AVX2), to compare");
+  cmd->add_option("--batch", o->batch, "also decode B sequences together, for each B of a list such as 1,2,4,8");
   cmd->add_flag("--json", o->json, "print one JSON object");
   return [o]() -> Status {
     if (o->prefill < 1 || o->decode < 1 || o->runs < 1 || o->threads < 0 || o->ctx < 0 || o->bw_mb < 0)
@@ -143,6 +215,8 @@ Runner add_bench(CLI::App& app) {
     if (!o->simd.empty() && !kernels::limit_simd_target(o->simd.c_str()))
       return usage_error("--simd '{}': not a SIMD target compiled into this binary (current: {})", o->simd,
                          kernels::simd_target());
+    std::vector<int64_t> batches;
+    if (!o->batch.empty()) { OG_ASSIGN_OR_RETURN(batches, parse_batch_list(o->batch)); }
     OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program));
     const int threads = o->threads > 0 ? o->threads : physical_cores();
     auto pool = std::make_shared<ThreadPool>(threads);
@@ -198,6 +272,11 @@ Runner add_bench(CLI::App& app) {
       OG_TRY(decode());
       if (run > 0) decode_tok_s.push_back(static_cast<double>(o->decode) / seconds_since(t0));
     }
+    std::vector<BatchRow> batch_rows;
+    for (int64_t B : batches) {
+      OG_ASSIGN_OR_RETURN(BatchRow row, measure_batch(model, pool, kv, ctx_len, B, decode_from, o->decode, o->runs));
+      batch_rows.push_back(row);
+    }
     const double load_after = load_average();
     const uint64_t rss = resident_bytes();  // after decoding: program pages touched, caches, buffers
 
@@ -230,6 +309,18 @@ Runner add_bench(CLI::App& app) {
     j["resident_bytes"] = rss;
     j["program_file_bytes"] = model->file().file_size();
     j["kv_cache_bytes"] = session->cache_bytes();
+    if (!batch_rows.empty()) {
+      std::vector<int64_t> b;
+      std::vector<double> agg, per;
+      for (const BatchRow& r : batch_rows) {
+        b.push_back(r.batch);
+        agg.push_back(r.aggregate_tok_s);
+        per.push_back(r.per_sequence_tok_s);
+      }
+      j["batch"] = b;
+      j["aggregate_decode_tok_s"] = agg;
+      j["per_sequence_decode_tok_s"] = per;
+    }
     if (o->json) {
       std::cout << j.dump() << "\n";
       return Status::ok();
@@ -257,6 +348,19 @@ Runner add_bench(CLI::App& app) {
     std::cout << fmt::format("| pp{} | {:.2f} | {} | | |\n", o->prefill, pp, range(prefill_tok_s));
     std::cout << fmt::format("| tg{} @ {} | {:.2f} | {} | {:.2f} | {:.2f} |\n", o->decode, decode_from, tg, range(decode_tok_s),
                              floor_tok_s, tg / floor_tok_s);
+    if (!batch_rows.empty()) {
+      // A batched step reads the weights once: its floor is one token's floor for all B rows.
+      // Near 1 the step is bandwidth-bound; well below, the B rows' arithmetic (compute) limits it.
+      std::cout << fmt::format("\n| batch | aggregate tok/s | per sequence tok/s | x batch 1 | step vs weight-read floor | bound |\n"
+                               "|---:|---:|---:|---:|---:|---|\n");
+      const double one = batch_rows.front().batch == 1 ? batch_rows.front().aggregate_tok_s : tg;
+      for (const BatchRow& r : batch_rows) {
+        const double step_floor_fraction = r.per_sequence_tok_s / floor_tok_s;
+        std::cout << fmt::format("| {} | {:.2f} | {:.2f} | {:.2f} | {:.2f} | {} |\n", r.batch, r.aggregate_tok_s,
+                                 r.per_sequence_tok_s, r.aggregate_tok_s / one, step_floor_fraction,
+                                 step_floor_fraction >= 0.7 ? "bandwidth" : "compute");
+      }
+    }
     return Status::ok();
   };
 }

@@ -7,7 +7,7 @@
 #include "cli/commands.h"
 #include "program/program_file.h"
 #include "program/validator.h"
-#include "runtime/cache/cache_policy.h"
+#include "runtime/cache/cache_set.h"
 
 namespace og::cli {
 
@@ -59,14 +59,12 @@ Runner add_inspect(CLI::App& app) {
       storage[key].second += bytes;
     }
     // K/V bytes a session allocates at max_ctx_len (sliding caches hold their window, see
-    // runtime/cache/cache_policy.h), and what they would be if every cache held the context.
-    uint64_t kv_elems = 0, kv_elems_full = 0;
-    for (size_t c = 0; c < layout.kv_heads.size(); ++c) {
-      const runtime::CachePolicy cp = runtime::plan_cache(layout.windows[c], p.max_ctx_len(), p.prefill_chunk_size());
-      const uint64_t row = 2ull * static_cast<uint64_t>(layout.kv_heads[c]) * static_cast<uint64_t>(layout.head_dims[c]);
-      kv_elems += row * static_cast<uint64_t>(cp.slots);
-      kv_elems_full += row * static_cast<uint64_t>(p.max_ctx_len());
-    }
+    // runtime/cache/cache_set.h), and what they would be if every cache held the context.
+    auto kv_bytes = [&](kernels::ElemType t, bool all_full) {
+      program::CacheLayout l = layout;
+      if (all_full) std::fill(l.windows.begin(), l.windows.end(), 0);
+      return runtime::plan_cache_set(l, t, p.max_ctx_len(), p.prefill_chunk_size()).bytes();
+    };
     nlohmann::ordered_json by_storage = nlohmann::ordered_json::object();
     for (const auto& [key, v] : storage) by_storage[key] = {{"tensors", v.first}, {"bytes", v.second}};
     j["n_tensors"] = p.tensors()->size();
@@ -76,8 +74,10 @@ Runner add_inspect(CLI::App& app) {
     for (const fb::Op* op : *p.ops())
       if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations()) ++int8_linears;
     j["linears_with_int8_activations"] = int8_linears;
-    j["kv_cache_bytes"] = {{"fp32", kv_elems * 4}, {"bf16", kv_elems * 2}};
-    j["kv_cache_bytes_if_all_full"] = {{"fp32", kv_elems_full * 4}, {"bf16", kv_elems_full * 2}};
+    const uint64_t kv_f32 = kv_bytes(kernels::ElemType::kF32, false), kv_bf16 = kv_bytes(kernels::ElemType::kBF16, false);
+    const uint64_t kv_full_f32 = kv_bytes(kernels::ElemType::kF32, true);
+    j["kv_cache_bytes"] = {{"fp32", kv_f32}, {"bf16", kv_bf16}};
+    j["kv_cache_bytes_if_all_full"] = {{"fp32", kv_full_f32}, {"bf16", kv_bytes(kernels::ElemType::kBF16, true)}};
     j["file_bytes"] = pf->file_size();
     j["has_tokenizer"] = p.tokenizer_blob() != nullptr && p.tokenizer_blob()->size() > 0;
     j["has_chat_template"] = p.chat_template() != nullptr && p.chat_template()->size() > 0;
@@ -100,8 +100,8 @@ Runner add_inspect(CLI::App& app) {
       std::cout << fmt::format(" {} {} tensors {:.1f} MB;", key, v.first, static_cast<double>(v.second) / 1e6);
     std::cout << fmt::format("\n  KV caches at max_ctx_len: {:.1f} MiB fp32, {:.1f} MiB bf16/fp16 ({:.1f} MiB fp32 if every "
                              "cache held the whole context)",
-                             static_cast<double>(kv_elems * 4) / (1 << 20), static_cast<double>(kv_elems * 2) / (1 << 20),
-                             static_cast<double>(kv_elems_full * 4) / (1 << 20));
+                             static_cast<double>(kv_f32) / (1 << 20), static_cast<double>(kv_bf16) / (1 << 20),
+                             static_cast<double>(kv_full_f32) / (1 << 20));
     std::cout << "\n\n" << layout_table(layout);
     return Status::ok();
   };

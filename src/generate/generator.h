@@ -19,7 +19,7 @@ struct GenerateOptions {
   std::vector<int32_t> stop_ids;     // EOS ids and the template's turn end
 };
 
-enum class StopReason { kMaxTokens, kStopToken, kContextFull, kCallback };
+enum class StopReason { kMaxTokens, kStopToken, kContextFull, kCallback, kCancelled };
 
 struct GenerateStats {
   int64_t prompt_tokens = 0;

@@ -1,24 +1,28 @@
-// A session: one sequence's KV caches (built from the program's layout, owned here, never
-// in the program) plus its activation buffers. Many sessions share one Model; a session
-// itself is used by one thread at a time.
+// A session: one sequence's KV caches (a CacheSet built from the program's layout, owned
+// here, never in the program) and its committed length. Many sessions share one Model; a
+// session itself is used by one thread at a time.
 //
 // step() validates its input first (ids < vocab, positions continuing the sequence,
 // T <= prefill_chunk_size, capacity), so a rejected step leaves the session unchanged;
-// an accepted step writes every cache and commits the new length at once.
+// an accepted step writes every cache and commits the new length at once. Sessions can
+// also run together in one batched step (runtime/batch_runner.h).
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "runtime/cache/cache_policy.h"
+#include "runtime/cache/cache_set.h"
 #include "runtime/model.h"
+#include "runtime/step_executor.h"
 
 namespace og::runtime {
 
 enum class KvDType { kF32, kBF16, kF16 };
 Result<KvDType> parse_kv_dtype(const std::string& s);
+kernels::ElemType kv_elem_type(KvDType t);
 
 // Threads: 0 runs the kernels on the process-wide pool of physical_cores() threads
 // (default_thread_pool()), 1 on the calling thread alone, N > 1 on a pool the session owns;
@@ -31,7 +35,8 @@ struct SessionOptions {
   std::shared_ptr<ThreadPool> pool = nullptr;
 };
 
-enum class LogitsRows { kAll, kLast };
+// The pool that `threads` / `pool` name (see SessionOptions); `owned` keeps a new one alive.
+Result<ThreadPool*> resolve_pool(int threads, std::shared_ptr<ThreadPool> pool, std::shared_ptr<ThreadPool>& owned);
 
 class Session {
  public:
@@ -43,35 +48,40 @@ class Session {
   // step() at positions length() .. length() + T - 1.
   Result<std::span<const float>> append(std::span<const int32_t> ids, LogitsRows rows = LogitsRows::kAll);
 
+  // The checks step() makes before it runs anything: T tokens at positions p0.. .
+  Status check(std::span<const int32_t> ids, std::span<const int32_t> positions) const;
+
   int64_t length() const { return length_; }
-  int64_t max_ctx_len() const { return max_ctx_len_; }
+  int64_t max_ctx_len() const { return caches_.plan().max_ctx_len; }
+  // Largest T of one step: the program's prefill_chunk_size, clamped to max_ctx_len.
+  int64_t max_step_rows() const { return caches_.plan().chunk; }
   void clear() { length_ = 0; }
   Status rewind(int64_t n);
   // Saves caches and position; load() restores them into this session (same program,
   // same --kv-dtype and max_ctx_len), refusing any mismatch before touching the session.
   Status save(const std::string& path) const;
   Status load(const std::string& path);
-  uint64_t cache_bytes() const;
-  const std::vector<CachePolicy>& cache_policies() const { return policies_; }
+  // The cache state of this sequence's first n tokens (n <= length(), and every ring must
+  // still hold what position n needs: the rewind rule), and restoring one: the session then
+  // continues at state.length exactly as if it had computed those tokens itself.
+  Result<PrefixState> copy_prefix(int64_t n) const;
+  Status restore_prefix(const PrefixState& state);
+
+  uint64_t cache_bytes() const { return caches_.bytes(); }
+  const std::vector<CachePolicy>& cache_policies() const { return caches_.policies(); }
   const Model& model() const { return *model_; }
+  const std::shared_ptr<const Model>& model_ptr() const { return model_; }
 
  private:
-  Session() = default;
-  float* value_ptr(int32_t v, int64_t row);
+  friend class BatchRunner;  // runs entries on caches_ and commits length_
+  explicit Session(CacheSet caches) : caches_(std::move(caches)) {}
 
   std::shared_ptr<const Model> model_;
-  int64_t max_ctx_len_ = 0;
+  CacheSet caches_;
   int64_t length_ = 0;
-  std::vector<CachePolicy> policies_;
-  std::vector<kernels::KvStorage> kv_;
-  std::vector<std::unique_ptr<uint8_t[]>> kv_memory_;
-  uint64_t kv_bytes_ = 0;
-  std::vector<std::vector<float>> slots_;   // [slot][prefill_chunk_size * width]
-  std::vector<float> logits_;
-  std::vector<int32_t> ids_, positions_, remapped_;
+  std::optional<StepBuffers> buffers_;  // this session's own steps; made at the first one
   std::shared_ptr<ThreadPool> own_pool_;
   ThreadPool* pool_ = nullptr;  // null: kernels run on the calling thread
-  uint32_t kv_type_ = 0;
 };
 
 }  // namespace og::runtime

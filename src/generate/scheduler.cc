@@ -1,0 +1,242 @@
+#include "generate/scheduler.h"
+
+#include <algorithm>
+
+namespace og::generate {
+namespace {
+
+double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runtime::Model> model,
+                                                     const SchedulerOptions& o) {
+  if (o.max_sequences < 1) return usage_error("max_sequences {} must be at least 1", o.max_sequences);
+  if (o.prefill_rows_while_decoding < 0)
+    return usage_error("prefill_rows_while_decoding {} must be >= 0", o.prefill_rows_while_decoding);
+  auto s = std::unique_ptr<Scheduler>(new Scheduler());
+  s->model_ = model;
+  s->options_ = o;
+  OG_ASSIGN_OR_RETURN(s->runner_, runtime::BatchRunner::create(model, {.threads = o.threads, .pool = o.pool}));
+  for (int32_t i = 0; i < o.max_sequences; ++i) {
+    // The sessions never step on their own: their kernels run on the runner's pool.
+    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(
+                                          model, {.kv_dtype = o.kv_dtype, .max_ctx_len = o.max_ctx_len, .threads = 1}));
+    s->slots_.push_back({.session = std::move(session), .seq = nullptr});
+  }
+  s->prompt_rows_ = o.prefill_rows_while_decoding > 0 ? o.prefill_rows_while_decoding : 16;
+  return s;
+}
+
+Result<uint64_t> Scheduler::submit(SequenceRequest r) {
+  OG_TRY(r.options.sampling.validate());
+  if (r.prompt.empty()) return bad_input("the prompt has no tokens");
+  const int64_t ctx = slots_.front().session->max_ctx_len();
+  if (static_cast<int64_t>(r.prompt.size()) > ctx)
+    return bad_input("prompt of {} tokens exceeds the context of {} tokens", r.prompt.size(), ctx);
+  for (size_t i = 0; i < r.prompt.size(); ++i)
+    if (r.prompt[i] < 0 || r.prompt[i] >= model_->vocab_size())
+      return bad_input("token id {} at index {} is outside the vocabulary (size {})", r.prompt[i], i, model_->vocab_size());
+  auto seq = std::make_unique<Sequence>();
+  seq->request = std::move(r);
+  seq->submitted = Clock::now();
+  std::lock_guard lock(mu_);
+  seq->id = next_id_++;
+  const uint64_t id = seq->id;
+  queue_.push_back(std::move(seq));
+  work_.notify_all();
+  return id;
+}
+
+void Scheduler::cancel(uint64_t id) {
+  std::lock_guard lock(mu_);
+  cancelled_.push_back(id);
+  work_.notify_all();
+}
+
+void Scheduler::wait_for_work(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  work_.wait_for(lock, timeout, [&] { return !queue_.empty() || !cancelled_.empty(); });
+}
+
+size_t Scheduler::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+size_t Scheduler::running() const {
+  std::lock_guard lock(mu_);
+  return running_;
+}
+
+double Scheduler::cache_utilisation() const {
+  std::lock_guard lock(mu_);
+  const double capacity = static_cast<double>(slots_.size()) * static_cast<double>(slots_.front().session->max_ctx_len());
+  return capacity > 0 ? static_cast<double>(used_positions_) / capacity : 0;
+}
+
+void Scheduler::retire(Slot& slot, Result<SequenceStats> result) {
+  Sequence& s = *slot.seq;
+  if (result.is_ok()) {
+    result->total_seconds = seconds_between(s.submitted, Clock::now());
+  }
+  if (s.request.on_done) s.request.on_done(result);
+  slot.seq.reset();
+  slot.session->clear();
+  std::lock_guard lock(mu_);
+  --running_;
+}
+
+void Scheduler::admit() {
+  std::vector<std::unique_ptr<Sequence>> dropped;  // cancelled while queued
+  {
+    std::lock_guard lock(mu_);
+    // Cancellations of queued sequences: drop them; running ones are marked.
+    for (uint64_t id : cancelled_) {
+      auto it = std::find_if(queue_.begin(), queue_.end(), [&](const auto& q) { return q->id == id; });
+      if (it != queue_.end()) {
+        dropped.push_back(std::move(*it));
+        queue_.erase(it);
+        continue;
+      }
+      for (Slot& slot : slots_)
+        if (slot.seq && slot.seq->id == id) slot.seq->cancelled = true;
+    }
+    cancelled_.clear();
+    for (Slot& slot : slots_) {
+      if (slot.seq || queue_.empty()) continue;
+      slot.seq = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+  }
+  for (auto& d : dropped) {
+    SequenceStats st;
+    st.prompt_tokens = static_cast<int64_t>(d->request.prompt.size());
+    st.stop = StopReason::kCancelled;
+    st.total_seconds = seconds_between(d->submitted, Clock::now());
+    if (d->request.on_done) d->request.on_done(st);
+  }
+  for (Slot& slot : slots_) {
+    if (!slot.seq) continue;
+    Sequence& s = *slot.seq;
+    if (s.cancelled) {
+      s.stats.stop = StopReason::kCancelled;
+      retire(slot, s.stats);
+      continue;
+    }
+    if (s.sampler) continue;  // already running
+    s.admitted = Clock::now();
+    s.sampler.emplace(s.request.options.sampling);
+    s.history = s.request.prompt;
+    s.stats.prompt_tokens = static_cast<int64_t>(s.request.prompt.size());
+    s.stats.queued_seconds = seconds_between(s.submitted, s.admitted);
+    slot.session->clear();
+  }
+}
+
+bool Scheduler::advance(Slot& slot, std::span<const float> logits) {
+  Sequence& s = *slot.seq;
+  const GenerateOptions& o = s.request.options;
+  if (o.max_tokens >= 0 && s.stats.generated_tokens >= o.max_tokens) {
+    s.stats.stop = StopReason::kMaxTokens;
+    return false;
+  }
+  const int32_t token = s.sampler->sample(logits, s.history);
+  if (s.stats.generated_tokens == 0) s.stats.first_token_seconds = seconds_between(s.submitted, Clock::now());
+  if (std::find(o.stop_ids.begin(), o.stop_ids.end(), token) != o.stop_ids.end()) {
+    s.stats.stop = StopReason::kStopToken;
+    return false;
+  }
+  s.history.push_back(token);
+  ++s.stats.generated_tokens;
+  if (s.request.on_token && !s.request.on_token(token, logits)) {
+    s.stats.stop = StopReason::kCallback;
+    return false;
+  }
+  if (o.max_tokens >= 0 && s.stats.generated_tokens >= o.max_tokens) {
+    s.stats.stop = StopReason::kMaxTokens;
+    return false;
+  }
+  if (slot.session->length() >= slot.session->max_ctx_len()) {
+    s.stats.stop = StopReason::kContextFull;
+    return false;
+  }
+  s.pending = token;  // enters the cache at the next step
+  return true;
+}
+
+bool Scheduler::step() {
+  admit();
+  // Decodes first (one row each), then prompt chunks in admission order within the budget.
+  struct Work {
+    Slot* slot;
+    int64_t prompt_rows;  // 0: a decode row
+  };
+  std::vector<Work> work;
+  std::vector<runtime::BatchEntry> entries;
+  int64_t budget = runner_->max_rows();
+  for (Slot& slot : slots_)
+    if (slot.seq && slot.seq->pending >= 0) {
+      entries.push_back({.session = slot.session.get(), .ids = std::span<const int32_t>(&slot.seq->pending, 1)});
+      work.push_back({&slot, 0});
+      --budget;
+    }
+  const auto decodes = static_cast<int64_t>(entries.size());
+  if (decodes > 0) budget = std::min(budget, prompt_rows_);
+  std::vector<Slot*> prefilling;
+  for (Slot& slot : slots_)
+    if (slot.seq && slot.seq->pending < 0) prefilling.push_back(&slot);
+  std::sort(prefilling.begin(), prefilling.end(), [](Slot* a, Slot* b) { return a->seq->id < b->seq->id; });
+  int64_t prompt_rows = 0;
+  for (Slot* slot : prefilling) {
+    if (budget <= 0) break;
+    Sequence& s = *slot->seq;
+    const int64_t n = std::min<int64_t>(budget, static_cast<int64_t>(s.request.prompt.size()) - s.prefilled);
+    entries.push_back({.session = slot->session.get(),
+                       .ids = std::span<const int32_t>(s.request.prompt.data() + s.prefilled, static_cast<size_t>(n))});
+    work.push_back({slot, n});
+    budget -= n;
+    prompt_rows += n;
+  }
+  if (entries.empty()) return false;
+
+  const auto start = Clock::now();
+  auto result = runner_->step(entries);
+  const double took = seconds_between(start, Clock::now());
+  if (!result.is_ok()) {
+    for (Work& w : work) retire(*w.slot, result.status());
+    return true;
+  }
+  for (size_t i = 0; i < work.size(); ++i) {
+    Slot& slot = *work[i].slot;
+    Sequence& s = *slot.seq;
+    if (work[i].prompt_rows > 0) {
+      s.prefilled += work[i].prompt_rows;
+      if (s.prefilled < static_cast<int64_t>(s.request.prompt.size())) continue;
+    }
+    s.pending = -1;
+    if (!advance(slot, (*result)[i])) retire(slot, s.stats);
+  }
+  // Adapt the prompt rows that ride along with decodes: such a step should cost at most
+  // about twice a decode-only step.
+  if (options_.prefill_rows_while_decoding == 0 && decodes > 0) {
+    auto ema = [](double& avg, double x) { avg = avg == 0 ? x : 0.8 * avg + 0.2 * x; };
+    if (prompt_rows == 0) {
+      ema(decode_step_s_, took);
+    } else if (decode_step_s_ > 0) {
+      ema(prompt_row_s_, std::max(0.0, took - decode_step_s_) / static_cast<double>(prompt_rows));
+      if (prompt_row_s_ > 0)
+        prompt_rows_ = std::clamp<int64_t>(static_cast<int64_t>(decode_step_s_ / prompt_row_s_), 1, runner_->max_rows());
+    }
+  }
+  int64_t used = 0;
+  for (const Slot& slot : slots_) used += slot.session->length();
+  std::lock_guard lock(mu_);
+  used_positions_ = used;
+  return true;
+}
+
+}  // namespace og::generate

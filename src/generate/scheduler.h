@@ -1,0 +1,136 @@
+// The scheduler of many sequences on one loaded program (DESIGN.md §4b): it admits
+// requests into a fixed set of sessions, and each step() runs one batched step that carries
+// one decode row for every generating sequence plus chunks of the prompts being prefilled,
+// so running streams keep decoding while a new prompt is admitted (a decode never waits
+// behind a whole long prompt). Finished and cancelled sequences are retired between steps.
+//
+// Sampling is per sequence (its own Sampler and seed) and a batched step's logits equal a
+// solo step's bit for bit, so a seeded sequence generates the same tokens whatever runs
+// beside it.
+//
+// Threads: submit(), cancel(), wait_for_work() and the counters may be called from any
+// thread; step() from one thread at a time (the loop that drives the scheduler). Callbacks
+// run on the step() thread.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <vector>
+
+#include "generate/generator.h"
+#include "generate/sampler.h"
+#include "runtime/batch_runner.h"
+#include "runtime/session.h"
+
+namespace og::generate {
+
+struct SequenceStats {
+  int64_t prompt_tokens = 0;
+  int64_t cached_tokens = 0;          // prompt tokens restored instead of computed
+  int64_t generated_tokens = 0;
+  double queued_seconds = 0;          // submit to admission
+  double first_token_seconds = 0;     // submit to the first sampled token
+  double total_seconds = 0;           // submit to retirement
+  StopReason stop = StopReason::kMaxTokens;
+};
+
+// Called with each generated token and the logits it was sampled from ([vocab], valid for
+// the call); stop tokens are not passed. Return false to stop the sequence.
+using SequenceTokenFn = std::function<bool(int32_t token, std::span<const float> logits)>;
+// Called once when the sequence retires: with its stats, or with the error that ended it.
+using SequenceDoneFn = std::function<void(const Result<SequenceStats>&)>;
+
+struct SequenceRequest {
+  std::vector<int32_t> prompt;
+  GenerateOptions options;            // max_tokens, sampling (seed), stop ids
+  SequenceTokenFn on_token;
+  SequenceDoneFn on_done;
+};
+
+struct SchedulerOptions {
+  int32_t max_sequences = 4;          // sessions (slots) that run at once
+  int64_t max_ctx_len = 0;            // per session; 0: the program's
+  runtime::KvDType kv_dtype = runtime::KvDType::kF32;
+  int threads = 0;                    // as SessionOptions::threads
+  std::shared_ptr<ThreadPool> pool = nullptr;
+  // Prompt rows one step may carry while other sequences decode: the step then costs little
+  // more than a decode step (0: adapt it so that such a step takes at most about twice a
+  // plain decode step). With nothing decoding a prompt takes the whole row budget.
+  int64_t prefill_rows_while_decoding = 0;
+};
+
+class Scheduler {
+ public:
+  static Result<std::unique_ptr<Scheduler>> create(std::shared_ptr<const runtime::Model> model,
+                                                   const SchedulerOptions& options = {});
+
+  // Queues a request; returns its id. A request that can never run (empty prompt, bad
+  // sampling values, prompt past the context) is refused here, before it is queued.
+  Result<uint64_t> submit(SequenceRequest request);
+  // Stops a queued or running sequence at the next step (its on_done reports kCancelled).
+  void cancel(uint64_t id);
+
+  // Runs one batched step (admitting queued requests first). Returns false when there was
+  // nothing to do. An error of the step itself retires every sequence in it with that error.
+  bool step();
+  // Blocks until a request is queued or `timeout` passes (for the loop that calls step()).
+  void wait_for_work(std::chrono::milliseconds timeout);
+
+  size_t queued() const;
+  size_t running() const;
+  int32_t max_sequences() const { return static_cast<int32_t>(slots_.size()); }
+  // Context positions in use over all slots / positions all slots can hold.
+  double cache_utilisation() const;
+  const runtime::Model& model() const { return *model_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  struct Sequence {
+    uint64_t id = 0;
+    SequenceRequest request;
+    Clock::time_point submitted;
+    Clock::time_point admitted;
+    std::optional<Sampler> sampler;
+    std::vector<int32_t> history;     // prompt + generated tokens (repetition penalty)
+    int64_t prefilled = 0;            // prompt tokens in the cache
+    int32_t pending = -1;             // sampled token not yet in the cache
+    SequenceStats stats;
+    bool cancelled = false;
+  };
+  struct Slot {
+    std::unique_ptr<runtime::Session> session;
+    std::unique_ptr<Sequence> seq;    // null: free
+  };
+
+  Scheduler() = default;
+  void admit();
+  void retire(Slot& slot, Result<SequenceStats> result);
+  // Samples the next token of a sequence whose logits are ready; false when it is done.
+  bool advance(Slot& slot, std::span<const float> logits);
+
+  std::shared_ptr<const runtime::Model> model_;
+  std::unique_ptr<runtime::BatchRunner> runner_;
+  std::vector<Slot> slots_;
+  SchedulerOptions options_;
+
+  mutable std::mutex mu_;                    // guards queue_, cancelled_, next_id_, the counters
+  std::condition_variable work_;
+  std::deque<std::unique_ptr<Sequence>> queue_;
+  std::vector<uint64_t> cancelled_;
+  uint64_t next_id_ = 1;
+  size_t running_ = 0;
+  int64_t used_positions_ = 0;
+
+  // Adaptive prompt rows beside decodes: running averages of a decode-only step's seconds
+  // and of one extra prompt row's.
+  double decode_step_s_ = 0, prompt_row_s_ = 0;
+  int64_t prompt_rows_ = 16;
+};
+
+}  // namespace og::generate

@@ -1,0 +1,148 @@
+#include "runtime/cache/cache_set.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <new>
+
+#include "runtime/cache/cache_file.h"
+
+namespace og::runtime {
+
+size_t kv_elem_size(kernels::ElemType t) { return t == kernels::ElemType::kF32 ? 4 : 2; }
+
+uint64_t CacheSetPlan::slot_bytes(int32_t c) const {
+  const auto i = static_cast<size_t>(c);
+  return 2ull * static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(head_dims[i]) * kv_elem_size(kv_type);
+}
+
+uint64_t CacheSetPlan::bytes() const {
+  uint64_t total = 0;
+  for (int32_t c = 0; c < n_caches(); ++c) total += slot_bytes(c) * static_cast<uint64_t>(policies[static_cast<size_t>(c)].slots);
+  return total;
+}
+
+CacheSetPlan plan_cache_set(const program::CacheLayout& layout, kernels::ElemType kv_type, int64_t max_ctx_len,
+                            int64_t prefill_chunk_size) {
+  CacheSetPlan p;
+  p.kv_type = kv_type;
+  p.max_ctx_len = max_ctx_len;
+  p.chunk = std::min(prefill_chunk_size, max_ctx_len);  // no step can be longer than the context
+  for (int32_t c = 0; c < layout.n_caches(); ++c) {
+    p.policies.push_back(plan_cache(layout.windows[c], max_ctx_len, p.chunk));
+    p.kv_heads.push_back(layout.kv_heads[c]);
+    p.head_dims.push_back(layout.head_dims[c]);
+  }
+  return p;
+}
+
+uint64_t PrefixState::bytes() const {
+  uint64_t n = 0;
+  for (const Cache& c : caches) n += c.k.size() + c.v.size();
+  return n;
+}
+
+Result<CacheSet> CacheSet::create(const CacheSetPlan& plan) {
+  // Refuse up front, with the numbers, rather than die on allocation.
+  const uint64_t total = plan.bytes();
+  const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0 && total > static_cast<uint64_t>(pages) * static_cast<uint64_t>(page))
+    return resource_error("KV caches need {} bytes ({} caches, max_ctx_len {}), more than this machine's memory ({} bytes)",
+                          total, plan.n_caches(), plan.max_ctx_len, static_cast<uint64_t>(pages) * page);
+  CacheSet s;
+  s.plan_ = plan;
+  for (int32_t c = 0; c < plan.n_caches(); ++c) {
+    const CachePolicy& p = plan.policies[static_cast<size_t>(c)];
+    const size_t half = plan.slot_bytes(c) / 2 * static_cast<size_t>(p.slots);  // K or V: [kv_heads, slots, head_dim]
+    auto mem = std::unique_ptr<uint8_t[]>(new (std::nothrow) uint8_t[2 * half]);
+    if (!mem) return resource_error("cannot allocate {} bytes for KV cache {}", 2 * half, c);
+    kernels::KvStorage kv;
+    kv.k = mem.get();
+    kv.v = mem.get() + half;
+    kv.type = plan.kv_type;
+    kv.kv_heads = plan.kv_heads[static_cast<size_t>(c)];
+    kv.head_dim = plan.head_dims[static_cast<size_t>(c)];
+    kv.slots = p.slots;
+    kv.ring = p.ring;
+    s.kv_.push_back(kv);
+    s.memory_.push_back(std::move(mem));
+  }
+  return s;
+}
+
+Status CacheSet::save(const std::string& path, uint64_t program_checksum, int64_t length) const {
+  CacheImage img{.program_checksum = program_checksum,
+                 .kv_type = static_cast<uint32_t>(plan_.kv_type),
+                 .length = length,
+                 .caches = kv_};
+  return write_cache_file(path, img);
+}
+
+Result<int64_t> CacheSet::load(const std::string& path, uint64_t program_checksum) {
+  // read_cache_file checks everything before it copies, so a refused file changes nothing.
+  OG_ASSIGN_OR_RETURN(int64_t n, read_cache_file(path, program_checksum, static_cast<uint32_t>(plan_.kv_type), kv_));
+  if (n > plan_.max_ctx_len) return bad_input("{}: saved length {} exceeds max_ctx_len {}", path, n, plan_.max_ctx_len);
+  return n;
+}
+
+namespace {
+
+// The positions a sequence of `length` tokens still reads from a cache of window W.
+int64_t first_needed(int64_t length, int64_t window) { return window > 0 ? std::max<int64_t>(0, length - window + 1) : 0; }
+
+}  // namespace
+
+PrefixState CacheSet::copy_prefix(int64_t length) const {
+  PrefixState st;
+  st.length = length;
+  st.kv_type = plan_.kv_type;
+  const size_t esize = kv_elem_size(plan_.kv_type);
+  for (size_t c = 0; c < kv_.size(); ++c) {
+    const kernels::KvStorage& kv = kv_[c];
+    PrefixState::Cache pc;
+    pc.first = first_needed(length, plan_.policies[c].window);
+    pc.rows = length - pc.first;
+    const size_t row = static_cast<size_t>(kv.head_dim) * esize;
+    pc.k.resize(static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) * row);
+    pc.v.resize(pc.k.size());
+    for (auto [src, dst] : {std::pair{static_cast<const uint8_t*>(kv.k), pc.k.data()},
+                            std::pair{static_cast<const uint8_t*>(kv.v), pc.v.data()}})
+      for (int32_t h = 0; h < kv.kv_heads; ++h)
+        for (int64_t r = 0; r < pc.rows; ++r)  // a ring's positions may wrap: one row at a time
+          std::memcpy(dst + (static_cast<size_t>(h) * pc.rows + r) * row,
+                      src + (static_cast<size_t>(h) * kv.slots + kv.slot(pc.first + r)) * row, row);
+    st.caches.push_back(std::move(pc));
+  }
+  return st;
+}
+
+Status CacheSet::restore_prefix(const PrefixState& st) {
+  if (st.kv_type != plan_.kv_type) return bad_input("prefix state has another kv dtype than this session");
+  if (st.caches.size() != kv_.size())
+    return bad_input("prefix state has {} caches, the session {}", st.caches.size(), kv_.size());
+  if (st.length < 0 || st.length > plan_.max_ctx_len)
+    return bad_input("prefix state of {} tokens exceeds max_ctx_len {}", st.length, plan_.max_ctx_len);
+  const size_t esize = kv_elem_size(plan_.kv_type);
+  for (size_t c = 0; c < kv_.size(); ++c) {  // every check before the first copy
+    const kernels::KvStorage& kv = kv_[c];
+    const PrefixState::Cache& pc = st.caches[c];
+    const size_t want = static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) * kv.head_dim * esize;
+    if (pc.first != first_needed(st.length, plan_.policies[c].window) || pc.rows != st.length - pc.first ||
+        pc.rows > kv.slots || pc.k.size() != want || pc.v.size() != want)
+      return bad_input("prefix state of cache {} does not match this session's geometry", c);
+  }
+  for (size_t c = 0; c < kv_.size(); ++c) {
+    const kernels::KvStorage& kv = kv_[c];
+    const PrefixState::Cache& pc = st.caches[c];
+    const size_t row = static_cast<size_t>(kv.head_dim) * esize;
+    for (auto [src, dst] : {std::pair{pc.k.data(), static_cast<uint8_t*>(kv.k)}, std::pair{pc.v.data(), static_cast<uint8_t*>(kv.v)}})
+      for (int32_t h = 0; h < kv.kv_heads; ++h)
+        for (int64_t r = 0; r < pc.rows; ++r)
+          std::memcpy(dst + (static_cast<size_t>(h) * kv.slots + kv.slot(pc.first + r)) * row,
+                      src + (static_cast<size_t>(h) * pc.rows + r) * row, row);
+  }
+  return Status::ok();
+}
+
+}  // namespace og::runtime

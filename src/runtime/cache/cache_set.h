@@ -1,0 +1,92 @@
+// Every KV cache of one sequence, planned from a program's published layout (DESIGN.md §3-4).
+//
+// plan_cache_set() is pure arithmetic (inspect uses it to report bytes without allocating);
+// CacheSet::create() allocates what a plan describes. A CacheSet knows nothing of the
+// sequence's length: the Session keeps that and passes it to save(), load() and the prefix
+// state functions, which are the only ways cache contents move in or out.
+//
+// Prefix state (what the prefix cache stores): the K/V that a sequence of `length` tokens
+// needs to continue exactly. A flat cache needs its first `length` rows; a ring needs only
+// the positions its window still reads, max(0, length - W + 1) .. length - 1, which are its
+// live slots at that moment and no others. KV-shared layers have no cache of their own and
+// so no state: they read their donor's.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "kernels/kernels.h"
+#include "program/layout.h"
+#include "runtime/cache/cache_policy.h"
+
+namespace og::runtime {
+
+size_t kv_elem_size(kernels::ElemType t);
+
+struct CacheSetPlan {
+  kernels::ElemType kv_type = kernels::ElemType::kF32;
+  int64_t max_ctx_len = 0;
+  int64_t chunk = 0;                    // largest step: prefill_chunk_size clamped to max_ctx_len
+  std::vector<CachePolicy> policies;    // [n_caches]
+  std::vector<int32_t> kv_heads;        // [n_caches]
+  std::vector<int32_t> head_dims;       // [n_caches]
+
+  int32_t n_caches() const { return static_cast<int32_t>(policies.size()); }
+  // Bytes of one slot of cache c (K and V together).
+  uint64_t slot_bytes(int32_t c) const;
+  // Bytes the caches take when allocated: 2 * slots * kv_heads * head_dim * elem, summed.
+  uint64_t bytes() const;
+};
+
+// max_ctx_len must be >= 1; the step size is clamped to it.
+CacheSetPlan plan_cache_set(const program::CacheLayout& layout, kernels::ElemType kv_type, int64_t max_ctx_len,
+                            int64_t prefill_chunk_size);
+
+// The K/V a sequence of `length` tokens needs (see the header comment); bytes as stored.
+struct PrefixState {
+  int64_t length = 0;
+  kernels::ElemType kv_type = kernels::ElemType::kF32;
+  struct Cache {
+    int64_t first = 0;       // first position held
+    int64_t rows = 0;        // positions first .. first + rows - 1
+    std::vector<uint8_t> k;  // [kv_heads, rows, head_dim] elements of kv_type
+    std::vector<uint8_t> v;  // [kv_heads, rows, head_dim]
+  };
+  std::vector<Cache> caches;  // [n_caches]
+  uint64_t bytes() const;
+};
+
+class CacheSet {
+ public:
+  // Allocates every cache of the plan (refusing, with the numbers, more than the machine has).
+  static Result<CacheSet> create(const CacheSetPlan& plan);
+
+  const CacheSetPlan& plan() const { return plan_; }
+  uint64_t bytes() const { return plan_.bytes(); }
+  std::span<const kernels::KvStorage> storages() const { return kv_; }
+  const kernels::KvStorage& storage(int32_t c) const { return kv_[static_cast<size_t>(c)]; }
+  const std::vector<CachePolicy>& policies() const { return plan_.policies; }
+
+  // Save file of the used rows (runtime/cache/cache_file.h), tied to a program checksum.
+  Status save(const std::string& path, uint64_t program_checksum, int64_t length) const;
+  // Restores a save file; returns its length. Refuses a mismatch before touching any cache.
+  Result<int64_t> load(const std::string& path, uint64_t program_checksum);
+
+  // Copies out the state a sequence of `length` committed tokens needs (length <= what the
+  // caches hold; for a ring, the caller must not have stepped past `length` since).
+  PrefixState copy_prefix(int64_t length) const;
+  // Writes a state back; the sequence then continues at state.length exactly as if it had
+  // been computed here. Refuses a state of another geometry or kv dtype.
+  Status restore_prefix(const PrefixState& state);
+
+ private:
+  CacheSetPlan plan_;
+  std::vector<kernels::KvStorage> kv_;                 // [n_caches] views into memory_
+  std::vector<std::unique_ptr<uint8_t[]>> memory_;    // [n_caches] K then V, each [kv_heads, slots, head_dim]
+};
+
+}  // namespace og::runtime

@@ -1,0 +1,26 @@
+// Activation memory of one step: every value slot of the model's memory plan for up to
+// `capacity` token rows, with the step's ids and positions. A batched step's rows are the
+// rows of all its entries, one after another, so one StepBuffers serves a whole batch: it is
+// sized once per batch runner (or per session, for its own steps), never per entry.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "runtime/model.h"
+
+namespace og::runtime {
+
+struct StepBuffers {
+  StepBuffers(const Model& model, int64_t capacity);
+
+  int64_t capacity = 0;                    // rows
+  std::vector<std::vector<float>> slots;   // [slot][capacity * slot_width]
+  std::vector<float> logits;               // [rows kept, vocab], grown to the largest request
+  std::vector<int32_t> ids;                // [capacity]
+  std::vector<int32_t> positions;          // [capacity]
+  std::vector<int32_t> remapped;           // [capacity] embedding ids after placeholder remapping
+  std::vector<int64_t> kept;               // [rows kept] rows that run the ops after the last attention
+};
+
+}  // namespace og::runtime

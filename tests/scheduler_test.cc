@@ -1,0 +1,168 @@
+// The scheduler: sequences run together generate exactly what each generates alone through
+// generate() (a seeded sequence is unaffected by its neighbours); long prompts are prefilled
+// in chunks while others keep decoding, one token per step; cancellation takes effect at
+// the next step and frees the slot; requests that can never run are refused at submit.
+#include <gtest/gtest.h>
+
+#include "e2e_support.h"
+#include "generate/scheduler.h"
+
+namespace og {
+namespace {
+
+using namespace og::testing;
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    gen_ = testing::generate({.family = "gemma3_text", .seed = 41});
+    auto m = runtime::Model::load(export_to(*gen_, "p.ogp", "fp32", 8, 96));
+    ASSERT_TRUE(m.is_ok()) << m.status().message();
+    model_ = *m;
+  }
+  generate::GenerateOptions options(uint64_t seed, float temperature, int32_t max_tokens) {
+    generate::GenerateOptions o;
+    o.max_tokens = max_tokens;
+    o.sampling.temperature = temperature;
+    o.sampling.seed = seed;
+    o.sampling.repetition_penalty = 1.1f;
+    o.stop_ids = {3};
+    return o;
+  }
+  std::vector<int32_t> alone(const std::vector<int32_t>& prompt, const generate::GenerateOptions& o) {
+    auto s = runtime::Session::create(model_, {.threads = 1});
+    EXPECT_TRUE(s.is_ok());
+    std::vector<int32_t> out;
+    auto r = generate::generate(**s, prompt, o, [&](int32_t t) {
+      out.push_back(t);
+      return true;
+    });
+    EXPECT_TRUE(r.is_ok()) << r.status().message();
+    return out;
+  }
+  std::unique_ptr<Generated> gen_;
+  std::shared_ptr<const runtime::Model> model_;
+};
+
+TEST_F(SchedulerTest, SequencesGenerateWhatTheyGenerateAlone) {
+  struct Req {
+    std::vector<int32_t> prompt;
+    generate::GenerateOptions o;
+    std::vector<int32_t> got;
+    std::optional<generate::SequenceStats> stats;
+  };
+  std::vector<Req> reqs;
+  const int64_t V = model_->vocab_size();
+  // Prompts longer than the 8-row step, sampled and greedy, more requests than slots.
+  for (int i = 0; i < 6; ++i)
+    reqs.push_back({test_tokens(3 + 7 * i, V, static_cast<uint32_t>(100 + i)),
+                    options(static_cast<uint64_t>(i), i % 2 ? 0.0f : 0.9f, 6 + 3 * i), {}, std::nullopt});
+  auto sched = generate::Scheduler::create(model_, {.max_sequences = 3, .threads = 2});
+  ASSERT_TRUE(sched.is_ok()) << sched.status().message();
+  for (Req& r : reqs) {
+    auto id = (*sched)->submit({.prompt = r.prompt,
+                                .options = r.o,
+                                .on_token = [&r](int32_t t, std::span<const float>) {
+                                  r.got.push_back(t);
+                                  return true;
+                                },
+                                .on_done = [&r](const Result<generate::SequenceStats>& s) {
+                                  ASSERT_TRUE(s.is_ok()) << s.status().message();
+                                  r.stats = *s;
+                                }});
+    ASSERT_TRUE(id.is_ok()) << id.status().message();
+  }
+  int steps = 0;
+  while ((*sched)->step()) ASSERT_LT(++steps, 1000);
+  EXPECT_EQ((*sched)->running(), 0u);
+  EXPECT_EQ((*sched)->queued(), 0u);
+  for (size_t i = 0; i < reqs.size(); ++i) {
+    EXPECT_EQ(reqs[i].got, alone(reqs[i].prompt, reqs[i].o)) << "request " << i;
+    ASSERT_TRUE(reqs[i].stats.has_value()) << "request " << i << " never finished";
+    EXPECT_EQ(reqs[i].stats->generated_tokens, static_cast<int64_t>(reqs[i].got.size()));
+    EXPECT_EQ(reqs[i].stats->prompt_tokens, static_cast<int64_t>(reqs[i].prompt.size()));
+  }
+}
+
+TEST_F(SchedulerTest, DecodesKeepGoingWhileALongPromptIsPrefilled) {
+  auto sched = generate::Scheduler::create(model_, {.max_sequences = 4, .threads = 1, .prefill_rows_while_decoding = 2});
+  ASSERT_TRUE(sched.is_ok());
+  std::vector<int> tokens(4, 0);
+  auto submit = [&](int i, int64_t prompt_len, int32_t max_tokens) {
+    auto o = options(1, 0.0f, max_tokens);
+    o.stop_ids.clear();  // every step must yield a token
+    auto id = (*sched)->submit({.prompt = test_tokens(prompt_len, model_->vocab_size(), static_cast<uint32_t>(i)),
+                                .options = o,
+                                .on_token = [&tokens, i](int32_t, std::span<const float>) {
+                                  ++tokens[static_cast<size_t>(i)];
+                                  return true;
+                                }});
+    ASSERT_TRUE(id.is_ok());
+  };
+  for (int i = 0; i < 3; ++i) submit(i, 2, 60);
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE((*sched)->step());  // the three are decoding now
+  submit(3, 40, 1);                                             // 40 prompt tokens, 2 rows a step
+  for (int k = 0; k < 20; ++k) {
+    const std::vector<int> before = tokens;
+    ASSERT_TRUE((*sched)->step());
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(tokens[static_cast<size_t>(i)], before[static_cast<size_t>(i)] + 1) << "step " << k;
+    EXPECT_EQ(tokens[3], k < 19 ? 0 : 1) << "the long prompt should take 20 steps of 2 rows";
+  }
+}
+
+TEST_F(SchedulerTest, CancelStopsAtTheNextStepAndFreesTheSlot) {
+  auto sched = generate::Scheduler::create(model_, {.max_sequences = 1, .threads = 1});
+  ASSERT_TRUE(sched.is_ok());
+  int produced = 0;
+  std::optional<generate::StopReason> first_stop, second_stop;
+  auto a = (*sched)->submit({.prompt = {5, 6, 7},
+                             .options = options(1, 0.0f, 50),
+                             .on_token = [&](int32_t, std::span<const float>) { return ++produced, true; },
+                             .on_done = [&](const Result<generate::SequenceStats>& s) { first_stop = s->stop; }});
+  auto b = (*sched)->submit({.prompt = {8, 9},
+                             .options = options(1, 0.0f, 50),
+                             .on_done = [&](const Result<generate::SequenceStats>& s) { second_stop = s->stop; }});
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  ASSERT_TRUE((*sched)->step());
+  ASSERT_TRUE((*sched)->step());
+  EXPECT_EQ((*sched)->queued(), 1u);  // one slot: b waits
+  (*sched)->cancel(*b);               // cancelled while queued
+  (*sched)->cancel(*a);
+  const int at_cancel = produced;
+  (*sched)->step();
+  EXPECT_EQ(produced, at_cancel);
+  EXPECT_EQ(first_stop, generate::StopReason::kCancelled);
+  EXPECT_EQ(second_stop, generate::StopReason::kCancelled);
+  EXPECT_EQ((*sched)->running(), 0u);
+  EXPECT_EQ((*sched)->queued(), 0u);
+  EXPECT_FALSE((*sched)->step());
+  // The freed slot runs the next request from a clean session.
+  std::vector<int32_t> got;
+  auto c = (*sched)->submit({.prompt = {5, 6, 7}, .options = options(1, 0.0f, 5), .on_token = [&](int32_t t, std::span<const float>) {
+                               got.push_back(t);
+                               return true;
+                             }});
+  ASSERT_TRUE(c.is_ok());
+  while ((*sched)->step()) {
+  }
+  EXPECT_EQ(got, alone({5, 6, 7}, options(1, 0.0f, 5)));
+}
+
+TEST_F(SchedulerTest, RequestsThatCanNeverRunAreRefusedAtSubmit) {
+  auto sched = generate::Scheduler::create(model_, {.max_sequences = 1, .threads = 1});
+  ASSERT_TRUE(sched.is_ok());
+  auto empty = (*sched)->submit({.prompt = {}, .options = options(1, 0, 5)});
+  EXPECT_NE(empty.status().message().find("no tokens"), std::string::npos);
+  auto too_long = (*sched)->submit({.prompt = test_tokens(97, model_->vocab_size()), .options = options(1, 0, 5)});
+  EXPECT_NE(too_long.status().message().find("exceeds the context of 96"), std::string::npos) << too_long.status().message();
+  auto bad_id = (*sched)->submit({.prompt = {1, -2}, .options = options(1, 0, 5)});
+  EXPECT_NE(bad_id.status().message().find("outside the vocabulary"), std::string::npos);
+  auto bad_sampling = options(1, 0.5f, 5);
+  bad_sampling.sampling.top_p = 0;
+  EXPECT_FALSE((*sched)->submit({.prompt = {1}, .options = bad_sampling}).is_ok());
+  EXPECT_EQ((*sched)->queued(), 0u);
+  EXPECT_FALSE((*sched)->step());
+}
+
+}  // namespace
+}  // namespace og
