@@ -165,7 +165,7 @@ Result<std::vector<double>> gemma4_forward(const hf::ModelConfig& c, const hf::C
 
   OG_ASSIGN_OR_RETURN(std::string mp, gemma_n_prefix(c, ckpt));
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed, float_tensor(ckpt, mp + "embed_tokens.weight", {V, H}));
-  OG_ASSIGN_OR_RETURN(DType wdt, gemma_n_weight_dtype(c, *embed, options));
+  OG_ASSIGN_OR_RETURN(DType wdt, weight_dtype(c, *embed, options));
   const Numerics nu{options.float32_activations};
 
   OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, wrapper_token_ids(c, tokens));
@@ -235,28 +235,24 @@ Result<std::vector<double>> gemma4_forward(const hf::ModelConfig& c, const hf::C
     nu.settle(x);
   }
 
-  OG_ASSIGN_OR_RETURN(std::vector<double> final_norm, vector_f64(ckpt, mp + "norm.weight", H));
-  OG_ASSIGN_OR_RETURN(const hf::TensorView* head,
-                      output_head(ckpt, c, *embed, {"lm_head.weight", "language_model.lm_head.weight"}));
-  Mat hn = rms_norm(x, final_norm, eps, NormStyle::kWeight, H);
-  nu.settle(hn);
-  Mat logits = linear(hn, *head);  // [T, V]
-  nu.settle(logits);
-  if (final_cap)
-    for (double& v : logits.v) v = softcap(v, *final_cap);
-  nu.settle(logits);
-  return std::move(logits.v);
+  return gemma_n_logits(x, {.ckpt = ckpt, .config = c, .embed = *embed, .norm_prefix = mp, .eps = eps,
+                            .final_cap = final_cap, .numerics = nu});
 }
 
 Result<std::vector<int64_t>> gemma4_windows(const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma4_plan(c));
-  std::vector<int64_t> w;
-  for (const GemmaNLayer& L : plan.layers) w.push_back(L.window);
-  return w;
+  return plan_windows(plan);
 }
 
 }  // namespace
 
-const Family kGemma4Family{"gemma4", &gemma4_forward, &gemma4_windows};
+// Model types and transformers' Gemma4TextConfig defaults for keys a text_config may omit.
+constexpr ModelType kGemma4Types[] = {{"gemma4", true}, {"gemma4_text", false}};
+const Family kGemma4Family{"gemma4", kGemma4Types, true, R"({
+    "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 30,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "sliding_window": 512,
+    "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144})",
+                           &gemma4_forward, &gemma4_windows};
 
 }  // namespace og::reference
