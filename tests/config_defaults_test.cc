@@ -66,7 +66,8 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
                            {"sliding_window", 4096}, {"sliding_window_pattern", 6}, {"final_logit_softcapping", nullptr}});
   // Gemma3nTextConfig and Gemma4TextConfig.
   expect_defaults({{"model_type", "gemma3n"}, {"text_config", shape("gemma3n_text", 20)}},
-                  {{"head_dim", 256}, {"num_key_value_heads", 2}, {"num_kv_shared_layers", 15}, {"rms_norm_eps", 1e-6}});
+                  {{"head_dim", 256}, {"num_key_value_heads", 2}, {"num_kv_shared_layers", 15}, {"rms_norm_eps", 1e-6},
+                   {"sliding_window", 512}});
   expect_defaults({{"model_type", "gemma4"}, {"text_config", shape("gemma4_text")}},
                   {{"sliding_window", 512}, {"head_dim", 256}, {"num_key_value_heads", 4},
                    {"hidden_size_per_layer_input", 256}, {"vocab_size_per_layer_input", 262144}});

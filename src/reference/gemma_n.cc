@@ -188,7 +188,7 @@ Result<GemmaNPlan> gemma4_plan(const hf::ModelConfig& c) {
     }
   }
   OG_ASSIGN_OR_RETURN(std::optional<int64_t> global_kv, t.get_optional_int("num_global_key_value_heads"));
-  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", 512.0));
+  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", std::nullopt));
   const bool per_layer_config = t.has("per_layer_config");
 
   const int64_t L = c.num_hidden_layers;
@@ -221,15 +221,15 @@ Result<GemmaNPlan> gemma3n_plan(const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(p.layer_types, layer_types_for(c, 5));
   const int64_t L = c.num_hidden_layers;
   // Gemma3nTextConfig's defaults differ from the generic ones ModelConfig applies.
-  OG_ASSIGN_OR_RETURN(int64_t head_dim, t.get_int("head_dim", 256));
-  OG_ASSIGN_OR_RETURN(int64_t kv_heads, t.get_int("num_key_value_heads", 2));
-  OG_ASSIGN_OR_RETURN(int64_t num_shared, t.get_int("num_kv_shared_layers", 15));
+  OG_ASSIGN_OR_RETURN(int64_t head_dim, t.get_int("head_dim"));
+  OG_ASSIGN_OR_RETURN(int64_t kv_heads, t.get_int("num_key_value_heads"));
+  OG_ASSIGN_OR_RETURN(int64_t num_shared, t.get_int("num_kv_shared_layers"));
   if (num_shared < 0 || num_shared >= L)
     return bad_input("{}: field '{}' = {} (the default when absent is 15) leaves no layer computing k/v for {} "
                      "layers; transformers cannot build this model",
                      c.path, t.field_name("num_kv_shared_layers"), num_shared, L);
   OG_ASSIGN_OR_RETURN(std::vector<int64_t> source, kv_sources(p.layer_types, num_shared, c.path));
-  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", 512.0));
+  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", std::nullopt));
 
   std::vector<double> sparsity(static_cast<size_t>(L), 0.0);
   if (t.has("activation_sparsity_pattern")) {

@@ -166,7 +166,8 @@ class Gemma3nFamily final : public Family {
   // transformers' Gemma3nTextConfig defaults for keys that published text_configs omit.
   const hf::Json& config_defaults() const override {
     static const hf::Json kDefaults = {{"head_dim", 256}, {"num_key_value_heads", 2}, {"num_kv_shared_layers", 15},
-                                      {"hidden_activation", "gelu_pytorch_tanh"}, {"rms_norm_eps", 1e-6}};
+                                      {"hidden_activation", "gelu_pytorch_tanh"}, {"rms_norm_eps", 1e-6},
+                                      {"sliding_window", 512}};
     return kDefaults;
   }
   bool tie_word_embeddings_default() const override { return true; }

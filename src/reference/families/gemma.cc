@@ -55,11 +55,11 @@ Result<std::vector<bool>> sliding_flags(int version, const hf::ModelConfig& c) {
   return flags;
 }
 
-// The window of sliding layers: sliding_window, 4096 when absent (the config class default);
+// The window of sliding layers: sliding_window (the family table fills 4096 when absent);
 // an explicit null leaves nothing to apply, which transformers rejects when a layer slides.
 Result<std::vector<int64_t>> windows_for(int version, const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(std::vector<bool> sliding, sliding_flags(version, c));
-  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", 4096.0));
+  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", std::nullopt));
   std::vector<int64_t> windows;
   for (size_t i = 0; i < sliding.size(); ++i) {
     if (sliding[i] && !window)
@@ -76,8 +76,8 @@ Result<std::vector<int64_t>> windows_for(int version, const hf::ModelConfig& c) 
 // (1e6) for full layers and rope_local_base_freq (1e4) for sliding layers.
 Result<std::pair<RopeSpec, RopeSpec>> gemma3_ropes(const hf::ModelConfig& c) {
   const hf::JsonFields t = c.text_fields();
-  OG_ASSIGN_OR_RETURN(double full_theta, t.get_double("rope_theta", 1e6));
-  OG_ASSIGN_OR_RETURN(double local_theta, t.get_double("rope_local_base_freq", 1e4));
+  OG_ASSIGN_OR_RETURN(double full_theta, t.get_double("rope_theta"));
+  OG_ASSIGN_OR_RETURN(double local_theta, t.get_double("rope_local_base_freq"));
   OG_ASSIGN_OR_RETURN(LayerTypeRopes by_type, rope_params_by_layer_type(c));
   const hf::Json& full = by_type.full;
   const hf::Json& sliding = by_type.sliding;
@@ -102,18 +102,17 @@ Result<Plan> make_plan(int version, const hf::ModelConfig& c) {
                      p.kv_heads);
   p.eps = c.rms_norm_eps;
   OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("attention_bias", false));
-  OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_activation", "gelu_pytorch_tanh"));
+  OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_activation"));
   OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_activation") + "'"));
   OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar"));
   if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "a positive number");
   p.scale = 1.0 / std::sqrt(qpas);
   if (version == 2) {
-    OG_ASSIGN_OR_RETURN(std::optional<double> cap, number_or_null(c, "attn_logit_softcapping", 50.0));
+    OG_ASSIGN_OR_RETURN(std::optional<double> cap, number_or_null(c, "attn_logit_softcapping", std::nullopt));
     p.attn_softcap = cap.value_or(0);
   }
   OG_ASSIGN_OR_RETURN(std::optional<double> final_cap,
-                      number_or_null(c, "final_logit_softcapping", version == 2 ? std::optional<double>(30.0)
-                                                                                  : std::nullopt));
+                      number_or_null(c, "final_logit_softcapping", std::nullopt));
   p.final_softcap = final_cap.value_or(0);
   if (p.attn_softcap < 0) return t.invalid("attn_logit_softcapping", "a positive number or null");
   if (p.final_softcap < 0) return t.invalid("final_logit_softcapping", "a positive number or null");

@@ -208,7 +208,7 @@ Result<std::vector<double>> gemma3n_forward(const hf::ModelConfig& c, const hf::
   const int64_t D = plan.layers[0].head_dim;
   const double eps = c.rms_norm_eps;
   OG_ASSIGN_OR_RETURN(Ropes ropes, gemma3n_ropes(c, D));
-  OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_activation", "gelu_pytorch_tanh"));
+  OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_activation"));
   OG_ASSIGN_OR_RETURN(Activation act,
                       parse_activation(act_name, c.path + ": field '" + t.field_name("hidden_activation") + "'"));
   OG_ASSIGN_OR_RETURN(bool bias, t.get_bool("attention_bias", false));
@@ -399,7 +399,7 @@ Result<std::vector<int64_t>> gemma3n_windows(const hf::ModelConfig& c) {
 constexpr ModelType kGemma3nTypes[] = {{"gemma3n", true}, {"gemma3n_text", false}};
 const Family kGemma3nFamily{"gemma3n", kGemma3nTypes, true, R"({
     "head_dim": 256, "num_key_value_heads": 2, "num_kv_shared_layers": 15, "hidden_activation": "gelu_pytorch_tanh",
-    "rms_norm_eps": 1e-6})",
+    "rms_norm_eps": 1e-6, "sliding_window": 512})",
                             &gemma3n_forward, &gemma3n_windows};
 
 }  // namespace og::reference

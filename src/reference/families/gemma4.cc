@@ -151,14 +151,14 @@ Result<std::vector<double>> gemma4_forward(const hf::ModelConfig& c, const hf::C
   const hf::JsonFields t = c.text_fields();
   const int64_t H = c.hidden_size, heads = c.num_attention_heads, V = c.vocab_size, L = c.num_hidden_layers;
   const double eps = c.rms_norm_eps;
-  OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_activation", "gelu_pytorch_tanh"));
+  OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_activation"));
   OG_ASSIGN_OR_RETURN(Activation act,
                       parse_activation(act_name, c.path + ": field '" + t.field_name("hidden_activation") + "'"));
   OG_ASSIGN_OR_RETURN(bool bias, t.get_bool("attention_bias", false));
-  OG_ASSIGN_OR_RETURN(std::optional<double> P_field, number_or_null(c, "hidden_size_per_layer_input", 256.0));
+  OG_ASSIGN_OR_RETURN(std::optional<double> P_field, number_or_null(c, "hidden_size_per_layer_input", std::nullopt));
   const auto P = static_cast<int64_t>(P_field.value_or(0));  // 0 / null: no per-layer inputs
   if (P < 0) return t.invalid("hidden_size_per_layer_input", "a positive integer, 0 or null");
-  OG_ASSIGN_OR_RETURN(int64_t vps, t.get_int("vocab_size_per_layer_input", 262144));
+  OG_ASSIGN_OR_RETURN(int64_t vps, t.get_int("vocab_size_per_layer_input"));
   if (vps <= 0) return t.invalid("vocab_size_per_layer_input", "a positive integer");
   OG_ASSIGN_OR_RETURN(std::optional<double> final_cap, number_or_null(c, "final_logit_softcapping", std::nullopt));
   if (final_cap && !(*final_cap > 0)) return t.invalid("final_logit_softcapping", "a positive number or null");
