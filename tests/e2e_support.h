@@ -34,6 +34,8 @@ inline std::vector<int32_t> test_tokens(int64_t n, int64_t vocab, uint32_t seed 
 struct Generated {
   TempDir dir;
   std::string model_dir() const { return dir.file("model"); }
+  // Read by the reference's own model-type table and defaults, not the exporter's, so the
+  // programs exported from the same directory are checked against an independent reading.
   hf::ModelConfig config;
 };
 
@@ -43,7 +45,7 @@ inline std::unique_ptr<Generated> generate(const testgen::GenOptions& base) {
   o.out_dir = g->model_dir();
   Status s = testgen::generate_checkpoint(o);
   EXPECT_TRUE(s.is_ok()) << s.message();
-  auto c = hf::load_model_config(g->model_dir() + "/config.json");
+  auto c = reference::load_model_config(g->model_dir() + "/config.json");
   EXPECT_TRUE(c.is_ok()) << c.status().message();
   if (c.is_ok()) g->config = *c;
   return g;

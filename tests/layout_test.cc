@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "export/family.h"
 #include "export/layout_resolver.h"
 #include "hf/model_config.h"
 
@@ -14,7 +15,7 @@ namespace {
 using nlohmann::json;
 
 program::CacheLayout layout_of_file(const std::string& name) {
-  auto c = hf::load_model_config(std::string(OG_TEST_DATA) + "/configs/" + name);
+  auto c = exporter::load_model_config(std::string(OG_TEST_DATA) + "/configs/" + name);
   EXPECT_TRUE(c.is_ok()) << c.status().message();
   auto l = exporter::resolve_layout(*c);
   EXPECT_TRUE(l.is_ok()) << l.status().message();
@@ -22,7 +23,7 @@ program::CacheLayout layout_of_file(const std::string& name) {
 }
 
 Result<program::CacheLayout> layout_of(const json& j) {
-  OG_ASSIGN_OR_RETURN(hf::ModelConfig c, hf::parse_model_config(j.dump(), "config.json"));
+  OG_ASSIGN_OR_RETURN(hf::ModelConfig c, exporter::parse_model_config(j.dump(), "config.json"));
   return exporter::resolve_layout(c);
 }
 
@@ -263,10 +264,10 @@ TEST(Rejections, ConfigErrorsNameTheField) {
     ASSERT_FALSE(l.is_ok()) << c.patch.dump();
     EXPECT_NE(l.status().message().find(c.needle), std::string::npos) << l.status().message();
   }
-  auto missing_text = hf::parse_model_config(R"({"model_type": "gemma3"})", "config.json");
+  auto missing_text = exporter::parse_model_config(R"({"model_type": "gemma3"})", "config.json");
   ASSERT_FALSE(missing_text.is_ok());
   EXPECT_NE(missing_text.status().message().find("text_config"), std::string::npos);
-  auto unsupported = hf::parse_model_config(R"({"model_type": "bert"})", "config.json");
+  auto unsupported = exporter::parse_model_config(R"({"model_type": "bert"})", "config.json");
   EXPECT_NE(unsupported.status().message().find("llama, mistral"), std::string::npos);
 }
 

@@ -63,18 +63,21 @@ TEST(ModelDir, DirectoryWithoutConfigAndMissingPathsAreErrors) {
   EXPECT_NE(hf::resolve_model(d.file("nope/config.json")).status().message().find("no such file"), std::string::npos);
 }
 
+// These errors come before the model_type is looked at: any reading will do.
+Result<hf::ConfigReading> any_model_type(const std::string&, const std::string&) { return hf::ConfigReading{}; }
+
 TEST(ConfigFile, MissingEmptyTruncatedAndGarbageFilesAreNamed) {
   TempDir d;
-  EXPECT_NE(hf::load_model_config(d.file("config.json")).status().message().find("cannot open"), std::string::npos);
+  EXPECT_NE(hf::load_model_config(d.file("config.json"), any_model_type).status().message().find("cannot open"), std::string::npos);
   write_file(d.file("config.json"), "");
-  EXPECT_NE(hf::load_model_config(d.file("config.json")).status().message().find("empty"), std::string::npos);
+  EXPECT_NE(hf::load_model_config(d.file("config.json"), any_model_type).status().message().find("empty"), std::string::npos);
   write_file(d.file("config.json"), std::string(kTinyConfig).substr(0, 40));
-  auto truncated = hf::load_model_config(d.file("config.json"));
+  auto truncated = hf::load_model_config(d.file("config.json"), any_model_type);
   EXPECT_NE(truncated.status().message().find("invalid JSON"), std::string::npos);
   EXPECT_NE(truncated.status().message().find(d.file("config.json")), std::string::npos);
   write_file(d.file("config.json"), "\x01\x02garbage\xff");
-  EXPECT_NE(hf::load_model_config(d.file("config.json")).status().message().find("invalid JSON"), std::string::npos);
-  EXPECT_NE(hf::load_model_config(d.path()).status().message().find("is a directory"), std::string::npos);
+  EXPECT_NE(hf::load_model_config(d.file("config.json"), any_model_type).status().message().find("invalid JSON"), std::string::npos);
+  EXPECT_NE(hf::load_model_config(d.path(), any_model_type).status().message().find("is a directory"), std::string::npos);
 }
 
 }  // namespace

@@ -87,7 +87,7 @@ void write_tensors(const Model& m, const Tensors& tensors) {
 }
 
 Result<std::vector<double>> run(const Model& m, const std::vector<int32_t>& tokens, ForwardOptions options = {}) {
-  OG_ASSIGN_OR_RETURN(hf::ModelConfig c, hf::load_model_config(m.path() + "/config.json"));
+  OG_ASSIGN_OR_RETURN(hf::ModelConfig c, reference::load_model_config(m.path() + "/config.json"));
   OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(m.path()));
   return forward(c, ckpt, tokens, options);
 }
@@ -106,13 +106,13 @@ double max_abs_diff(const std::vector<double>& a, const std::vector<double>& b) 
 }
 
 hf::ModelConfig config_from(const Json& j) {
-  auto c = hf::parse_model_config(j.dump(), "config.json");
+  auto c = reference::parse_model_config(j.dump(), "config.json");
   EXPECT_TRUE(c.is_ok()) << c.status().message();
   return *c;
 }
 
 hf::ModelConfig shared_config(const std::string& name) {
-  auto c = hf::load_model_config(std::string(OG_TEST_DATA) + "/configs/" + name);
+  auto c = reference::load_model_config(std::string(OG_TEST_DATA) + "/configs/" + name);
   EXPECT_TRUE(c.is_ok()) << c.status().message();
   return *c;
 }

@@ -183,7 +183,7 @@ TEST(RoundToDtype, Bf16RoundsGemmaNormalizersAsTransformersComments) {
 // Per-layer windows from config.json alone.
 
 hf::ModelConfig parse(const Json& j) {
-  auto c = hf::parse_model_config(j.dump(), "config.json");
+  auto c = reference::parse_model_config(j.dump(), "config.json");
   EXPECT_TRUE(c.is_ok()) << c.status().message();
   return c.value();
 }
@@ -318,7 +318,7 @@ class TinyModel {
     std::vector<hf::OwnedTensor> owned;
     for (const auto& [name, tv] : tensors.t) owned.push_back({name, dt, tv.first, encode(tv.second, dt)});
     OG_TRY(hf::write_checkpoint(dir_, owned));
-    OG_ASSIGN_OR_RETURN(hf::ModelConfig c, hf::load_model_config(dir_ + "/config.json"));
+    OG_ASSIGN_OR_RETURN(hf::ModelConfig c, reference::load_model_config(dir_ + "/config.json"));
     OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(dir_));
     return forward(c, ckpt, tokens, options);
   }

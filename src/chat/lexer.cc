@@ -73,7 +73,7 @@ Result<std::string> unescape(std::string_view body, int line) {
       case 'x': case 'u': case 'U': {
         OG_ASSIGN_OR_RETURN(char32_t cp, hex(c == 'x' ? 2 : c == 'u' ? 4 : 8));
         if (cp > 0x10FFFF) return bad_input("line {}: illegal Unicode character in string literal", line);
-        utf8_append(out, cp);
+        append_utf8(out, cp);
         break;
       }
       default:
@@ -82,7 +82,7 @@ Result<std::string> unescape(std::string_view body, int line) {
           for (int k = 0; k < 2 && i + 1 < body.size() && body[i + 1] >= '0' && body[i + 1] <= '7'; ++k) {
             cp = cp * 8 + (body[++i] - '0');
           }
-          utf8_append(out, cp);
+          append_utf8(out, cp);
         } else {
           out += '\\';  // Python keeps unknown escapes verbatim
           out += c;

@@ -141,7 +141,7 @@ Result<Value> py_slice(const Value& obj, std::optional<int64_t> start, std::opti
     const SliceIndices s = adjust_slice(start, stop, step, static_cast<int64_t>(u.size()));
     std::u32string out;
     for (int64_t i = 0, k = s.start; i < s.count; ++i, k += s.step) out += u[k];
-    return Value::string(utf8_encode(out));
+    return Value::string(encode_utf8(out));
   }
   if (obj.is_list() && !obj.list_data().is_generator) {
     const auto& items = obj.list_data().items;
@@ -180,7 +180,7 @@ Result<Value> Interpreter::getitem(const Value& obj, const Value& key) {
       const std::u32string u = utf8_decode(obj.as_string());
       if (i < 0) i += static_cast<int64_t>(u.size());
       if (i < 0 || i >= static_cast<int64_t>(u.size())) return Value::undefined("index " + key.repr());
-      return Value::string(utf8_encode(std::u32string(1, u[i])));
+      return Value::string(encode_utf8(std::u32string(1, u[i])));
     }
     const auto& items = obj.list_data().items;
     if (i < 0) i += static_cast<int64_t>(items.size());
@@ -206,7 +206,7 @@ Result<std::vector<Value>> Interpreter::iterate(const Value& v) {
     case Value::Kind::kUndefined: return std::vector<Value>();
     case Value::Kind::kString: {
       std::vector<Value> out;
-      for (char32_t c : utf8_decode(v.as_string())) out.push_back(Value::string(utf8_encode(std::u32string(1, c))));
+      for (char32_t c : utf8_decode(v.as_string())) out.push_back(Value::string(encode_utf8(std::u32string(1, c))));
       return out;
     }
     case Value::Kind::kList: {

@@ -33,31 +33,6 @@ std::u32string utf8_decode(std::string_view s) {
   return out;
 }
 
-void utf8_append(std::string& out, char32_t c) {
-  if (c < 0x80) {
-    out += static_cast<char>(c);
-  } else if (c < 0x800) {
-    out += static_cast<char>(0xC0 | (c >> 6));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    out += static_cast<char>(0xE0 | (c >> 12));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (c >> 18));
-    out += static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (c & 0x3F));
-  }
-}
-
-std::string utf8_encode(std::u32string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char32_t c : s) utf8_append(out, c);
-  return out;
-}
-
 size_t utf8_length(std::string_view s) {
   size_t n = 0;
   for (char ch : s) n += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
@@ -88,7 +63,7 @@ std::string py_strip(std::string_view s, const std::optional<std::string>& chars
   size_t b = 0, e = u.size();
   while (left && b < e && strip_it(u[b])) ++b;
   while (right && e > b && strip_it(u[e - 1])) --e;
-  return utf8_encode(std::u32string_view(u).substr(b, e - b));
+  return encode_utf8(std::u32string_view(u).substr(b, e - b));
 }
 
 std::vector<std::string> py_split(std::string_view s, const std::optional<std::string>& sep,
@@ -106,12 +81,12 @@ std::vector<std::string> py_split(std::string_view s, const std::optional<std::s
       if (static_cast<int64_t>(parts.size()) == maxsplit) {
         size_t e = u.size();
         while (e > i && py_isspace(u[e - 1])) --e;
-        parts.push_back(utf8_encode(std::u32string_view(u).substr(i, e - i)));
+        parts.push_back(encode_utf8(std::u32string_view(u).substr(i, e - i)));
         break;
       }
       size_t j = i;
       while (j < u.size() && !py_isspace(u[j])) ++j;
-      parts.push_back(utf8_encode(std::u32string_view(u).substr(i, j - i)));
+      parts.push_back(encode_utf8(std::u32string_view(u).substr(i, j - i)));
       i = j;
     }
     if (from_right) {
@@ -119,7 +94,7 @@ std::vector<std::string> py_split(std::string_view s, const std::optional<std::s
       for (auto& p : parts) {
         std::u32string r = utf8_decode(p);
         std::reverse(r.begin(), r.end());
-        p = utf8_encode(r);
+        p = encode_utf8(r);
       }
     }
     return parts;
@@ -160,7 +135,7 @@ std::string py_replace(std::string_view s, std::string_view old, std::string_vie
     int64_t done = 0;
     for (char32_t c : u) {
       if (done++ < count) out += repl;
-      utf8_append(out, c);
+      append_utf8(out, c);
     }
     if (done < count) out += repl;
     return out;
@@ -228,7 +203,7 @@ std::string py_repr_string(std::string_view s) {
     } else if (c == '\t') {
       out += "\\t";
     } else if (py_isprintable(c) || c == ' ') {
-      utf8_append(out, c);
+      append_utf8(out, c);
     } else if (c <= 0xFF) {
       out += fmt::format("\\x{:02x}", static_cast<uint32_t>(c));
     } else if (c <= 0xFFFF) {

@@ -12,11 +12,11 @@
 #include <string_view>
 #include <vector>
 
+#include "base/utf8.h"  // append_utf8, encode_utf8
+
 namespace og::chat {
 
 std::u32string utf8_decode(std::string_view s);  // invalid bytes become U+FFFD
-std::string utf8_encode(std::u32string_view s);
-void utf8_append(std::string& out, char32_t c);
 size_t utf8_length(std::string_view s);
 
 bool py_isspace(char32_t c);

@@ -272,7 +272,7 @@ static void json_quote(std::string& out, std::string_view s, bool ensure_ascii) 
             out += fmt::format("\\u{:04x}", static_cast<uint32_t>(c));
           }
         } else {
-          utf8_append(out, c);
+          append_utf8(out, c);
         }
     }
   }

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "export/family.h"
 #include "export/layout_resolver.h"
 #include "hf/model_dir.h"
 #include "hf/model_config.h"
@@ -42,7 +43,7 @@ Runner add_layout(CLI::App& app) {
   return [model, json]() -> Status {
     if (model->empty()) return usage_error("layout needs a MODEL (directory, config.json or hub id)");
     OG_ASSIGN_OR_RETURN(hf::ModelLocation loc, hf::resolve_model(*model));
-    OG_ASSIGN_OR_RETURN(hf::ModelConfig config, hf::load_model_config(loc.config_path));
+    OG_ASSIGN_OR_RETURN(hf::ModelConfig config, exporter::load_model_config(loc.config_path));
     OG_ASSIGN_OR_RETURN(program::CacheLayout layout, exporter::resolve_layout(config));
     if (*json) {
       std::cout << layout_json(layout).dump() << "\n";

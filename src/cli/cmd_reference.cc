@@ -20,7 +20,7 @@ Runner add_reference(CLI::App& app) {
   return [o]() -> Status {
     OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
     OG_ASSIGN_OR_RETURN(hf::ModelLocation loc, hf::resolve_model(o->model));
-    OG_ASSIGN_OR_RETURN(hf::ModelConfig config, hf::load_model_config(loc.config_path));
+    OG_ASSIGN_OR_RETURN(hf::ModelConfig config, reference::load_model_config(loc.config_path));
     OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(loc.dir));
     for (int32_t id : ids)
       if (id >= config.vocab_size) return bad_input("token id {} is outside the vocabulary ({})", id, config.vocab_size);

@@ -174,7 +174,7 @@ Status gemma_decoder_options(BuildContext& ctx, DecoderOptions& o, bool via_f32)
   o.norm_offset = 1.0f;
   o.sandwich_norms = true;
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
-  OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", 256.0));
+  OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar"));
   if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "positive");
   o.attn_scale = static_cast<float>(1.0 / std::sqrt(qpas));
   OG_ASSIGN_OR_RETURN(double final_cap, t.get_double("final_logit_softcapping", 0.0));

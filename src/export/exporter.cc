@@ -92,8 +92,8 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   OG_ASSIGN_OR_RETURN(fb::DType dtype, parse_dtype(o.dtype));
   OG_ASSIGN_OR_RETURN(hf::ModelLocation loc, hf::resolve_model(o.model));
   OG_ASSIGN_OR_RETURN(std::string config_text, read_text_file(loc.config_path));
-  OG_ASSIGN_OR_RETURN(hf::ModelConfig config, hf::parse_model_config(config_text, loc.config_path));
-  const Family* family = find_family(config.family);
+  OG_ASSIGN_OR_RETURN(hf::ModelConfig config, parse_model_config(config_text, loc.config_path));
+  const Family* family = family_of(config);
   if (family == nullptr) return unsupported("{}: no exporter for '{}'", loc.config_path, config.model_type);
   OG_ASSIGN_OR_RETURN(auto layers, resolve_layer_attention(config));
   OG_ASSIGN_OR_RETURN(program::CacheLayout layout, resolve_layout(config));
@@ -122,7 +122,7 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   fb::ProgramT p;
   p.model_id = loc.model_id;
   p.source_config = config_text;
-  p.family = config.family;
+  p.family = family->name();
   p.dtype = dtype;
   p.vocab_size = static_cast<int32_t>(config.vocab_size);
   p.max_ctx_len = static_cast<int32_t>(max_ctx);
@@ -147,7 +147,7 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
       const bool tied_head = name == "lm_head.weight" && config.tie_word_embeddings;
       if (in_text && !tied_head && !g.used_tensors().contains(name) && !name.ends_with("rotary_emb.inv_freq")) {
         built = unsupported("{}: tensor '{}' is not used by the {} graph; this checkpoint has a feature offgraph does not "
-                            "implement", ckpt.dir(), name, config.family);
+                            "implement", ckpt.dir(), name, family->name());
         break;
       }
     }

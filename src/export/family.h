@@ -1,10 +1,13 @@
-// A model family as the exporter sees it: how its config.json maps to per-layer attention
-// (layer types, windows, k/v geometry) and how its op graph is built. One file per family
-// under families/, one line in family_registry.cc. Nothing outside export/ and reference/
-// knows family names.
+// A model family as the exporter sees it: the model_types it reads and how their
+// config.json is read (text model under text_config or not, transformers' defaults for
+// absent keys, the tying default), how the config maps to per-layer attention (layer types,
+// windows, k/v geometry) and how its op graph is built. One file per family under
+// families/, one line in family_registry.cc. Nothing outside export/ and reference/ knows
+// family names.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -21,10 +24,20 @@ struct KvGeometry {
   int64_t head_dim = 0;
 };
 
+struct ModelType {
+  const char* name;               // config.json's root model_type
+  bool text_in_text_config;       // a multimodal wrapper: the text model is under text_config
+};
+
 class Family {
  public:
   virtual ~Family() = default;
   virtual const char* name() const = 0;
+  virtual std::span<const ModelType> model_types() const = 0;
+  // transformers' configuration-class defaults for keys published configs omit, filled into
+  // the text model before it is parsed (hf::ConfigReading::defaults).
+  virtual const hf::Json& config_defaults() const;
+  virtual bool tie_word_embeddings_default() const { return false; }
   // Layer types ("full_attention" / "sliding_attention") by the family's documented rule,
   // used only when config.json has no `layer_types`.
   virtual Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const;
@@ -40,7 +53,16 @@ class Family {
   virtual Status build(BuildContext& ctx) const = 0;
 };
 
-// The family for config.family, or nullptr.
-const Family* find_family(const std::string& family);
+// The family that reads a root model_type, or nullptr.
+const Family* find_family(const std::string& model_type);
+// The family of a config read by load_model_config (by its model_type); never null there.
+const Family* family_of(const hf::ModelConfig& config);
+// Every model_type the exporter reads, comma-separated, for messages.
+std::string supported_model_types();
+
+// config.json read as its family says (hf::ConfigReading): an unknown model_type is an
+// unsupported error naming the supported ones.
+Result<hf::ModelConfig> parse_model_config(const std::string& json_text, const std::string& path);
+Result<hf::ModelConfig> load_model_config(const std::string& path);
 
 }  // namespace og::exporter

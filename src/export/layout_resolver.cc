@@ -5,8 +5,8 @@
 namespace og::exporter {
 
 Result<std::vector<LayerAttention>> resolve_layer_attention(const hf::ModelConfig& c) {
-  const Family* family = find_family(c.family);
-  if (family == nullptr) return unsupported("{}: no exporter for family '{}'", c.path, c.family);
+  const Family* family = family_of(c);
+  if (family == nullptr) return unsupported("{}: no exporter for model_type '{}'", c.path, c.model_type);
   const int64_t n = c.num_hidden_layers;
   std::vector<std::string> types = c.layer_types;
   if (types.empty()) { OG_ASSIGN_OR_RETURN(types, family->default_layer_types(c)); }

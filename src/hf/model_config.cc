@@ -1,114 +1,40 @@
 #include "hf/model_config.h"
 
-#include <array>
-
 #include "base/mapped_file.h"
 
 namespace og::hf {
 namespace {
 
-struct ModelTypeInfo {
-  const char* model_type;
-  const char* family;
-  bool wrapper;  // text model under text_config
-  bool tie_default;
-};
-
-// transformers' defaults for tie_word_embeddings differ by family.
-constexpr std::array<ModelTypeInfo, 12> kModelTypes{{
-    {"llama", "llama", false, false},
-    {"mistral", "mistral", false, false},
-    {"qwen2", "qwen2", false, false},
-    {"qwen3", "qwen3", false, false},
-    {"phi3", "phi3", false, false},
-    {"gemma2", "gemma2", false, true},
-    {"gemma3_text", "gemma3", false, true},
-    {"gemma3", "gemma3", true, true},
-    {"gemma3n", "gemma3n", true, true},
-    {"gemma3n_text", "gemma3n", false, true},
-    {"gemma4", "gemma4", true, true},
-    {"gemma4_text", "gemma4", false, true},
-}};
-
-const ModelTypeInfo* find_model_type(const std::string& t) {
-  for (const auto& info : kModelTypes)
-    if (t == info.model_type) return &info;
-  return nullptr;
-}
-
-// transformers' configuration defaults for fields that published configs omit (the
-// multimodal wrappers' text_config often lists only what differs from the defaults).
-// Only absent keys are filled; an explicit null stays null.
-void apply_family_defaults(const std::string& family, Json& text) {
-  static const Json kGemma2 = {{"vocab_size", 256000}, {"hidden_size", 2304}, {"intermediate_size", 9216},
-                               {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
-                               {"head_dim", 256}, {"max_position_embeddings", 8192}, {"rms_norm_eps", 1e-6},
-                               {"rope_theta", 10000.0}, {"query_pre_attn_scalar", 256}, {"sliding_window", 4096},
-                               {"final_logit_softcapping", 30.0}, {"attn_logit_softcapping", 50.0},
-                               {"hidden_activation", "gelu_pytorch_tanh"}};
-  static const Json kGemma3 = {{"vocab_size", 262208}, {"hidden_size", 2304}, {"intermediate_size", 9216},
-                               {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
-                               {"head_dim", 256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
-                               {"rope_theta", 1000000.0}, {"rope_local_base_freq", 10000.0},
-                               {"query_pre_attn_scalar", 256}, {"sliding_window", 4096}, {"sliding_window_pattern", 6},
-                               {"hidden_activation", "gelu_pytorch_tanh"}};
-  static const Json kGemma4 = {{"vocab_size", 262144}, {"hidden_size", 2304}, {"intermediate_size", 9216},
-                               {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
-                               {"head_dim", 256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
-                               {"sliding_window", 512}, {"hidden_activation", "gelu_pytorch_tanh"}};
-  static const Json kGemma3n = {{"head_dim", 256}, {"num_key_value_heads", 2}, {"num_kv_shared_layers", 15},
-                                {"hidden_activation", "gelu_pytorch_tanh"}, {"rms_norm_eps", 1e-6}};
-  static const Json kQwen3 = {{"head_dim", 128}};
-  static const Json kPhi3 = {{"rms_norm_eps", 1e-5}};
-  static const Json kMistral = {{"num_key_value_heads", 8}, {"sliding_window", 4096}};
-  const Json* d = family == "gemma2"   ? &kGemma2
-                  : family == "gemma3" ? &kGemma3
-                  : family == "gemma4" ? &kGemma4
-                  : family == "gemma3n" ? &kGemma3n
-                  : family == "qwen3"  ? &kQwen3
-                  : family == "phi3"   ? &kPhi3
-                  : family == "mistral" ? &kMistral
-                                       : nullptr;
-  if (d == nullptr || !text.is_object()) return;
-  for (auto it = d->begin(); it != d->end(); ++it)
+// Fills the keys of `defaults` that `text` lacks; an explicit null stays null.
+void fill_absent(const Json& defaults, Json& text) {
+  if (!defaults.is_object() || !text.is_object()) return;
+  for (auto it = defaults.begin(); it != defaults.end(); ++it)
     if (!text.contains(it.key())) text[it.key()] = it.value();
 }
 
 }  // namespace
 
-std::string supported_model_types() {
-  std::string out;
-  for (const auto& info : kModelTypes) {
-    if (!out.empty()) out += ", ";
-    out += info.model_type;
-  }
-  return out;
-}
-
-Result<ModelConfig> parse_model_config(const std::string& json_text, const std::string& path) {
+Result<ModelConfig> parse_model_config(const std::string& json_text, const std::string& path,
+                                       const ConfigReadingFor& reading_for) {
   ModelConfig c;
   c.path = path;
   OG_ASSIGN_OR_RETURN(c.root, parse_json(json_text, path));
   if (!c.root.is_object()) return bad_input("{}: expected a JSON object at top level", path);
   JsonFields root(c.root, path);
   OG_ASSIGN_OR_RETURN(c.model_type, root.get_string("model_type"));
-  const ModelTypeInfo* info = find_model_type(c.model_type);
-  if (info == nullptr)
-    return unsupported("{}: unsupported model_type '{}' (supported: {})", path, c.model_type,
-                       supported_model_types());
-  c.family = info->family;
-  c.is_wrapped = info->wrapper;
-  if (info->wrapper) {
+  OG_ASSIGN_OR_RETURN(const ConfigReading reading, reading_for(c.model_type, path));
+  c.is_wrapped = reading.text_in_text_config;
+  if (c.is_wrapped) {
     OG_ASSIGN_OR_RETURN(JsonFields tc, root.get_object("text_config"));
     (void)tc;
     c.text = c.root.at("text_config");
   } else {
     c.text = c.root;
   }
-  apply_family_defaults(c.family, c.text);
+  fill_absent(reading.defaults, c.text);
   JsonFields t = c.text_fields();
   c.text_model_type = c.model_type;
-  if (info->wrapper) { OG_ASSIGN_OR_RETURN(c.text_model_type, t.get_string("model_type", c.model_type)); }
+  if (c.is_wrapped) { OG_ASSIGN_OR_RETURN(c.text_model_type, t.get_string("model_type", c.model_type)); }
 
   OG_ASSIGN_OR_RETURN(c.vocab_size, t.get_int("vocab_size"));
   OG_ASSIGN_OR_RETURN(c.hidden_size, t.get_int("hidden_size"));
@@ -161,8 +87,8 @@ Result<ModelConfig> parse_model_config(const std::string& json_text, const std::
   if (c.num_kv_shared_layers < 0 || c.num_kv_shared_layers >= c.num_hidden_layers)
     return t.invalid("num_kv_shared_layers", fmt::format("between 0 and {}", c.num_hidden_layers - 1));
 
-  // Tying: the text config's flag, else the wrapper's, else the family's default.
-  bool tie = info->tie_default;
+  // Tying: the text config's flag, else the wrapper's, else the caller's default.
+  bool tie = reading.tie_word_embeddings_default;
   if (root.has("tie_word_embeddings")) { OG_ASSIGN_OR_RETURN(tie, root.get_bool("tie_word_embeddings", tie)); }
   if (t.has("tie_word_embeddings")) { OG_ASSIGN_OR_RETURN(tie, t.get_bool("tie_word_embeddings", tie)); }
   c.tie_word_embeddings = tie;
@@ -180,9 +106,9 @@ Result<ModelConfig> parse_model_config(const std::string& json_text, const std::
   return c;
 }
 
-Result<ModelConfig> load_model_config(const std::string& path) {
+Result<ModelConfig> load_model_config(const std::string& path, const ConfigReadingFor& reading_for) {
   OG_ASSIGN_OR_RETURN(std::string text, read_text_file(path));
-  return parse_model_config(text, path);
+  return parse_model_config(text, path, reading_for);
 }
 
 }  // namespace og::hf

@@ -1,12 +1,15 @@
 // config.json of a HuggingFace causal LM, reduced to the text model.
 //
-// Multimodal wrappers (gemma3, gemma3n, gemma4) keep the text model under `text_config`;
-// `text` points there, `root` at the whole file. Fields every family reads are parsed
-// into typed members with HF's names; family-specific fields are read by the family's
-// builder from `text_fields()`.
+// This layer knows no model family: it parses what config.json says. The caller (the
+// exporter's or the reference's family table) says, per model_type, whether the text model
+// sits under `text_config` (multimodal wrappers), which defaults fill absent keys (the
+// values of transformers' configuration class) and how tying defaults. `text` points at
+// the text model, `root` at the whole file. Fields every family reads are parsed into
+// typed members with HF's names; family-specific fields are read from `text_fields()`.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,7 +23,6 @@ struct ModelConfig {
   std::string path;              // the config.json read
   std::string model_type;        // root model_type, as written
   std::string text_model_type;   // model_type of the text model (same as model_type if unwrapped)
-  std::string family;            // canonical: llama mistral qwen2 qwen3 phi3 gemma2 gemma3 gemma3n gemma4
   Json root;
   Json text;                     // == root for unwrapped configs
 
@@ -48,11 +50,23 @@ struct ModelConfig {
   bool is_wrapped = false;       // text model read from text_config
 };
 
-// The model_type values offgraph reads, as a comma-separated list for messages.
-std::string supported_model_types();
+// How to read the config.json of one model_type; decided outside hf.
+struct ConfigReading {
+  bool text_in_text_config = false;        // the text model is the object under `text_config`
+  bool tie_word_embeddings_default = false;
+  // Keys the text model takes when it lacks them (an explicit null stays null); an object,
+  // or null for none.
+  Json defaults;
+};
 
-// Parses config.json text. `path` is used in messages.
-Result<ModelConfig> parse_model_config(const std::string& json_text, const std::string& path);
-Result<ModelConfig> load_model_config(const std::string& path);
+// Given the root model_type, the reading for it, or the caller's error (e.g. unsupported
+// model_type, naming the ones there are). `path` is the config.json, for messages.
+using ConfigReadingFor = std::function<Result<ConfigReading>(const std::string& model_type, const std::string& path)>;
+
+// Parses config.json text: the root and its model_type, then `reading_for(model_type)`
+// decides how the text model is read. `path` is used in messages.
+Result<ModelConfig> parse_model_config(const std::string& json_text, const std::string& path,
+                                       const ConfigReadingFor& reading_for);
+Result<ModelConfig> load_model_config(const std::string& path, const ConfigReadingFor& reading_for);
 
 }  // namespace og::hf

@@ -7,6 +7,7 @@
 #include <numbers>
 
 #include "base/check.h"
+#include "base/special_functions.h"
 #include "reference/weights.h"
 
 namespace og::reference {
@@ -187,7 +188,7 @@ Result<GemmaNPlan> gemma4_plan(const hf::ModelConfig& c) {
     }
   }
   OG_ASSIGN_OR_RETURN(std::optional<int64_t> global_kv, t.get_optional_int("num_global_key_value_heads"));
-  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", 512.0));
+  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", std::nullopt));
   const bool per_layer_config = t.has("per_layer_config");
 
   const int64_t L = c.num_hidden_layers;
@@ -220,15 +221,15 @@ Result<GemmaNPlan> gemma3n_plan(const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(p.layer_types, layer_types_for(c, 5));
   const int64_t L = c.num_hidden_layers;
   // Gemma3nTextConfig's defaults differ from the generic ones ModelConfig applies.
-  OG_ASSIGN_OR_RETURN(int64_t head_dim, t.get_int("head_dim", 256));
-  OG_ASSIGN_OR_RETURN(int64_t kv_heads, t.get_int("num_key_value_heads", 2));
-  OG_ASSIGN_OR_RETURN(int64_t num_shared, t.get_int("num_kv_shared_layers", 15));
+  OG_ASSIGN_OR_RETURN(int64_t head_dim, t.get_int("head_dim"));
+  OG_ASSIGN_OR_RETURN(int64_t kv_heads, t.get_int("num_key_value_heads"));
+  OG_ASSIGN_OR_RETURN(int64_t num_shared, t.get_int("num_kv_shared_layers"));
   if (num_shared < 0 || num_shared >= L)
     return bad_input("{}: field '{}' = {} (the default when absent is 15) leaves no layer computing k/v for {} "
                      "layers; transformers cannot build this model",
                      c.path, t.field_name("num_kv_shared_layers"), num_shared, L);
   OG_ASSIGN_OR_RETURN(std::vector<int64_t> source, kv_sources(p.layer_types, num_shared, c.path));
-  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", 512.0));
+  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", std::nullopt));
 
   std::vector<double> sparsity(static_cast<size_t>(L), 0.0);
   if (t.has("activation_sparsity_pattern")) {
@@ -273,36 +274,6 @@ Mat rms_norm_unit(const Mat& x, double eps, int64_t group) {
   return y;
 }
 
-namespace {
-
-// erf⁻¹ in float64: Giles' single-precision approximation refined by Newton steps on erf.
-double erfinv(double y) {
-  OG_CHECK(y > -1 && y < 1);
-  double w = -std::log((1.0 - y) * (1.0 + y));
-  double p;
-  if (w < 5.0) {
-    w -= 2.5;
-    p = 2.81022636e-08;
-    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
-                     0.246640727, 1.50140941})
-      p = c + p * w;
-  } else {
-    w = std::sqrt(w) - 3.0;
-    p = -0.000200214257;
-    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
-                     1.00167406, 2.83297682})
-      p = c + p * w;
-  }
-  double x = p * y;
-  for (int it = 0; it < 4; ++it) {
-    const double err = std::erf(x) - y;
-    x -= err / (2.0 / std::sqrt(std::numbers::pi) * std::exp(-x * x));
-  }
-  return x;
-}
-
-}  // namespace
-
 double gaussian_sparsity_multiplier(double sparsity, DType activation_dtype) {
   OG_CHECK(sparsity > 0 && sparsity < 1);
   // torch.distributions.Normal(0, 1).icdf(v) = 0 + 1 * erfinv(2 v - 1) * sqrt(2), on a float32 v.
@@ -328,20 +299,25 @@ void gaussian_topk(Mat& x, double multiplier, const Numerics& numerics) {
   numerics.settle(x);
 }
 
-Result<DType> gemma_n_weight_dtype(const hf::ModelConfig& c, const hf::TensorView& embed,
-                                   const ForwardOptions& options) {
-  if (options.weight_dtype) {
-    if (!is_float_dtype(*options.weight_dtype))
-      return usage_error("ForwardOptions.weight_dtype {} is not a float dtype", dtype_name(*options.weight_dtype));
-    return *options.weight_dtype;
-  }
-  if (c.torch_dtype.empty()) return embed.dtype;
-  if (c.torch_dtype == "bfloat16") return DType::kBF16;
-  if (c.torch_dtype == "float16") return DType::kF16;
-  if (c.torch_dtype == "float32") return DType::kF32;
-  if (c.torch_dtype == "float64") return DType::kF64;
-  return unsupported("{}: torch_dtype '{}' is not supported by the reference (bfloat16, float16, float32, float64)",
-                     c.path, c.torch_dtype);
+Result<std::vector<double>> gemma_n_logits(const Mat& x, const LogitsHead& h) {
+  const int64_t H = h.config.hidden_size;
+  OG_ASSIGN_OR_RETURN(std::vector<double> final_norm, vector_f64(h.ckpt, h.norm_prefix + "norm.weight", H));
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* head,
+                      output_head(h.ckpt, h.config, h.embed, {"lm_head.weight", "language_model.lm_head.weight"}));
+  Mat hn = rms_norm(x, final_norm, h.eps, NormStyle::kWeight, H);
+  h.numerics.settle(hn);
+  Mat logits = linear(hn, *head);  // [T, V]
+  h.numerics.settle(logits);
+  if (h.final_cap)
+    for (double& v : logits.v) v = softcap(v, *h.final_cap);
+  h.numerics.settle(logits);
+  return std::move(logits.v);
+}
+
+std::vector<int64_t> plan_windows(const GemmaNPlan& plan) {
+  std::vector<int64_t> w;
+  for (const GemmaNLayer& layer : plan.layers) w.push_back(layer.window);
+  return w;
 }
 
 double float32_constant_in(double value, DType dtype) {
@@ -353,7 +329,7 @@ Result<std::string> gemma_n_prefix(const hf::ModelConfig& c, const hf::Checkpoin
     if (ckpt.find(std::string(prefix) + "embed_tokens.weight") != nullptr) return std::string(prefix);
   return bad_input("{}: no embedding tensor for {} (looked for model.language_model.embed_tokens.weight, "
                    "language_model.model.embed_tokens.weight, model.embed_tokens.weight)",
-                   ckpt.dir(), c.family);
+                   ckpt.dir(), c.text_model_type);
 }
 
 Result<GemmaNAttentionWeights> load_gemma_n_attention(const hf::Checkpoint& ckpt, const std::string& at,

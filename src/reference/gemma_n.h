@@ -112,6 +112,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -195,10 +196,21 @@ void gaussian_topk(Mat& x, double multiplier, const Numerics& numerics);
 
 // ---- Pieces both forward passes are built from (families/gemma4.cc, families/gemma3n.cc). ----
 
-// The dtype transformers holds weights (and so activations) in: ForwardOptions::weight_dtype,
-// else config.json's torch_dtype/dtype, else the embedding tensor's dtype.
-Result<DType> gemma_n_weight_dtype(const hf::ModelConfig& config, const hf::TensorView& embed,
-                                   const ForwardOptions& options);
+// The model's head on the residual stream x [T, H]: the final RMSNorm (x̂ · w, weight
+// "<norm_prefix>norm.weight"), lm_head or the tied embedding, then the optional final softcap.
+// Returns logits [T, V] row-major.
+struct LogitsHead {
+  const hf::Checkpoint& ckpt;
+  const hf::ModelConfig& config;
+  const hf::TensorView& embed;
+  std::string norm_prefix;
+  double eps = 1e-6;
+  std::optional<double> final_cap;
+  Numerics numerics;
+};
+Result<std::vector<double>> gemma_n_logits(const Mat& x, const LogitsHead& head);
+// The attention window of each layer of a plan (0: full history).
+std::vector<int64_t> plan_windows(const GemmaNPlan& plan);
 // A constant transformers holds as a float32 tensor and casts to `dtype` before use
 // (embed_scale buffers, gemma3n's per-layer and router scales).
 double float32_constant_in(double value, DType dtype);

@@ -1,4 +1,5 @@
-// The registry: one line per family, dispatching on ModelConfig::family.
+// The registry: one line per family, dispatching on the config's model_type. The reference
+// reads config.json with its own families' model types and defaults (families/*.cc).
 #include "reference/reference.h"
 
 #include <algorithm>
@@ -17,15 +18,52 @@ constexpr std::array<const Family*, 9> kFamilies{
 };
 }  // namespace
 
-Result<const Family*> find_family(const hf::ModelConfig& config) {
-  std::string names;
-  for (const Family* f : kFamilies) {
-    if (f->name == config.family) return f;
-    names += (names.empty() ? "" : ", ") + std::string(f->name);
-  }
-  return unsupported("{}: model family '{}' (model_type '{}') has no reference forward pass (have: {})", config.path,
-                     config.family, config.model_type, names);
+namespace {
+
+const ModelType* find_model_type(std::string_view model_type, const Family** family) {
+  for (const Family* f : kFamilies)
+    for (const ModelType& t : f->model_types)
+      if (t.name == model_type) {
+        *family = f;
+        return &t;
+      }
+  return nullptr;
 }
+
+std::string model_type_names() {
+  std::string names;
+  for (const Family* f : kFamilies)
+    for (const ModelType& t : f->model_types) names += (names.empty() ? "" : ", ") + std::string(t.name);
+  return names;
+}
+
+Result<hf::ConfigReading> reading_for(const std::string& model_type, const std::string& path) {
+  const Family* family = nullptr;
+  const ModelType* type = find_model_type(model_type, &family);
+  if (type == nullptr)
+    return unsupported("{}: model_type '{}' has no reference forward pass (have: {})", path, model_type,
+                       model_type_names());
+  OG_ASSIGN_OR_RETURN(hf::Json defaults, hf::parse_json(std::string(family->config_defaults), "reference defaults"));
+  return hf::ConfigReading{.text_in_text_config = type->text_in_text_config,
+                           .tie_word_embeddings_default = family->tie_word_embeddings_default,
+                           .defaults = std::move(defaults)};
+}
+
+}  // namespace
+
+Result<const Family*> find_family(const hf::ModelConfig& config) {
+  const Family* family = nullptr;
+  if (find_model_type(config.model_type, &family) == nullptr)
+    return unsupported("{}: model_type '{}' has no reference forward pass (have: {})", config.path, config.model_type,
+                       model_type_names());
+  return family;
+}
+
+Result<hf::ModelConfig> parse_model_config(const std::string& json_text, const std::string& path) {
+  return hf::parse_model_config(json_text, path, reading_for);
+}
+
+Result<hf::ModelConfig> load_model_config(const std::string& path) { return hf::load_model_config(path, reading_for); }
 
 Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,
                                     std::span<const int32_t> tokens, const ForwardOptions& options) {
@@ -33,7 +71,7 @@ Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Che
   OG_ASSIGN_OR_RETURN(const Family* family, find_family(config));
   if (options.float32_activations && family != &kGemma4Family && family != &kGemma3nFamily)
     return unsupported("ForwardOptions.float32_activations is implemented for gemma4 and gemma3n only, not {}",
-                       config.family);
+                       family->name);
   if (options.int8_linear_inputs.empty()) return family->forward(config, ckpt, tokens, options);
   std::vector<int64_t> other_way = options.int8_round_other_way;
   std::sort(other_way.begin(), other_way.end());

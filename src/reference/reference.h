@@ -56,6 +56,14 @@ struct ForwardOptions {
   std::vector<int64_t> int8_round_other_way;
 };
 
+// config.json as the reference reads it: its own table of model types (which wrap the text
+// model under text_config) and transformers' class defaults for absent keys, written
+// independently of the exporter's so that a wrong default in either makes tests disagree.
+// An unknown model_type is an unsupported error listing the ones there are. Pass configs
+// read here to forward() and layer_windows().
+Result<hf::ModelConfig> parse_model_config(const std::string& json_text, const std::string& path);
+Result<hf::ModelConfig> load_model_config(const std::string& path);
+
 // Logits [T, V] row-major (row t = logits after token t), tokens at positions 0..T-1,
 // computed from scratch in float64 with causal + sliding-window masks as transformers applies them.
 Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,

@@ -116,4 +116,26 @@ Result<double> parse_partial_rotary_factor(const hf::ModelConfig& config) {
   return f;
 }
 
+Result<LayerTypeRopes> rope_params_by_layer_type(const hf::ModelConfig& c) {
+  const hf::JsonFields t = c.text_fields();
+  LayerTypeRopes r;
+  if (t.has("rope_parameters")) {
+    OG_ASSIGN_OR_RETURN(hf::JsonFields rp, t.get_object("rope_parameters"));
+    for (const auto& [key, value] : c.text.at("rope_parameters").items()) {
+      if (key != "full_attention" && key != "sliding_attention")
+        return unsupported("{}: field '{}' must be keyed by layer type (full_attention, sliding_attention) "
+                           "for {}, found key '{}'",
+                           c.path, t.field_name("rope_parameters"), c.text_model_type, key);
+      if (value.is_null()) continue;
+      if (!value.is_object()) return rp.invalid(key, "an object");
+      (key == "full_attention" ? r.full : r.sliding) = value;
+    }
+  }
+  if (t.has("rope_scaling")) {
+    OG_TRY(t.get_object("rope_scaling"));
+    r.full.update(c.text.at("rope_scaling"));
+  }
+  return r;
+}
+
 }  // namespace og::reference

@@ -52,4 +52,13 @@ Result<RopeSpec> parse_uniform_rope(const hf::ModelConfig& config, double defaul
 // present and different is an error, since transformers versions disagree on which wins.
 Result<double> parse_partial_rotary_factor(const hf::ModelConfig& config);
 
+// The two rope dicts of a model with one rope per layer type (Gemma3/Gemma3n
+// convert_rope_params_to_dict): empty (default rope) or the per-layer-type entries of
+// `rope_parameters`, with the old `rope_scaling` merged into the full-attention entry only.
+struct LayerTypeRopes {
+  hf::Json full = hf::Json::object();
+  hf::Json sliding = hf::Json::object();
+};
+Result<LayerTypeRopes> rope_params_by_layer_type(const hf::ModelConfig& c);
+
 }  // namespace og::reference

@@ -213,4 +213,19 @@ double round_to_dtype(double value, DType t) {
   }
 }
 
+Result<DType> weight_dtype(const hf::ModelConfig& c, const hf::TensorView& embed, const ForwardOptions& options) {
+  if (options.weight_dtype) {
+    if (!is_float_dtype(*options.weight_dtype))
+      return usage_error("ForwardOptions.weight_dtype {} is not a float dtype", dtype_name(*options.weight_dtype));
+    return *options.weight_dtype;
+  }
+  if (c.torch_dtype.empty()) return embed.dtype;
+  if (c.torch_dtype == "bfloat16") return DType::kBF16;
+  if (c.torch_dtype == "float16") return DType::kF16;
+  if (c.torch_dtype == "float32") return DType::kF32;
+  if (c.torch_dtype == "float64") return DType::kF64;
+  return unsupported("{}: torch_dtype '{}' is not supported by the reference (bfloat16, float16, float32, float64)",
+                     c.path, c.torch_dtype);
+}
+
 }  // namespace og::reference

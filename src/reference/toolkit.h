@@ -15,6 +15,7 @@
 
 #include "base/dtype.h"
 #include "base/status.h"
+#include "hf/model_config.h"
 #include "hf/safetensors.h"
 #include "reference/reference.h"
 
@@ -103,6 +104,11 @@ struct AttentionParams {
 // Causal (optionally windowed) softmax attention over positions 0..T-1.
 // q [T, n_heads * head_dim], k and v [T, n_kv_heads * head_dim] -> [T, n_heads * head_dim].
 Mat attention(const Mat& q, const Mat& k, const Mat& v, const AttentionParams& p);
+
+// The dtype transformers holds the weights (and so the activations) in:
+// ForwardOptions::weight_dtype, else from_pretrained's dtype="auto" rule (config.json's
+// torch_dtype/dtype, else the embedding tensor's own dtype).
+Result<DType> weight_dtype(const hf::ModelConfig& config, const hf::TensorView& embed, const ForwardOptions& options);
 
 // Rounds a value to what a tensor of dtype `t` would hold (16-bit types via float32, as
 // torch converts a Python float). F64 is returned unchanged.

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "base/utf8.h"  // append_utf8
 
 namespace og::tokenizer {
 
@@ -37,7 +38,6 @@ inline char32_t next_char(std::string_view s, size_t& i) {
 // Byte length of the character whose first byte is b (1 for stray continuation bytes).
 inline size_t utf8_length(unsigned char b) { return b < 0xC0 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4; }
 
-void append_utf8(std::string& out, char32_t c);
 
 // GPT-2 byte-level alphabet: every byte maps to one printable character.
 char32_t byte_to_char(uint8_t b);

@@ -12,6 +12,21 @@ namespace {
 class Gemma2Family final : public Family {
  public:
   const char* name() const override { return "gemma2"; }
+  std::span<const ModelType> model_types() const override {
+    static constexpr ModelType kTypes[] = {{"gemma2", false}};
+    return kTypes;
+  }
+  // transformers' Gemma2Config defaults for keys that published configs omit.
+  const hf::Json& config_defaults() const override {
+    static const hf::Json kDefaults = {{"vocab_size", 256000}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                                      {"num_hidden_layers", 26}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                                      {"head_dim", 256}, {"max_position_embeddings", 8192}, {"rms_norm_eps", 1e-6},
+                                      {"rope_theta", 10000.0}, {"query_pre_attn_scalar", 256}, {"sliding_window", 4096},
+                                      {"final_logit_softcapping", 30.0}, {"attn_logit_softcapping", 50.0},
+                                      {"hidden_activation", "gelu_pytorch_tanh"}};
+    return kDefaults;
+  }
+  bool tie_word_embeddings_default() const override { return true; }
   Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
     std::vector<std::string> types;
     for (int64_t i = 0; i < c.num_hidden_layers; ++i)

@@ -25,6 +25,7 @@
 
 #include "export/build_context.h"
 #include "export/decoder.h"
+#include "base/special_functions.h"
 #include "export/family.h"
 #include "export/rope.h"
 #include "hf/json_fields.h"
@@ -38,28 +39,6 @@ Result<std::optional<double>> number_or_null(const hf::ModelConfig& c, const std
   if (c.text.at(key).is_null()) return std::optional<double>();
   OG_ASSIGN_OR_RETURN(double v, c.text_fields().get_double(key));
   return std::optional<double>(v);
-}
-
-// torch.special.erfinv (Giles' single-precision approximation, refined by Newton steps).
-double erfinv(double y) {
-  double w = -std::log((1.0 - y) * (1.0 + y));
-  double p;
-  if (w < 5.0) {
-    w -= 2.5;
-    p = 2.81022636e-08;
-    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503, -0.00417768164,
-                     0.246640727, 1.50140941})
-      p = c + p * w;
-  } else {
-    w = std::sqrt(w) - 3.0;
-    p = -0.000200214257;
-    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613, 0.00943887047,
-                     1.00167406, 2.83297682})
-      p = c + p * w;
-  }
-  double x = p * y;
-  for (int it = 0; it < 4; ++it) x -= (std::erf(x) - y) / (2.0 / std::sqrt(std::numbers::pi) * std::exp(-x * x));
-  return x;
 }
 
 // Gemma3nTextMLP's std multiplier: Normal(0, 1).icdf(sparsity) on a float32 tensor, cast to
@@ -180,6 +159,18 @@ Status overlay_tower_embeddings(BuildContext& ctx, ValueId& x) {
 class Gemma3nFamily final : public Family {
  public:
   const char* name() const override { return "gemma3n"; }
+  std::span<const ModelType> model_types() const override {
+    static constexpr ModelType kTypes[] = {{"gemma3n", true}, {"gemma3n_text", false}};
+    return kTypes;
+  }
+  // transformers' Gemma3nTextConfig defaults for keys that published text_configs omit.
+  const hf::Json& config_defaults() const override {
+    static const hf::Json kDefaults = {{"head_dim", 256}, {"num_key_value_heads", 2}, {"num_kv_shared_layers", 15},
+                                      {"hidden_activation", "gelu_pytorch_tanh"}, {"rms_norm_eps", 1e-6},
+                                      {"sliding_window", 512}};
+    return kDefaults;
+  }
+  bool tie_word_embeddings_default() const override { return true; }
   Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
     std::vector<std::string> types;
     for (int64_t i = 0; i < c.num_hidden_layers; ++i)

@@ -23,6 +23,21 @@ namespace {
 class Gemma4Family final : public Family {
  public:
   const char* name() const override { return "gemma4"; }
+  std::span<const ModelType> model_types() const override {
+    static constexpr ModelType kTypes[] = {{"gemma4", true}, {"gemma4_text", false}};
+    return kTypes;
+  }
+  // transformers' Gemma4TextConfig defaults for keys that published text_configs omit (an
+  // explicit null stays null: hidden_size_per_layer_input null means no per-layer inputs).
+  const hf::Json& config_defaults() const override {
+    static const hf::Json kDefaults = {{"vocab_size", 262144}, {"hidden_size", 2304}, {"intermediate_size", 9216},
+                                      {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
+                                      {"head_dim", 256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
+                                      {"sliding_window", 512}, {"hidden_activation", "gelu_pytorch_tanh"},
+                                      {"hidden_size_per_layer_input", 256}, {"vocab_size_per_layer_input", 262144}};
+    return kDefaults;
+  }
+  bool tie_word_embeddings_default() const override { return true; }
   Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
     std::vector<std::string> types;
     for (int64_t i = 0; i < c.num_hidden_layers; ++i)

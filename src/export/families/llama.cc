@@ -9,6 +9,10 @@ namespace {
 class LlamaFamily final : public Family {
  public:
   const char* name() const override { return "llama"; }
+  std::span<const ModelType> model_types() const override {
+    static constexpr ModelType kTypes[] = {{"llama", false}};
+    return kTypes;
+  }
   Status build(BuildContext& ctx) const override {
     hf::JsonFields t = ctx.config.text_fields();
     DecoderOptions o;

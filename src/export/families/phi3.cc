@@ -10,6 +10,15 @@ namespace {
 class Phi3Family final : public Family {
  public:
   const char* name() const override { return "phi3"; }
+  std::span<const ModelType> model_types() const override {
+    static constexpr ModelType kTypes[] = {{"phi3", false}};
+    return kTypes;
+  }
+  // transformers' Phi3Config defaults for keys that published configs omit.
+  const hf::Json& config_defaults() const override {
+    static const hf::Json kDefaults = {{"rms_norm_eps", 1e-5}};
+    return kDefaults;
+  }
   Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
     return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
                                     c.sliding_window ? "sliding_attention" : "full_attention");

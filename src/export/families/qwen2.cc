@@ -10,6 +10,15 @@ namespace {
 class Qwen2Family final : public Family {
  public:
   const char* name() const override { return "qwen2"; }
+  std::span<const ModelType> model_types() const override {
+    static constexpr ModelType kTypes[] = {{"qwen2", false}};
+    return kTypes;
+  }
+  // transformers' Qwen2Config: the sliding_window default counts only with use_sliding_window.
+  const hf::Json& config_defaults() const override {
+    static const hf::Json kDefaults = {{"sliding_window", 4096}};
+    return kDefaults;
+  }
   Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
     return qwen_layer_types(c);
   }

@@ -10,6 +10,16 @@ namespace {
 class Qwen3Family final : public Family {
  public:
   const char* name() const override { return "qwen3"; }
+  std::span<const ModelType> model_types() const override {
+    static constexpr ModelType kTypes[] = {{"qwen3", false}};
+    return kTypes;
+  }
+  // transformers' Qwen3Config: head_dim defaults to 128, not hidden_size / heads; the
+  // sliding_window default counts only with use_sliding_window.
+  const hf::Json& config_defaults() const override {
+    static const hf::Json kDefaults = {{"head_dim", 128}, {"sliding_window", 4096}};
+    return kDefaults;
+  }
   Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
     return qwen_layer_types(c);
   }

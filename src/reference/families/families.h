@@ -1,6 +1,8 @@
-// The reference families and the registry that dispatches on ModelConfig::family.
-// A family is one entry: its forward pass and its per-layer attention windows, both read
-// from config.json with that family's transformers defaults.
+// The reference families and the registry that dispatches on the config's model_type.
+// A family is one entry: the model_types it reads and how (text model under text_config,
+// transformers' class defaults for absent keys, the tying default — the reference's own
+// copy, written from transformers' configuration_*.py independently of the exporter's, so a
+// wrong default in either shows as a mismatch), its forward pass and its per-layer windows.
 #pragma once
 
 #include <cstdint>
@@ -15,8 +17,16 @@
 
 namespace og::reference {
 
+struct ModelType {
+  std::string_view name;      // config.json's root model_type
+  bool text_in_text_config;   // a multimodal wrapper
+};
+
 struct Family {
-  std::string_view name;  // ModelConfig::family
+  std::string_view name;
+  std::span<const ModelType> model_types;
+  bool tie_word_embeddings_default;
+  std::string_view config_defaults;  // JSON object: keys the text model takes when absent
   Result<std::vector<double>> (*forward)(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,
                                          std::span<const int32_t> tokens, const ForwardOptions& options);
   Result<std::vector<int64_t>> (*windows)(const hf::ModelConfig& config);
@@ -37,7 +47,7 @@ extern const Family kGemma3Family;
 extern const Family kGemma4Family;
 extern const Family kGemma3nFamily;
 
-// The family for config.family, or an unsupported error listing the families there are.
+// The family for config.model_type, or an unsupported error listing the families there are.
 Result<const Family*> find_family(const hf::ModelConfig& config);
 
 }  // namespace og::reference

@@ -47,7 +47,7 @@ Result<std::vector<bool>> sliding_flags(int version, const hf::ModelConfig& c) {
   int64_t pattern = 2;
   if (version == 3) {
     const hf::JsonFields t = c.text_fields();
-    OG_ASSIGN_OR_RETURN(pattern, t.get_int("sliding_window_pattern", 6));
+    OG_ASSIGN_OR_RETURN(pattern, t.get_int("sliding_window_pattern"));
     if (pattern <= 0) return t.invalid("sliding_window_pattern", "a positive integer");
   }
   std::vector<bool> flags;
@@ -55,11 +55,11 @@ Result<std::vector<bool>> sliding_flags(int version, const hf::ModelConfig& c) {
   return flags;
 }
 
-// The window of sliding layers: sliding_window, 4096 when absent (the config class default);
+// The window of sliding layers: sliding_window (the family table fills 4096 when absent);
 // an explicit null leaves nothing to apply, which transformers rejects when a layer slides.
 Result<std::vector<int64_t>> windows_for(int version, const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(std::vector<bool> sliding, sliding_flags(version, c));
-  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", 4096.0));
+  OG_ASSIGN_OR_RETURN(std::optional<double> window, number_or_null(c, "sliding_window", std::nullopt));
   std::vector<int64_t> windows;
   for (size_t i = 0; i < sliding.size(); ++i) {
     if (sliding[i] && !window)
@@ -76,25 +76,11 @@ Result<std::vector<int64_t>> windows_for(int version, const hf::ModelConfig& c) 
 // (1e6) for full layers and rope_local_base_freq (1e4) for sliding layers.
 Result<std::pair<RopeSpec, RopeSpec>> gemma3_ropes(const hf::ModelConfig& c) {
   const hf::JsonFields t = c.text_fields();
-  OG_ASSIGN_OR_RETURN(double full_theta, t.get_double("rope_theta", 1e6));
-  OG_ASSIGN_OR_RETURN(double local_theta, t.get_double("rope_local_base_freq", 1e4));
-  hf::Json full = hf::Json::object(), sliding = hf::Json::object();
-  if (t.has("rope_parameters")) {
-    OG_ASSIGN_OR_RETURN(hf::JsonFields rp, t.get_object("rope_parameters"));
-    for (const auto& [key, value] : c.text.at("rope_parameters").items()) {
-      if (key != "full_attention" && key != "sliding_attention")
-        return unsupported("{}: field '{}' must be keyed by layer type (full_attention, sliding_attention) "
-                           "for gemma3, found key '{}'",
-                           c.path, t.field_name("rope_parameters"), key);
-      if (value.is_null()) continue;
-      if (!value.is_object()) return rp.invalid(key, "an object");
-      (key == "full_attention" ? full : sliding) = value;
-    }
-  }
-  if (t.has("rope_scaling")) {
-    OG_TRY(t.get_object("rope_scaling"));
-    full.update(c.text.at("rope_scaling"));
-  }
+  OG_ASSIGN_OR_RETURN(double full_theta, t.get_double("rope_theta"));
+  OG_ASSIGN_OR_RETURN(double local_theta, t.get_double("rope_local_base_freq"));
+  OG_ASSIGN_OR_RETURN(LayerTypeRopes by_type, rope_params_by_layer_type(c));
+  const hf::Json& full = by_type.full;
+  const hf::Json& sliding = by_type.sliding;
   const hf::JsonFields full_fields(full, c.path, t.field_name("rope_parameters.full_attention."));
   const hf::JsonFields sliding_fields(sliding, c.path, t.field_name("rope_parameters.sliding_attention."));
   OG_ASSIGN_OR_RETURN(RopeSpec f, parse_rope_params(&full_fields, full_theta, c.max_position_embeddings));
@@ -109,26 +95,24 @@ Result<Plan> make_plan(int version, const hf::ModelConfig& c) {
   p.hidden = c.hidden_size;
   p.heads = c.num_attention_heads;
   p.vocab = c.vocab_size;
-  // Gemma2Config / Gemma3TextConfig defaults differ from the generic ones ModelConfig applies.
-  p.kv_heads = t.has("num_key_value_heads") ? c.num_key_value_heads : 4;
-  p.head_dim = t.has("head_dim") ? c.head_dim : 256;
+  p.kv_heads = c.num_key_value_heads;
+  p.head_dim = c.head_dim;
   if (p.heads % p.kv_heads != 0)
     return bad_input("{}: num_attention_heads ({}) is not a multiple of num_key_value_heads ({})", c.path, p.heads,
                      p.kv_heads);
-  OG_ASSIGN_OR_RETURN(p.eps, t.get_double("rms_norm_eps", 1e-6));
+  p.eps = c.rms_norm_eps;
   OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("attention_bias", false));
-  OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_activation", "gelu_pytorch_tanh"));
+  OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_activation"));
   OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_activation") + "'"));
-  OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar", 256));
+  OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar"));
   if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "a positive number");
   p.scale = 1.0 / std::sqrt(qpas);
   if (version == 2) {
-    OG_ASSIGN_OR_RETURN(std::optional<double> cap, number_or_null(c, "attn_logit_softcapping", 50.0));
+    OG_ASSIGN_OR_RETURN(std::optional<double> cap, number_or_null(c, "attn_logit_softcapping", std::nullopt));
     p.attn_softcap = cap.value_or(0);
   }
   OG_ASSIGN_OR_RETURN(std::optional<double> final_cap,
-                      number_or_null(c, "final_logit_softcapping", version == 2 ? std::optional<double>(30.0)
-                                                                                  : std::nullopt));
+                      number_or_null(c, "final_logit_softcapping", std::nullopt));
   p.final_softcap = final_cap.value_or(0);
   if (p.attn_softcap < 0) return t.invalid("attn_logit_softcapping", "a positive number or null");
   if (p.final_softcap < 0) return t.invalid("final_logit_softcapping", "a positive number or null");
@@ -140,7 +124,7 @@ Result<Plan> make_plan(int version, const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(double partial, parse_partial_rotary_factor(c));
   if (partial != 1.0)
     return unsupported("{}: field '{}' = {} is not supported for {} (its attention rotates the whole head)", c.path,
-                       t.field_name("partial_rotary_factor"), partial, c.family);
+                       t.field_name("partial_rotary_factor"), partial, c.text_model_type);
   if (version == 2) {
     OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
     p.inv_freq_full = p.inv_freq_sliding = rope_inv_freq(rope, p.head_dim);
@@ -161,23 +145,6 @@ double normalizer(int version, int64_t hidden, DType weight_dtype) {
   return round_to_dtype(s, weight_dtype);
 }
 
-// The dtype transformers holds the weights in: ForwardOptions, else from_pretrained's
-// dtype="auto" rule (config.json's torch_dtype/dtype, else the checkpoint's own dtype).
-Result<DType> loaded_dtype(const hf::ModelConfig& c, const hf::TensorView& embed, const ForwardOptions& options) {
-  if (options.weight_dtype) {
-    if (!is_float_dtype(*options.weight_dtype))
-      return usage_error("ForwardOptions.weight_dtype {} is not a float dtype", dtype_name(*options.weight_dtype));
-    return *options.weight_dtype;
-  }
-  if (c.torch_dtype.empty()) return embed.dtype;
-  if (c.torch_dtype == "bfloat16") return DType::kBF16;
-  if (c.torch_dtype == "float16") return DType::kF16;
-  if (c.torch_dtype == "float32") return DType::kF32;
-  if (c.torch_dtype == "float64") return DType::kF64;
-  return unsupported("{}: torch_dtype '{}' is not supported by the reference (bfloat16, float16, float32, float64)",
-                     c.path, c.torch_dtype);
-}
-
 // Where the text model's tensors live: Gemma*ForCausalLM saves "model.", the Gemma3
 // multimodal wrapper "language_model.model." (before transformers 4.52) or
 // "model.language_model." (after).
@@ -186,7 +153,7 @@ Result<std::string> weight_prefix(const hf::ModelConfig& c, const hf::Checkpoint
     if (ckpt.find(std::string(prefix) + "embed_tokens.weight") != nullptr) return std::string(prefix);
   return bad_input("{}: no embedding tensor for {} (looked for model.embed_tokens.weight, "
                    "language_model.model.embed_tokens.weight, model.language_model.embed_tokens.weight)",
-                   ckpt.dir(), c.family);
+                   ckpt.dir(), c.text_model_type);
 }
 
 Result<std::vector<double>> run(int version, const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
@@ -195,7 +162,7 @@ Result<std::vector<double>> run(int version, const hf::ModelConfig& c, const hf:
   const int64_t H = p.hidden, D = p.head_dim;
   OG_ASSIGN_OR_RETURN(std::string mp, weight_prefix(c, ckpt));
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed, float_tensor(ckpt, mp + "embed_tokens.weight", {p.vocab, H}));
-  OG_ASSIGN_OR_RETURN(DType weight_dtype, loaded_dtype(c, *embed, options));
+  OG_ASSIGN_OR_RETURN(DType weight_dtype, weight_dtype(c, *embed, options));
 
   OG_ASSIGN_OR_RETURN(Mat x, embed_rows(*embed, tokens));  // [T, H] residual stream
   const double scale = normalizer(version, H, weight_dtype);
@@ -266,7 +233,23 @@ Result<std::vector<int64_t>> windows_of(const hf::ModelConfig& c) {
 
 }  // namespace
 
-const Family kGemma2Family{"gemma2", &forward_of<2>, &windows_of<2>};
-const Family kGemma3Family{"gemma3", &forward_of<3>, &windows_of<3>};
+// Model types and transformers' class defaults (Gemma2Config, Gemma3TextConfig) for keys a
+// config.json may omit; the gemma3 wrapper's text_config often lists only what differs.
+constexpr ModelType kGemma2Types[] = {{"gemma2", false}};
+constexpr ModelType kGemma3Types[] = {{"gemma3_text", false}, {"gemma3", true}};
+
+const Family kGemma2Family{"gemma2", kGemma2Types, true, R"({
+    "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "query_pre_attn_scalar": 256,
+    "sliding_window": 4096, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0})",
+                           &forward_of<2>, &windows_of<2>};
+const Family kGemma3Family{"gemma3", kGemma3Types, true, R"({
+    "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
+    "rope_local_base_freq": 10000.0, "query_pre_attn_scalar": 256, "sliding_window": 4096,
+    "sliding_window_pattern": 6})",
+                           &forward_of<3>, &windows_of<3>};
 
 }  // namespace og::reference

@@ -40,23 +40,9 @@ Result<Ropes> gemma3n_ropes(const hf::ModelConfig& c, int64_t head_dim) {
   const hf::JsonFields t = c.text_fields();
   OG_ASSIGN_OR_RETURN(double full_theta, t.get_double("rope_theta", 1e6));
   OG_ASSIGN_OR_RETURN(double local_theta, t.get_double("rope_local_base_freq", 1e4));
-  hf::Json full = hf::Json::object(), sliding = hf::Json::object();
-  if (t.has("rope_parameters")) {
-    OG_ASSIGN_OR_RETURN(hf::JsonFields rp, t.get_object("rope_parameters"));
-    for (const auto& [key, value] : c.text.at("rope_parameters").items()) {
-      if (key != "full_attention" && key != "sliding_attention")
-        return unsupported("{}: field '{}' must be keyed by layer type (full_attention, sliding_attention) for "
-                           "gemma3n, found key '{}'",
-                           c.path, t.field_name("rope_parameters"), key);
-      if (value.is_null()) continue;
-      if (!value.is_object()) return rp.invalid(key, "an object");
-      (key == "full_attention" ? full : sliding) = value;
-    }
-  }
-  if (t.has("rope_scaling")) {
-    OG_TRY(t.get_object("rope_scaling"));
-    full.update(c.text.at("rope_scaling"));
-  }
+  OG_ASSIGN_OR_RETURN(LayerTypeRopes by_type, rope_params_by_layer_type(c));
+  const hf::Json& full = by_type.full;
+  const hf::Json& sliding = by_type.sliding;
   Ropes ropes;
   for (bool is_full : {true, false}) {
     const hf::Json& dict = is_full ? full : sliding;
@@ -222,7 +208,7 @@ Result<std::vector<double>> gemma3n_forward(const hf::ModelConfig& c, const hf::
   const int64_t D = plan.layers[0].head_dim;
   const double eps = c.rms_norm_eps;
   OG_ASSIGN_OR_RETURN(Ropes ropes, gemma3n_ropes(c, D));
-  OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_activation", "gelu_pytorch_tanh"));
+  OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_activation"));
   OG_ASSIGN_OR_RETURN(Activation act,
                       parse_activation(act_name, c.path + ": field '" + t.field_name("hidden_activation") + "'"));
   OG_ASSIGN_OR_RETURN(bool bias, t.get_bool("attention_bias", false));
@@ -242,7 +228,7 @@ Result<std::vector<double>> gemma3n_forward(const hf::ModelConfig& c, const hf::
 
   OG_ASSIGN_OR_RETURN(std::string mp, gemma_n_prefix(c, ckpt));
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed, float_tensor(ckpt, mp + "embed_tokens.weight", {V, H}));
-  OG_ASSIGN_OR_RETURN(DType wdt, gemma_n_weight_dtype(c, *embed, options));
+  OG_ASSIGN_OR_RETURN(DType wdt, weight_dtype(c, *embed, options));
   const Numerics nu{options.float32_activations};
   // Constants Gemma3n holds as float32 tensors and casts to the activation dtype.
   const double normalizer = float32_constant_in(std::sqrt(static_cast<double>(H)), wdt);
@@ -398,28 +384,22 @@ Result<std::vector<double>> gemma3n_forward(const hf::ModelConfig& c, const hf::
     for (double& v : x.v) v /= static_cast<double>(n);
     nu.settle(x);
   }
-  OG_ASSIGN_OR_RETURN(std::vector<double> final_norm, vector_f64(ckpt, mp + "norm.weight", H));
-  OG_ASSIGN_OR_RETURN(const hf::TensorView* head,
-                      output_head(ckpt, c, *embed, {"lm_head.weight", "language_model.lm_head.weight"}));
-  Mat hn = rms_norm(x, final_norm, eps, kW, H);
-  nu.settle(hn);
-  Mat logits = linear(hn, *head);  // [T, V]
-  nu.settle(logits);
-  if (final_cap)
-    for (double& v : logits.v) v = softcap(v, *final_cap);
-  nu.settle(logits);
-  return std::move(logits.v);
+  return gemma_n_logits(x, {.ckpt = ckpt, .config = c, .embed = *embed, .norm_prefix = mp, .eps = eps,
+                            .final_cap = final_cap, .numerics = nu});
 }
 
 Result<std::vector<int64_t>> gemma3n_windows(const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma3n_plan(c));
-  std::vector<int64_t> w;
-  for (const GemmaNLayer& L : plan.layers) w.push_back(L.window);
-  return w;
+  return plan_windows(plan);
 }
 
 }  // namespace
 
-const Family kGemma3nFamily{"gemma3n", &gemma3n_forward, &gemma3n_windows};
+// Model types and transformers' Gemma3nTextConfig defaults for keys a text_config may omit.
+constexpr ModelType kGemma3nTypes[] = {{"gemma3n", true}, {"gemma3n_text", false}};
+const Family kGemma3nFamily{"gemma3n", kGemma3nTypes, true, R"({
+    "head_dim": 256, "num_key_value_heads": 2, "num_kv_shared_layers": 15, "hidden_activation": "gelu_pytorch_tanh",
+    "rms_norm_eps": 1e-6, "sliding_window": 512})",
+                            &gemma3n_forward, &gemma3n_windows};
 
 }  // namespace og::reference

@@ -151,21 +151,21 @@ Result<std::vector<double>> gemma4_forward(const hf::ModelConfig& c, const hf::C
   const hf::JsonFields t = c.text_fields();
   const int64_t H = c.hidden_size, heads = c.num_attention_heads, V = c.vocab_size, L = c.num_hidden_layers;
   const double eps = c.rms_norm_eps;
-  OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_activation", "gelu_pytorch_tanh"));
+  OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_activation"));
   OG_ASSIGN_OR_RETURN(Activation act,
                       parse_activation(act_name, c.path + ": field '" + t.field_name("hidden_activation") + "'"));
   OG_ASSIGN_OR_RETURN(bool bias, t.get_bool("attention_bias", false));
-  OG_ASSIGN_OR_RETURN(std::optional<double> P_field, number_or_null(c, "hidden_size_per_layer_input", 256.0));
+  OG_ASSIGN_OR_RETURN(std::optional<double> P_field, number_or_null(c, "hidden_size_per_layer_input", std::nullopt));
   const auto P = static_cast<int64_t>(P_field.value_or(0));  // 0 / null: no per-layer inputs
   if (P < 0) return t.invalid("hidden_size_per_layer_input", "a positive integer, 0 or null");
-  OG_ASSIGN_OR_RETURN(int64_t vps, t.get_int("vocab_size_per_layer_input", 262144));
+  OG_ASSIGN_OR_RETURN(int64_t vps, t.get_int("vocab_size_per_layer_input"));
   if (vps <= 0) return t.invalid("vocab_size_per_layer_input", "a positive integer");
   OG_ASSIGN_OR_RETURN(std::optional<double> final_cap, number_or_null(c, "final_logit_softcapping", std::nullopt));
   if (final_cap && !(*final_cap > 0)) return t.invalid("final_logit_softcapping", "a positive number or null");
 
   OG_ASSIGN_OR_RETURN(std::string mp, gemma_n_prefix(c, ckpt));
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed, float_tensor(ckpt, mp + "embed_tokens.weight", {V, H}));
-  OG_ASSIGN_OR_RETURN(DType wdt, gemma_n_weight_dtype(c, *embed, options));
+  OG_ASSIGN_OR_RETURN(DType wdt, weight_dtype(c, *embed, options));
   const Numerics nu{options.float32_activations};
 
   OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, wrapper_token_ids(c, tokens));
@@ -235,28 +235,24 @@ Result<std::vector<double>> gemma4_forward(const hf::ModelConfig& c, const hf::C
     nu.settle(x);
   }
 
-  OG_ASSIGN_OR_RETURN(std::vector<double> final_norm, vector_f64(ckpt, mp + "norm.weight", H));
-  OG_ASSIGN_OR_RETURN(const hf::TensorView* head,
-                      output_head(ckpt, c, *embed, {"lm_head.weight", "language_model.lm_head.weight"}));
-  Mat hn = rms_norm(x, final_norm, eps, NormStyle::kWeight, H);
-  nu.settle(hn);
-  Mat logits = linear(hn, *head);  // [T, V]
-  nu.settle(logits);
-  if (final_cap)
-    for (double& v : logits.v) v = softcap(v, *final_cap);
-  nu.settle(logits);
-  return std::move(logits.v);
+  return gemma_n_logits(x, {.ckpt = ckpt, .config = c, .embed = *embed, .norm_prefix = mp, .eps = eps,
+                            .final_cap = final_cap, .numerics = nu});
 }
 
 Result<std::vector<int64_t>> gemma4_windows(const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma4_plan(c));
-  std::vector<int64_t> w;
-  for (const GemmaNLayer& L : plan.layers) w.push_back(L.window);
-  return w;
+  return plan_windows(plan);
 }
 
 }  // namespace
 
-const Family kGemma4Family{"gemma4", &gemma4_forward, &gemma4_windows};
+// Model types and transformers' Gemma4TextConfig defaults for keys a text_config may omit.
+constexpr ModelType kGemma4Types[] = {{"gemma4", true}, {"gemma4_text", false}};
+const Family kGemma4Family{"gemma4", kGemma4Types, true, R"({
+    "vocab_size": 262144, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 30,
+    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+    "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "sliding_window": 512,
+    "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144})",
+                           &gemma4_forward, &gemma4_windows};
 
 }  // namespace og::reference

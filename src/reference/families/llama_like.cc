@@ -30,17 +30,15 @@ struct Variant {
   bool reads_mlp_bias = false;        // llama: mlp_bias on gate, up and down
   bool partial_rotary = false;        // phi3: partial_rotary_factor
   bool default_rope_only = false;     // phi3: Phi3Config accepts only default (and longrope)
-  double default_eps = 1e-6;          // rms_norm_eps class default
-  int64_t default_head_dim = 0;       // head_dim class default; 0 = hidden_size / heads
 };
 
 constexpr Variant kLlama{.family = "llama", .reads_attention_bias = true, .reads_mlp_bias = true};
 constexpr Variant kMistral{.family = "mistral", .sliding = SlidingRule::kEveryLayer};
 constexpr Variant kQwen2{.family = "qwen2", .sliding = SlidingRule::kQwen, .qkv_bias = true};
 constexpr Variant kQwen3{.family = "qwen3", .sliding = SlidingRule::kQwen, .qk_norm = true,
-                         .reads_attention_bias = true, .default_head_dim = 128};
+                         .reads_attention_bias = true};
 constexpr Variant kPhi3{.family = "phi3", .sliding = SlidingRule::kEveryLayer, .fused = true,
-                        .partial_rotary = true, .default_rope_only = true, .default_eps = 1e-5};
+                        .partial_rotary = true, .default_rope_only = true};
 
 Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConfig& c) {
   const int64_t L = c.num_hidden_layers;
@@ -95,8 +93,8 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   p.heads = c.num_attention_heads;
   p.kv_heads = c.num_key_value_heads;
   p.vocab = c.vocab_size;
-  p.head_dim = (!t.has("head_dim") && var.default_head_dim > 0) ? var.default_head_dim : c.head_dim;
-  OG_ASSIGN_OR_RETURN(p.eps, t.get_double("rms_norm_eps", var.default_eps));
+  p.head_dim = c.head_dim;
+  p.eps = c.rms_norm_eps;
   if (var.reads_attention_bias) {
     OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("attention_bias", false));
   }
@@ -203,10 +201,26 @@ Result<std::vector<int64_t>> windows_of(const hf::ModelConfig& c) {
 
 }  // namespace
 
-const Family kLlamaFamily{"llama", &forward_of<kLlama>, &windows_of<kLlama>};
-const Family kMistralFamily{"mistral", &forward_of<kMistral>, &windows_of<kMistral>};
-const Family kQwen2Family{"qwen2", &forward_of<kQwen2>, &windows_of<kQwen2>};
-const Family kQwen3Family{"qwen3", &forward_of<kQwen3>, &windows_of<kQwen3>};
-const Family kPhi3Family{"phi3", &forward_of<kPhi3>, &windows_of<kPhi3>};
+// Model types and transformers' class defaults (LlamaConfig, MistralConfig, Qwen2Config,
+// Qwen3Config, Phi3Config) for keys a config.json may omit.
+constexpr ModelType kLlamaTypes[] = {{"llama", false}};
+constexpr ModelType kMistralTypes[] = {{"mistral", false}};
+constexpr ModelType kQwen2Types[] = {{"qwen2", false}};
+constexpr ModelType kQwen3Types[] = {{"qwen3", false}};
+constexpr ModelType kPhi3Types[] = {{"phi3", false}};
+
+const Family kLlamaFamily{"llama", kLlamaTypes, false, R"({"rms_norm_eps": 1e-6})", &forward_of<kLlama>,
+                          &windows_of<kLlama>};
+const Family kMistralFamily{"mistral", kMistralTypes, false,
+                            R"({"rms_norm_eps": 1e-6, "num_key_value_heads": 8, "sliding_window": 4096})",
+                            &forward_of<kMistral>, &windows_of<kMistral>};
+// Qwen2/Qwen3: sliding_window 4096 applies only with use_sliding_window.
+const Family kQwen2Family{"qwen2", kQwen2Types, false, R"({"rms_norm_eps": 1e-6, "sliding_window": 4096})",
+                          &forward_of<kQwen2>, &windows_of<kQwen2>};
+const Family kQwen3Family{"qwen3", kQwen3Types, false,
+                          R"({"rms_norm_eps": 1e-6, "head_dim": 128, "sliding_window": 4096})",
+                          &forward_of<kQwen3>, &windows_of<kQwen3>};
+const Family kPhi3Family{"phi3", kPhi3Types, false, R"({"rms_norm_eps": 1e-5})", &forward_of<kPhi3>,
+                         &windows_of<kPhi3>};
 
 }  // namespace og::reference

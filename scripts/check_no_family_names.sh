@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Fails when a model family is named in a folder that must know none (docs/DESIGN.md §5:
+# family names live only in src/export/families, src/reference, src/testgen and tests).
+# Usage: check_no_family_names.sh REPO_ROOT. Comments count too: a comment naming a family
+# is how family-specific logic starts creeping into shared code.
+set -euo pipefail
+root="${1:?usage: check_no_family_names.sh REPO_ROOT}"
+folders=()
+for d in runtime kernels program generate base hf serve python; do
+  [[ -d "$root/src/$d" ]] && folders+=("$root/src/$d")
+done
+# A name at the start of a word (so gemma3_text, Gemma-3n and llama.cpp all count).
+pattern='(^|[^[:alnum:]])(llama|gemma|qwen|mistral|phi3|smollm)'
+if hits=$(grep -rniE "$pattern" "${folders[@]}"); then
+  echo "family names in family-free folders (reword, or move the code to src/export/families):"
+  echo "$hits"
+  exit 1
+fi
+echo "no family names in: ${folders[*]#$root/}"

@@ -1,0 +1,59 @@
+// src/base pieces shared by export, the reference, the tokenizer and the chat renderer,
+// pinned against values computed independently of this code.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "base/special_functions.h"
+#include "base/utf8.h"
+
+namespace og {
+namespace {
+
+// erfinv at float64 inputs, from mpmath.erfinv at 40 digits rounded to float64 (the
+// exporter's and the reference's Gemma-3n sparsity cutoffs both read this one function).
+TEST(SpecialFunctions, ErfinvMatchesHighPrecisionValues) {
+  struct Case {
+    double y, want, tolerance;
+  };
+  for (const Case& c : {Case{0.0, 0.0, 0.0}, Case{0.5, 0.4769362762044699, 1e-15},
+                        Case{0.9, 1.1630871536766743, 2e-15}, Case{-0.3, -0.2724627147267543, 1e-15},
+                        Case{1e-10, 8.862269254527581e-11, 1e-25},
+                        // Near |y| = 1 float64 erf resolves x only to ~1e-16 / erf'(x).
+                        Case{0.999, 2.3267537655135246, 5e-14}, Case{-0.9999999, -3.7665625816384707, 2e-10}}) {
+    EXPECT_NEAR(erfinv(c.y), c.want, c.tolerance) << "erfinv(" << c.y << ")";
+  }
+}
+
+TEST(SpecialFunctions, ErfinvIsOddAndInvertsErf) {
+  for (double x : {-2.5, -1.0, -0.1, 0.2, 0.75, 1.7, 3.0}) {
+    EXPECT_NEAR(erfinv(std::erf(x)), x, 1e-12 / std::exp(-x * x)) << x;
+    EXPECT_EQ(erfinv(-std::erf(x)), -erfinv(std::erf(x))) << x;
+  }
+}
+
+TEST(SpecialFunctions, ErfinvOutsideTheOpenIntervalIsInfiniteOrNan) {
+  EXPECT_EQ(erfinv(1.0), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(erfinv(-1.0), -std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isnan(erfinv(1.5)));
+  EXPECT_TRUE(std::isnan(erfinv(std::numeric_limits<double>::quiet_NaN())));
+}
+
+// Expected bytes written out by hand from the UTF-8 table (RFC 3629, section 3).
+TEST(Utf8, EncodesOneToFourByteCodePoints) {
+  EXPECT_EQ(encode_utf8(U"A"), "A");
+  EXPECT_EQ(encode_utf8(U"\u00e9"), "\xC3\xA9");          // é: 2 bytes
+  EXPECT_EQ(encode_utf8(U"\u07ff"), "\xDF\xBF");          // last 2-byte code point
+  EXPECT_EQ(encode_utf8(U"\u0800"), "\xE0\xA0\x80");      // first 3-byte code point
+  EXPECT_EQ(encode_utf8(U"\u20ac"), "\xE2\x82\xAC");      // €
+  EXPECT_EQ(encode_utf8(U"\U0001F600"), "\xF0\x9F\x98\x80");  // 😀: 4 bytes
+  EXPECT_EQ(encode_utf8(U"\U0010FFFF"), "\xF4\x8F\xBF\xBF");
+  std::string out = "x";
+  append_utf8(out, U'\u00a0');
+  EXPECT_EQ(out, "x\xC2\xA0");
+}
+
+}  // namespace
+}  // namespace og

@@ -1,0 +1,146 @@
+// Defaults for keys a config.json omits. The exporter (its family files) and the float64
+// reference (its own family table) each fill transformers' configuration-class defaults;
+// the two copies are written independently, and this test holds both to values copied here
+// from transformers' configuration_*.py, then runs exported programs whose configs omit
+// default-dependent fields against the reference.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "e2e_support.h"
+#include "export/family.h"
+#include "export/layout_resolver.h"
+#include "reference/reference.h"
+
+namespace og {
+namespace {
+
+using nlohmann::json;
+using namespace og::testing;
+
+// The shape fields every config needs here (none of them a default under test).
+json shape(const std::string& model_type, int layers = 6, int heads = 4) {
+  return {{"model_type", model_type}, {"hidden_size", 64},           {"intermediate_size", 128},
+          {"num_hidden_layers", layers}, {"num_attention_heads", heads}, {"vocab_size", 256}};
+}
+
+// Both layers' readings of one config.json text; the test fails if either refuses it.
+struct BothReadings {
+  hf::ModelConfig exporter, reference;
+};
+BothReadings read_both(const json& j) {
+  auto e = exporter::parse_model_config(j.dump(), "config.json");
+  auto r = reference::parse_model_config(j.dump(), "config.json");
+  EXPECT_TRUE(e.is_ok()) << e.status().message();
+  EXPECT_TRUE(r.is_ok()) << r.status().message();
+  return {e.is_ok() ? *e : hf::ModelConfig{}, r.is_ok() ? *r : hf::ModelConfig{}};
+}
+
+// A text-model key as each layer filled it, or null when neither the file nor a default has it.
+json text_key(const hf::ModelConfig& c, const char* key) { return c.text.contains(key) ? c.text.at(key) : json(); }
+
+struct Expected {
+  const char* key;
+  json value;  // transformers' class default
+};
+
+void expect_defaults(const json& config, const std::vector<Expected>& want) {
+  const BothReadings both = read_both(config);
+  for (const hf::ModelConfig* c : {&both.exporter, &both.reference}) {
+    const char* who = c == &both.exporter ? "exporter" : "reference";
+    for (const Expected& w : want) EXPECT_EQ(text_key(*c, w.key), w.value) << who << ": " << w.key;
+  }
+}
+
+TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
+  // Gemma2Config.__init__ defaults.
+  expect_defaults(shape("gemma2"), {{"num_key_value_heads", 4}, {"head_dim", 256}, {"rope_theta", 10000.0},
+                                    {"query_pre_attn_scalar", 256}, {"sliding_window", 4096},
+                                    {"final_logit_softcapping", 30.0}, {"attn_logit_softcapping", 50.0},
+                                    {"rms_norm_eps", 1e-6}, {"hidden_activation", "gelu_pytorch_tanh"}});
+  // Gemma3TextConfig, inside the gemma3 wrapper's text_config.
+  json gemma3 = {{"model_type", "gemma3"}, {"text_config", shape("gemma3_text")}};
+  expect_defaults(gemma3, {{"num_key_value_heads", 4}, {"head_dim", 256}, {"rope_theta", 1000000.0},
+                           {"rope_local_base_freq", 10000.0}, {"query_pre_attn_scalar", 256},
+                           {"sliding_window", 4096}, {"sliding_window_pattern", 6}, {"final_logit_softcapping", nullptr}});
+  // Gemma3nTextConfig and Gemma4TextConfig.
+  expect_defaults({{"model_type", "gemma3n"}, {"text_config", shape("gemma3n_text", 20)}},
+                  {{"head_dim", 256}, {"num_key_value_heads", 2}, {"num_kv_shared_layers", 15}, {"rms_norm_eps", 1e-6},
+                   {"sliding_window", 512}});
+  expect_defaults({{"model_type", "gemma4"}, {"text_config", shape("gemma4_text")}},
+                  {{"sliding_window", 512}, {"head_dim", 256}, {"num_key_value_heads", 4},
+                   {"hidden_size_per_layer_input", 256}, {"vocab_size_per_layer_input", 262144}});
+  // MistralConfig, Qwen3Config (head_dim 128, not hidden / heads), Qwen2Config, Phi3Config.
+  expect_defaults(shape("mistral", 6, 8), {{"num_key_value_heads", 8}, {"sliding_window", 4096}});
+  expect_defaults(shape("qwen3"), {{"head_dim", 128}, {"sliding_window", 4096}});
+  expect_defaults(shape("qwen2"), {{"sliding_window", 4096}});
+  expect_defaults(shape("phi3"), {{"rms_norm_eps", 1e-5}});
+}
+
+TEST(ConfigDefaults, TypedFieldsAndTyingFollowTheDefaults) {
+  json gemma3 = {{"model_type", "gemma3"}, {"text_config", shape("gemma3_text")}};
+  const BothReadings g3 = read_both(gemma3);
+  for (const hf::ModelConfig* c : {&g3.exporter, &g3.reference}) {
+    EXPECT_EQ(c->sliding_window, 4096);
+    EXPECT_EQ(c->head_dim, 256);
+    EXPECT_EQ(c->num_key_value_heads, 4);
+    EXPECT_TRUE(c->tie_word_embeddings);  // Gemma3TextConfig: tie_word_embeddings=True
+  }
+  const BothReadings q3 = read_both(shape("qwen3"));
+  for (const hf::ModelConfig* c : {&q3.exporter, &q3.reference}) {
+    EXPECT_EQ(c->head_dim, 128);
+    EXPECT_FALSE(c->tie_word_embeddings);  // Qwen3Config: tie_word_embeddings=False
+  }
+  const BothReadings l = read_both(shape("llama"));
+  for (const hf::ModelConfig* c : {&l.exporter, &l.reference}) {
+    EXPECT_EQ(c->head_dim, 16);  // LlamaConfig: hidden_size / num_attention_heads
+    EXPECT_FALSE(c->sliding_window.has_value());
+  }
+}
+
+TEST(ConfigDefaults, OmittedGemma3PatternGivesTheSameWindowsInBothLayers) {
+  json gemma3 = {{"model_type", "gemma3"}, {"text_config", shape("gemma3_text")}};
+  const BothReadings both = read_both(gemma3);
+  // sliding_window_pattern 6: layer 5 is full, the rest slide over 4096 positions.
+  const std::vector<int64_t> want{4096, 4096, 4096, 4096, 4096, 0};
+  auto layout = exporter::resolve_layout(both.exporter);
+  ASSERT_TRUE(layout.is_ok()) << layout.status().message();
+  EXPECT_EQ(std::vector<int64_t>(layout->windows.begin(), layout->windows.end()), want);
+  auto windows = reference::layer_windows(both.reference);
+  ASSERT_TRUE(windows.is_ok()) << windows.status().message();
+  EXPECT_EQ(*windows, want);
+}
+
+// Exports a checkpoint whose config omits `removed` (a merge patch of nulls on the text
+// config) and compares the fp32 program with the reference, which reads the same file.
+void expect_program_matches_reference(const std::string& family, const json& removed, uint64_t seed) {
+  auto g = generate({.family = family, .seed = seed, .overrides = removed});
+  // The file really lacks the keys (the test would prove nothing if the generator kept them).
+  auto file = hf::parse_json(read_file(g->model_dir() + "/config.json"), "config.json");
+  ASSERT_TRUE(file.is_ok());
+  const json& text = file->contains("text_config") ? file->at("text_config") : *file;
+  for (const auto& [key, value] : removed.items()) ASSERT_FALSE(text.contains(key)) << key;
+  auto model = runtime::Model::load(export_to(*g, "p.ogp", "fp32"));
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  const auto ids = test_tokens(24, g->config.vocab_size, static_cast<uint32_t>(seed));
+  Diff d = compare(run_program(*model, ids, 4), reference_logits(*g, ids), g->config.vocab_size);
+  EXPECT_LE(d.relative(), 1e-4) << family << ": max|diff| " << d.max_abs << " vs max|logit| " << d.max_ref;
+}
+
+TEST(ConfigDefaults, Gemma3WithoutWindowPatternAndQueryScalarMatchesReference) {
+  expect_program_matches_reference("gemma3",
+                                   {{"sliding_window", nullptr}, {"sliding_window_pattern", nullptr},
+                                    {"query_pre_attn_scalar", nullptr}, {"rope_local_base_freq", nullptr}},
+                                   51);
+}
+
+TEST(ConfigDefaults, Gemma2WithoutSoftcapsAndQueryScalarMatchesReference) {
+  expect_program_matches_reference("gemma2",
+                                   {{"final_logit_softcapping", nullptr}, {"attn_logit_softcapping", nullptr},
+                                    {"query_pre_attn_scalar", nullptr}, {"sliding_window", nullptr}},
+                                   52);
+}
+
+}  // namespace
+}  // namespace og
