@@ -59,6 +59,10 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
   s->kv_bytes_ = total;
   s->kv_type_ = static_cast<uint32_t>(et);
   for (int32_t w : m.slot_widths()) s->slots_.emplace_back(static_cast<size_t>(chunk) * w);
+  for (int64_t bytes : m.int8_buffer_row_bytes()) {
+    s->int8_memory_.emplace_back(static_cast<size_t>(chunk * bytes));
+    s->int8_.push_back({.data = s->int8_memory_.back().data(), .row_bytes = bytes});
+  }
   s->ids_.resize(static_cast<size_t>(chunk));
   s->remapped_.resize(static_cast<size_t>(chunk));
   if (o.threads < 0) return usage_error("threads {} must be >= 0", o.threads);
@@ -157,7 +161,16 @@ Result<std::span<const float>> Session::step(std::span<const int32_t> ids, std::
         }
         break;
       case OpKind::kRmsNorm: kernels::rms_norm(in_ptr(0), elems / op.dim, op.dim, op.vec, op.eps, out); break;
-      case OpKind::kLinear: kernels::linear(in_ptr(0), n, op.matrix, op.vec, out, pool_, op.xquant); break;
+      case OpKind::kLinear:
+        if (op.int8_buffer < 0) {
+          kernels::linear(in_ptr(0), n, op.matrix, op.vec, out, pool_);
+        } else {  // int8 activations, their rows numbered as the input's rows (in_ptr)
+          kernels::Int8Input& xq = int8_[op.int8_buffer];
+          const int64_t row0 = last_only && !op.in_from_suffix[0] ? T - 1 : 0;
+          if (op.int8_fill) kernels::quantize_int8(in_ptr(0), n, op.matrix, xq, row0);
+          kernels::linear(xq, row0, n, op.matrix, op.vec, out, pool_);
+        }
+        break;
       case OpKind::kRope: kernels::rope(in_ptr(0), pos_ptr, n, op.rope, out); break;
       case OpKind::kAttend: {
         const kernels::KvStorage& kv = kv_[op.cache_id];

@@ -68,6 +68,10 @@ class Session {
   uint64_t kv_bytes_ = 0;
   std::vector<std::vector<float>> slots_;   // [slot][prefill_chunk_size * width]
   std::vector<float> logits_;
+  // Int8 activation buffers (Model::int8_buffer_row_bytes): [prefill_chunk_size, row_bytes]
+  // each, described by int8_ (which also records what quantize_int8 last wrote there).
+  std::vector<std::vector<uint8_t>> int8_memory_;
+  std::vector<kernels::Int8Input> int8_;
   std::vector<int32_t> ids_, positions_, remapped_;
   std::shared_ptr<ThreadPool> own_pool_;
   ThreadPool* pool_ = nullptr;  // null: kernels run on the calling thread
