@@ -196,6 +196,16 @@ Int8Row quantize_x_int8(const float* x, int64_t cols, int32_t group) {
   return out;
 }
 
+// XQuant::kInt8 through the kernels' two calls, into a buffer of its own.
+void linear_int8(const float* x, int64_t T, const kernels::Matrix& w, const float* bias, float* y,
+                 ThreadPool* pool = nullptr) {
+  const int64_t row_bytes = kernels::int8_row_bytes(w);
+  std::vector<uint8_t> memory(static_cast<size_t>(T * row_bytes));  // [T, row_bytes]
+  kernels::Int8Input xq{.data = memory.data(), .row_bytes = row_bytes};
+  kernels::quantize_int8(x, T, w, xq);
+  kernels::linear(xq, 0, T, w, bias, y, pool);
+}
+
 // The int8-activation kernel: integer sums exact, one float product per group; tolerance
 // 1e-5 of the sum of |terms| as above. Column counts include an odd number of 32-groups
 // (96, 1184), which 512-bit vectors process as pairs plus a half-width last group, and
@@ -236,8 +246,8 @@ TEST(QuantLinearInt8, MatchesFloat64OnTheQuantizedActivationsForEveryTarget) {
             }
             for_each_target([&] {
               std::vector<float> y1(want.size()), y2(want.size());
-              kernels::linear(x.data(), T, q.matrix(), bias.data(), y1.data(), nullptr, kernels::XQuant::kInt8);
-              kernels::linear(x.data(), T, q.matrix(), bias.data(), y2.data(), &pool, kernels::XQuant::kInt8);
+              linear_int8(x.data(), T, q.matrix(), bias.data(), y1.data());
+              linear_int8(x.data(), T, q.matrix(), bias.data(), y2.data(), &pool);
               for (size_t k = 0; k < want.size(); ++k)
                 ASSERT_LE(std::fabs(y1[k] - want[k]), bound[k]) << "T " << T << " at " << k;
               ASSERT_TRUE(same_bits(y1, y2)) << "1 vs 2 threads, T " << T;
@@ -257,9 +267,9 @@ TEST(QuantLinearInt8, PrefillRowsEqualDecodeBitForBitIncludingColumnBlocks) {
       const std::vector<float> x = random_floats(T * cols, 22);
       for_each_target([&] {
         std::vector<float> all(T * rows), one(rows);
-        kernels::linear(x.data(), T, q.matrix(), nullptr, all.data(), &pool, kernels::XQuant::kInt8);
+        linear_int8(x.data(), T, q.matrix(), nullptr, all.data(), &pool);
         for (int64_t tok = 0; tok < T; ++tok) {
-          kernels::linear(x.data() + tok * cols, 1, q.matrix(), nullptr, one.data(), nullptr, kernels::XQuant::kInt8);
+          linear_int8(x.data() + tok * cols, 1, q.matrix(), nullptr, one.data());
           ASSERT_EQ(std::memcmp(one.data(), all.data() + tok * rows, rows * sizeof(float)), 0)
               << "group " << group << " token " << tok;
         }
@@ -267,19 +277,73 @@ TEST(QuantLinearInt8, PrefillRowsEqualDecodeBitForBitIncludingColumnBlocks) {
     }
 }
 
-// Consecutive linears on the same x reuse its quantization (q, k and v; gate and up): only
-// for the same bits. An x changed in place must be quantized again.
-TEST(QuantLinearInt8, AnInputChangedInPlaceIsQuantizedAgain) {
-  const QStored q4 = make_q(ElemType::kQ4, 11, 256, 32, 41), q8 = make_q(ElemType::kQ8, 11, 256, 32, 42);
-  std::vector<float> x = random_floats(2 * 256, 43);
-  std::vector<float> before(22), after(22), fresh(22), other(22);
-  kernels::linear(x.data(), 2, q4.matrix(), nullptr, before.data(), nullptr, kernels::XQuant::kInt8);
-  x[5] = 3.0f;  // a new largest value: every code of its group changes
-  kernels::linear(x.data(), 2, q4.matrix(), nullptr, after.data(), nullptr, kernels::XQuant::kInt8);
-  kernels::linear(x.data(), 2, q8.matrix(), nullptr, other.data(), nullptr, kernels::XQuant::kInt8);  // another layout
-  kernels::linear(x.data(), 2, q4.matrix(), nullptr, fresh.data(), nullptr, kernels::XQuant::kInt8);
-  EXPECT_FALSE(same_bits(before, after));
-  EXPECT_TRUE(same_bits(after, fresh));
+// One quantization read by several linears of the same layout (q, k and v; gate and up)
+// gives each the bits it gets quantizing alone, also for rows read from an offset (the
+// LogitsRows::kLast suffix reads a value's last row), on every target.
+TEST(QuantLinearInt8, SharedQuantizedRowsGiveTheBitsOfQuantizingAlone) {
+  for (ElemType t : {ElemType::kQ8, ElemType::kQ4}) {
+    const QStored a = make_q(t, 11, 256, 32, 41), b = make_q(t, 7, 256, 32, 42);
+    const int64_t T = 5, row_bytes = kernels::int8_row_bytes(a.matrix());
+    ASSERT_EQ(row_bytes, kernels::int8_row_bytes(b.matrix()));
+    std::vector<float> x = random_floats(T * 256, 43);
+    for_each_target([&] {
+      std::vector<uint8_t> memory(static_cast<size_t>((T + 2) * row_bytes));  // [T + 2, row_bytes]
+      kernels::Int8Input xq{.data = memory.data(), .row_bytes = row_bytes};
+      kernels::quantize_int8(x.data(), T, a.matrix(), xq);
+      std::vector<float> ya(T * 11), yb(T * 7), alone_a(T * 11), alone_b(T * 7), last(7), alone_last(7);
+      kernels::linear(xq, 0, T, a.matrix(), nullptr, ya.data());
+      kernels::linear(xq, 0, T, b.matrix(), nullptr, yb.data());
+      kernels::linear(xq, T - 1, 1, b.matrix(), nullptr, last.data());  // the last row only
+      linear_int8(x.data(), T, a.matrix(), nullptr, alone_a.data());
+      linear_int8(x.data(), T, b.matrix(), nullptr, alone_b.data());
+      linear_int8(x.data() + (T - 1) * 256, 1, b.matrix(), nullptr, alone_last.data());
+      EXPECT_TRUE(same_bits(ya, alone_a));
+      EXPECT_TRUE(same_bits(yb, alone_b));
+      EXPECT_TRUE(same_bits(last, alone_last));
+      // One row quantized at an offset is read there (the suffix's first reader).
+      kernels::quantize_int8(x.data() + (T - 1) * 256, 1, b.matrix(), xq, T + 1);
+      kernels::linear(xq, T + 1, 1, b.matrix(), nullptr, last.data());
+      EXPECT_TRUE(same_bits(last, alone_last));
+    });
+  }
+}
+
+// Rows quantized under one SIMD target (its layout: chunk order, bytes or 16-bit lanes,
+// offsets) are read by that target's kernel even when another target is chosen by the time
+// the linear runs (`--simd`, or tests switching targets).
+TEST(QuantLinearInt8, RowsAreReadByTheKernelOfTheTargetThatQuantizedThem) {
+  const auto targets = hwy::SupportedAndGeneratedTargets();
+  for (ElemType t : {ElemType::kQ8, ElemType::kQ4}) {
+    const QStored q = make_q(t, 9, 384, 32, 44);
+    const std::vector<float> x = random_floats(3 * 384, 45);
+    const int64_t row_bytes = kernels::int8_row_bytes(q.matrix());
+    for (int64_t made_by : targets) {
+      std::vector<uint8_t> memory(static_cast<size_t>(3 * row_bytes));  // [3, row_bytes]
+      kernels::Int8Input xq{.data = memory.data(), .row_bytes = row_bytes};
+      std::vector<float> want(27), got(27);
+      hwy::SetSupportedTargetsForTest(made_by);
+      kernels::quantize_int8(x.data(), 3, q.matrix(), xq);
+      kernels::linear(xq, 0, 3, q.matrix(), nullptr, want.data());
+      for (int64_t run_by : targets) {
+        hwy::SetSupportedTargetsForTest(run_by);
+        kernels::linear(xq, 0, 3, q.matrix(), nullptr, got.data());
+        EXPECT_TRUE(same_bits(want, got)) << "quantized by " << hwy::TargetName(made_by) << ", run under "
+                                          << hwy::TargetName(run_by);
+      }
+    }
+    hwy::SetSupportedTargetsForTest(0);
+  }
+}
+
+// Rows made for one weight layout are never read for another (a broken runtime invariant).
+TEST(QuantLinearInt8DeathTest, RowsQuantizedForAnotherLayoutAreRefused) {
+  const QStored q4 = make_q(ElemType::kQ4, 3, 128, 32, 46), q8 = make_q(ElemType::kQ8, 3, 128, 32, 47);
+  const std::vector<float> x = random_floats(128, 48);
+  std::vector<uint8_t> memory(static_cast<size_t>(kernels::int8_row_bytes(q4.matrix())));  // [1, row_bytes]
+  kernels::Int8Input xq{.data = memory.data(), .row_bytes = kernels::int8_row_bytes(q4.matrix())};
+  kernels::quantize_int8(x.data(), 1, q4.matrix(), xq);
+  std::vector<float> y(3);
+  EXPECT_DEATH(kernels::linear(xq, 0, 1, q8.matrix(), nullptr, y.data()), "check failed");
 }
 
 // A NaN or an infinity in x makes every output NaN / non-finite, as with f32 activations
@@ -291,10 +355,13 @@ TEST(QuantLinearInt8, NonFiniteInputsGiveNonFiniteOutputs) {
       std::vector<float> x = random_floats(128, 32);
       x[70] = bad;
       for_each_target([&] {
-        for (kernels::XQuant xq : {kernels::XQuant::kNone, kernels::XQuant::kInt8}) {
+        for (bool int8 : {false, true}) {
           std::vector<float> y(9);
-          kernels::linear(x.data(), 1, q.matrix(), nullptr, y.data(), nullptr, xq);
-          for (float v : y) ASSERT_FALSE(std::isfinite(v)) << "x[70] = " << bad << (xq == kernels::XQuant::kInt8 ? " int8" : " f32");
+          if (int8)
+            linear_int8(x.data(), 1, q.matrix(), nullptr, y.data());
+          else
+            kernels::linear(x.data(), 1, q.matrix(), nullptr, y.data());
+          for (float v : y) ASSERT_FALSE(std::isfinite(v)) << "x[70] = " << bad << (int8 ? " int8" : " f32");
         }
       });
     }

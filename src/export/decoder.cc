@@ -65,6 +65,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   GraphBuilder& g = ctx.g;
   const int64_t H = c.hidden_size, V = c.vocab_size, Hq = c.num_attention_heads;
   const float eps = static_cast<float>(c.rms_norm_eps);
+  // rows of `dim` of x normed: [T, width of x]; the weight [dim] kept f32
   auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
     OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true, .add = o.norm_offset}));
     return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
@@ -72,7 +73,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
 
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed_t, ctx.tensor("embed_tokens.weight", {V, H}));
   OG_ASSIGN_OR_RETURN(WeightId embed, g.weight(*embed_t));
-  ValueId x = g.embedding(embed, static_cast<int32_t>(H), o.embed_scale);
+  ValueId x = g.embedding(embed, static_cast<int32_t>(H), o.embed_scale);  // [T, H]: the residual stream
 
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerAttention& la = ctx.layers[l];
@@ -80,8 +81,8 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     const int64_t D = la.head_dim, Hkv = la.kv_heads, I = c.intermediate_size[l];
     if (la.donor >= 0) return unsupported("{}: KV-shared layers are not supported by this family's builder", c.path);
 
-    OG_ASSIGN_OR_RETURN(ValueId h, norm(x, p + "input_layernorm.weight", H));
-    ValueId q, k, v;
+    OG_ASSIGN_OR_RETURN(ValueId h, norm(x, p + "input_layernorm.weight", H));  // [T, H]
+    ValueId q, k, v;  // [T, Hq * D], [T, Hkv * D], [T, Hkv * D]
     if (o.fused_qkv) {
       OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(p + "self_attn.qkv_proj.weight", {(Hq + 2 * Hkv) * D, H}));
       OG_ASSIGN_OR_RETURN(WeightId wq, g.weight(*qkv, {.row_begin = 0, .row_end = Hq * D}));
@@ -106,6 +107,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn.k_norm.weight", D));
     }
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
+    // [rotary_dim / 2]
     OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
                                                         {static_cast<int64_t>(rope.inv_freq.size())}));
     q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
@@ -117,15 +119,16 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
                     .n_kv_heads = static_cast<int32_t>(Hkv),
                     .head_dim = static_cast<int32_t>(D),
                     .writes_cache = true};
-    ValueId a = g.attend(q, k, v, spec);
+    ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
     OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "self_attn.o_proj.weight", {H, Hq * D}));
     OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, p + "self_attn.o_proj.bias", H));
-    ValueId attn_out = g.linear(a, wo, bo);
+    ValueId attn_out = g.linear(a, wo, bo);  // [T, H]
     if (o.sandwich_norms) { OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + "post_attention_layernorm.weight", H)); }
     x = g.add(x, attn_out);
 
+    // [T, H]
     OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H));
-    ValueId gate, up;
+    ValueId gate, up;  // [T, I] each
     if (o.fused_gate_up) {
       OG_ASSIGN_OR_RETURN(const hf::TensorView* gu, ctx.tensor(p + "mlp.gate_up_proj.weight", {2 * I, H}));
       OG_ASSIGN_OR_RETURN(WeightId wg, g.weight(*gu, {.row_begin = 0, .row_end = I}));
@@ -140,14 +143,14 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       gate = g.linear(h, wg, bg);
       up = g.linear(h, wu, bu);
     }
-    ValueId m = g.act_mul(gate, up, o.activation);
+    ValueId m = g.act_mul(gate, up, o.activation);  // [T, I]
     OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(p + "mlp.down_proj.weight", {H, I}));
     OG_ASSIGN_OR_RETURN(WeightId bd, optional_bias(ctx, o.mlp_bias, p + "mlp.down_proj.bias", H));
-    m = g.linear(m, wd, bd);
+    m = g.linear(m, wd, bd);  // [T, H]
     if (o.sandwich_norms) { OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H)); }
     x = g.add(x, m);
   }
-  OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));
+  OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));  // [T, H]
 
   return build_lm_head(ctx, x, embed, o.final_softcap);
 }
@@ -162,7 +165,7 @@ Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_s
     OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {c.vocab_size, c.hidden_size}));
     OG_ASSIGN_OR_RETURN(head, ctx.g.weight(*lm_checked));
   }
-  ValueId logits = ctx.g.lm_head(x, head);
+  ValueId logits = ctx.g.lm_head(x, head);  // [T, V]
   if (final_softcap > 0) logits = ctx.g.softcap(logits, final_softcap);
   ctx.g.set_logits(logits);
   return Status::ok();

@@ -4,7 +4,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 #include "base/half.h"
 #include "kernels/kernels.h"
@@ -18,26 +17,47 @@ inline size_t elem_size(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
 inline float to_float(float v) { return v; }
 inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf16_to_float(v) : fp16_to_float(v); }
 
-// quantize_x's output for one linear call (linear_int8.cc): per token, x as int8 codes in
-// the order the running target's kernel reads them, each group's scale d and, where the
-// kernel multiplies codes shifted by a constant c (Q4: nibble = code + 8; Q8 on VNNI:
-// code + 128), the groups' -c sum q laid out as the kernel's integer sums start.
-struct Int8X {
-  const int16_t* q = nullptr;   // token t at q + t * stride (Q4 on x86: int8, stride bytes)
-  int64_t stride = 0;
-  const float* d = nullptr;     // [T, cols / group_size]
-  const int32_t* offsets = nullptr;  // per token, vectors of -c sum q (see linear_int8.cc)
-  int64_t offset_stride = 0;         // int32s per token (0: no offsets)
-  std::vector<int16_t> q_buf;
-  std::vector<float> d_buf;
-  std::vector<int32_t> offset_buf;
-  // What the above was made from, so that linears reading the same x (q, k and v; gate and
-  // up) quantize it once: the bits of x, the weight's layout and the target's function.
-  std::vector<float> source;
-  ElemType type = ElemType::kF32;
-  int64_t cols = 0, group = 0;
-  const void* made_by = nullptr;
+// One token's row of int8 activations as a SIMD target's int8 kernel reads it
+// (linear_int8.cc): x's codes in the order that kernel reads them, zero-padded, then each
+// group's scale d, then (where the kernel multiplies codes shifted by a constant c: Q4's
+// nibble = code + 8, Q8 on VNNI code + 128) the -c sum q vectors its integer sums start
+// from. Each part starts on a 64-byte boundary of the row.
+struct Int8RowLayout {
+  int64_t code_stride = 0;  // codes per row: int8 (x86) or int16 (elsewhere) elements
+  int64_t d = 0;            // byte offset of the scales, f32 [cols / group_size]
+  int64_t offsets = 0;      // byte offset of the offsets, int32 [offset_ints]
+  int64_t offset_ints = 0;  // 0: the kernel needs none
+  int32_t c = 0;            // the shift c (0: none)
+  bool unit_is_chunk = false;  // one offset vector per chunk of W code bytes (else per group)
+  int64_t bytes = 0;        // the whole row, a multiple of 64
 };
+
+// What shapes a target's layout: W the chunk a Q4 row is processed in (bytes on x86, int16
+// lanes elsewhere), NF the int32 lanes of its vectors, whether codes are bytes (x86) and
+// whether Q8 codes are made unsigned (VNNI).
+struct Int8Target {
+  int64_t W = 0, NF = 0;
+  bool bytes = false, vnni = false;
+};
+
+inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+inline Int8RowLayout int8_row_layout(ElemType type, int64_t cols, int64_t G, const Int8Target& t) {
+  const bool q4 = type == ElemType::kQ4;
+  const int64_t groups = cols / G, code_bytes = q4 ? cols / 2 : cols, group_bytes = q4 ? G / 2 : G;
+  Int8RowLayout l;
+  // Q4: chunks of W bytes give W low-nibble values then W high-nibble values, the last
+  // chunk padded to a whole one. Q8 on x86: natural order, padded to whole vectors.
+  l.code_stride = q4 ? round_up(code_bytes, t.W) * 2 : t.bytes ? round_up(cols, t.W) : cols;
+  l.c = q4 ? 8 : t.vnni ? 128 : 0;
+  // One int32 vector per conversion unit: a group when a group spans whole chunks, else a chunk.
+  l.unit_is_chunk = t.bytes && group_bytes < t.W;
+  l.offset_ints = l.c ? (l.unit_is_chunk ? (code_bytes + t.W - 1) / t.W : groups) * t.NF : 0;
+  l.d = round_up(l.code_stride * (t.bytes ? 1 : 2), 64);
+  l.offsets = round_up(l.d + 4 * groups, 64);
+  l.bytes = round_up(l.offsets + 4 * l.offset_ints, 64);
+  return l;
+}
 
 struct LinearArgs {
   const float* x;      // [T, w.cols]
@@ -46,14 +66,17 @@ struct LinearArgs {
   const float* bias;   // [rows] or null
   float* y;            // [T, rows]
   int64_t panel_rows;  // rows whose weights stay in cache while every token block uses them
-  const Int8X* xq = nullptr;  // set: int8 activations (XQuant::kInt8), read instead of x
+  const uint8_t* xq = nullptr;  // int8 activations [T, xq_row_bytes], read instead of x
+  int64_t xq_row_bytes = 0;
 };
 
+// A kernel computing output rows [r0, r1) of every token.
+using RowsFn = void (*)(const LinearArgs&, int64_t, int64_t);
+
+// linear.cc: runs rows_fn over all of a's output rows, split in panels over the pool.
+void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool);
 // linear_quant.cc: rows [r0, r1) of every token for a kQ8 / kQ4 weight, and embedding rows.
 void linear_quant_rows(const LinearArgs& a, int64_t r0, int64_t r1);
-// linear_int8.cc: the same with int8 activations (a.xq from quantize_x for this weight).
-void linear_int8_rows(const LinearArgs& a, int64_t r0, int64_t r1);
-void quantize_x(const float* x, int64_t T, const Matrix& w, Int8X& out);
 void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 
 struct AttendArgs {

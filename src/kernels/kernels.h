@@ -55,11 +55,34 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col);
 //          holding NaN or infinity has d = NaN: the outputs are not finite, as with kNone.
 enum class XQuant : uint8_t { kNone, kInt8 };
 
-// y[T, w.rows] = x[T, w.cols] w^T (+ bias[w.rows]). Split by blocks of output rows; for
-// T > 1 each block of weight rows is read from memory once per call and reused for all T
-// tokens from cache.
-void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr,
-            XQuant xquant = XQuant::kNone);
+// y[T, w.rows] = x[T, w.cols] w^T (+ bias[w.rows]); a kQ8 / kQ4 weight as XQuant::kNone.
+// Split by blocks of output rows; for T > 1 each block of weight rows is read from memory
+// once per call and reused for all T tokens from cache.
+void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr);
+
+// XQuant::kInt8 in two calls, so that linears reading one value with one weight layout
+// (q, k and v; gate and up) quantize it once: quantize_int8 writes x's rows into a buffer
+// the caller owns and describes with Int8Input; linear reads them. The bytes are in the
+// layout of the SIMD target chosen when quantizing, which Int8Input records with the
+// target's kernel: a linear reads them with that kernel, whatever the target is by then.
+struct Int8Input {
+  uint8_t* data = nullptr;  // [rows, row_bytes], caller-owned
+  int64_t row_bytes = 0;    // at least int8_row_bytes(w) for every weight w it serves
+  // Set by quantize_int8: the weight layout the rows were made for, and their reader.
+  ElemType type = ElemType::kF32;
+  int64_t cols = 0;
+  int32_t group_size = 0;
+  void (*reader)() = nullptr;
+};
+// Bytes of one token's row of quantize_int8's output for a kQ8 / kQ4 weight w, enough for
+// every SIMD target.
+int64_t int8_row_bytes(const Matrix& w);
+// Quantizes x [T, w.cols] into rows [row0, row0 + T) of xq (sized >= row0 + T rows).
+void quantize_int8(const float* x, int64_t T, const Matrix& w, Int8Input& xq, int64_t row0 = 0);
+// y[T, w.rows] = the rows [row0, row0 + T) of xq times w^T (+ bias); xq as quantize_int8
+// left it for a weight of w's type, cols and group size (checked).
+void linear(const Int8Input& xq, int64_t row0, int64_t T, const Matrix& w, const float* bias, float* y,
+            ThreadPool* pool = nullptr);
 // y[t] = table[ids[t]] * scale (ids past the table's last row read row 0)
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 // rows of length dim: y = x / sqrt(mean(x^2) + eps) * w (w may be null: no weight)

@@ -173,15 +173,9 @@ int64_t panel_bytes() {
 
 }  // namespace
 
-void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool, XQuant xquant) {
-  if (T <= 0 || w.rows <= 0) return;
-  const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
-  const bool int8 = quantized && xquant == XQuant::kInt8;
-  void (*rows_fn)(const LinearArgs&, int64_t, int64_t) =
-      int8 ? &linear_int8_rows : quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows);
-  // x is quantized once, on this thread, for every task to read.
-  thread_local Int8X xq;
-  if (int8) quantize_x(x, T, w, xq);
+void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
+  const int64_t T = a.T;
+  const Matrix& w = a.w;
   const int threads = pool ? pool->size() : 1;
   const int64_t row_bytes = std::max<int64_t>(1, row_storage_bytes(w));
   // Decode needs no reuse: panels only set the task size, about 512 KB of weights. Each
@@ -193,10 +187,17 @@ void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float
   // At least four tasks per thread, so a core slowed by other work takes fewer of them.
   if (threads > 1) panel = std::min(panel, std::max<int64_t>(4, (w.rows + 4 * threads - 1) / (4 * threads)));
   panel = (panel + 3) / 4 * 4;
-  const LinearArgs a{.x = x, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = panel, .xq = int8 ? &xq : nullptr};
+  a.panel_rows = panel;
   const int64_t tasks = (w.rows + panel - 1) / panel;
   if (pool == nullptr || tasks == 1) return rows_fn(a, 0, w.rows);
   pool->run(tasks, [&](int64_t task) { rows_fn(a, task * panel, std::min(w.rows, (task + 1) * panel)); });
+}
+
+void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool) {
+  if (T <= 0 || w.rows <= 0) return;
+  const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
+  run_linear(quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows),
+             LinearArgs{.x = x, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0}, pool);
 }
 
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y) {

@@ -25,6 +25,7 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path) {
   m->layout_ = program::layout_from_fb(*m->program().layout());
   OG_TRY(m->bind().with_context(path));
   m->plan_memory();
+  m->plan_int8_inputs();
   return std::shared_ptr<const Model>(std::move(m));
 }
 
@@ -190,6 +191,60 @@ void Model::plan_memory() {
       if (v >= 0 && last_use[v] == i && slot_of_[v] >= 0 &&
           std::find(free_slots.begin(), free_slots.end(), slot_of_[v]) == free_slots.end())
         free_slots.push_back(slot_of_[v]);
+  }
+}
+
+void Model::plan_int8_inputs() {
+  // Linears reading one value with one weight layout (type, cols, group size) share its
+  // quantization: q, k and v read one normed value, gate and up another. Values are
+  // written once (the validator's rule), so the rows stay valid from the first reader to
+  // the last. The first reader quantizes the rows it reads; under LogitsRows::kLast the
+  // readers in the row-wise suffix read only the last row, and every earlier reader of the
+  // same value reads all T rows, so the first reader's rows always hold the later ones'.
+  // Buffers are reused once a key's last reader has run (greedy, like plan_memory).
+  struct Key {
+    int32_t value;
+    kernels::ElemType type;
+    int64_t cols;
+    int32_t group;
+    bool operator==(const Key&) const = default;
+  };
+  std::vector<Key> keys;            // distinct (value, layout)
+  std::vector<int32_t> key_of(ops_.size(), -1);
+  std::vector<size_t> last_reader;  // [keys]
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const BoundOp& op = ops_[i];
+    const bool quantized = op.matrix.type == kernels::ElemType::kQ8 || op.matrix.type == kernels::ElemType::kQ4;
+    if (op.kind != OpKind::kLinear || !quantized || op.xquant != kernels::XQuant::kInt8) continue;
+    const Key k{op.in[0], op.matrix.type, op.matrix.cols, op.matrix.group_size};
+    auto it = std::find(keys.begin(), keys.end(), k);
+    if (it == keys.end()) {
+      keys.push_back(k);
+      last_reader.push_back(i);
+      it = keys.end() - 1;
+    }
+    key_of[i] = static_cast<int32_t>(it - keys.begin());
+    last_reader[key_of[i]] = i;
+  }
+  std::vector<int32_t> buffer_of(keys.size(), -1), free_buffers;
+  for (size_t i = 0; i < ops_.size(); ++i) {
+    const int32_t k = key_of[i];
+    if (k < 0) continue;
+    BoundOp& op = ops_[i];
+    op.int8_fill = buffer_of[k] < 0;
+    if (op.int8_fill) {
+      if (free_buffers.empty()) {
+        buffer_of[k] = static_cast<int32_t>(int8_row_bytes_.size());
+        int8_row_bytes_.push_back(0);
+      } else {
+        buffer_of[k] = free_buffers.back();
+        free_buffers.pop_back();
+      }
+      int64_t& bytes = int8_row_bytes_[buffer_of[k]];
+      bytes = std::max(bytes, kernels::int8_row_bytes(op.matrix));
+    }
+    op.int8_buffer = buffer_of[k];
+    if (last_reader[k] == i) free_buffers.push_back(buffer_of[k]);
   }
 }
 

@@ -27,6 +27,11 @@ struct BoundOp {
   int32_t width = 0;               // output width
   kernels::Matrix matrix;          // embedding table / linear weight
   kernels::XQuant xquant = kernels::XQuant::kNone;  // linear: how a quantized weight meets x
+  // Linear with int8 activations: the session buffer holding its input quantized, and
+  // whether this op is the first of the step to read that value with this weight layout
+  // (it quantizes; the value's later readers of the same layout reuse the rows).
+  int32_t int8_buffer = -1;
+  bool int8_fill = false;
   const float* vec = nullptr;      // linear bias / norm weight / constant stream-mix coefficients
   float eps = 0, scalar = 0;
   int32_t dim = 0;
@@ -62,11 +67,15 @@ class Model {
   // Memory plan: activation value -> slot; slot widths (elements per token row).
   int32_t slot_of(int32_t value) const { return slot_of_[value]; }
   const std::vector<int32_t>& slot_widths() const { return slot_widths_; }
+  // Int8 activation buffers (BoundOp::int8_buffer): bytes per token row of each; a session
+  // gives each prefill_chunk_size rows.
+  const std::vector<int64_t>& int8_buffer_row_bytes() const { return int8_row_bytes_; }
   uint64_t weight_bytes() const;
 
  private:
   Status bind();
   void plan_memory();
+  void plan_int8_inputs();
 
   std::shared_ptr<program::ProgramFile> file_;
   program::CacheLayout layout_;
@@ -74,6 +83,7 @@ class Model {
   std::vector<int32_t> widths_;
   std::vector<int32_t> slot_of_;
   std::vector<int32_t> slot_widths_;
+  std::vector<int64_t> int8_row_bytes_;
   size_t row_suffix_begin_ = 0;
 };
 

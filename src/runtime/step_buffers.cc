@@ -9,6 +9,10 @@ StepBuffers::StepBuffers(const Model& model, int64_t cap) : capacity(cap) {
   positions.resize(rows);
   remapped.resize(rows);
   kept.reserve(rows);
+  for (int64_t bytes : model.int8_buffer_row_bytes()) {
+    int8_memory.emplace_back(rows * static_cast<size_t>(bytes));
+    int8.push_back({.data = int8_memory.back().data(), .row_bytes = bytes});
+  }
 }
 
 }  // namespace og::runtime

@@ -21,6 +21,10 @@ struct StepBuffers {
   std::vector<int32_t> positions;          // [capacity]
   std::vector<int32_t> remapped;           // [capacity] embedding ids after placeholder remapping
   std::vector<int64_t> kept;               // [rows kept] rows that run the ops after the last attention
+  // Int8 activations (Model::int8_buffer_row_bytes): a value quantized once for all the
+  // linears that read it with one weight layout; rows numbered as the value's rows.
+  std::vector<std::vector<uint8_t>> int8_memory;  // [buffer][capacity * row_bytes]
+  std::vector<kernels::Int8Input> int8;            // [buffer] views of int8_memory
 };
 
 }  // namespace og::runtime

@@ -68,7 +68,19 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         }
         break;
       case OpKind::kRmsNorm: kernels::rms_norm(in(0), elems / op.dim, op.dim, op.vec, op.eps, out); break;
-      case OpKind::kLinear: kernels::linear(in(0), n, op.matrix, op.vec, out, pool, op.xquant); break;
+      case OpKind::kLinear:
+        if (op.int8_buffer < 0) {
+          kernels::linear(in(0), n, op.matrix, op.vec, out, pool);
+        } else {  // int8 activations: rows numbered as the input value's rows
+          kernels::Int8Input& xq = b.int8[static_cast<size_t>(op.int8_buffer)];
+          // A value made before the suffix was reduced to the kept rows: its buffer, filled
+          // for all N rows, no longer lines up, so the suffix quantizes those rows again.
+          const bool requantize = n < N && !op.in_from_suffix[0];
+          const float* x = in(0);
+          if (op.int8_fill || requantize) kernels::quantize_int8(x, n, op.matrix, xq, 0);
+          kernels::linear(xq, 0, n, op.matrix, op.vec, out, pool);
+        }
+        break;
       case OpKind::kRope: kernels::rope(in(0), b.positions.data(), n, op.rope, out); break;
       case OpKind::kAttend: {
         const float* q = in(0);

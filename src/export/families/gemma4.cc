@@ -94,6 +94,7 @@ Status Gemma4Family::build(BuildContext& ctx) const {
 
   const int64_t H = c.hidden_size, V = c.vocab_size, L = c.num_hidden_layers, Hq = c.num_attention_heads;
   const float eps = static_cast<float>(c.rms_norm_eps);
+  // rows of `dim` of x normed: [T, width of x]; the weight [dim] kept f32
   auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
     OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true}));
     return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
@@ -113,16 +114,19 @@ Status Gemma4Family::build(BuildContext& ctx) const {
     }
   }
   if (pad < 0 || pad >= V) return t.invalid("pad_token_id", "an id inside the vocabulary");
+  // [T, H]: the residual stream
   ValueId x = g.embedding(embed, static_cast<int32_t>(H), gemma_embed_scale(H, loaded, /*via_f32=*/true), placeholders,
                           static_cast<int32_t>(pad));
 
   // Per-layer inputs [T, L * P]: (norm(proj(x) / sqrt(H)) + embed_ple(ids) * sqrt(P)) / sqrt(2).
-  ValueId per_layer = -1;
+  ValueId per_layer = -1;  // [T, L * P]
   if (P > 0) {
     OG_ASSIGN_OR_RETURN(WeightId ple, ctx.weight("embed_tokens_per_layer.weight", {V_ple, L * P}));
+    // [T, L * P]
     ValueId tok = g.embedding(ple, static_cast<int32_t>(L * P), gemma_embed_scale(P, loaded, true), placeholders,
                               static_cast<int32_t>(pad));
     OG_ASSIGN_OR_RETURN(WeightId wp, ctx.weight("per_layer_model_projection.weight", {L * P, H}));
+    // [T, L * P]; normed per P-wide layer slice
     ValueId proj = g.scale(g.linear(x, wp), static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))));
     OG_ASSIGN_OR_RETURN(proj, norm(proj, "per_layer_projection_norm.weight", P));
     per_layer = g.scale(g.add(proj, tok), static_cast<float>(1.0 / std::sqrt(2.0)));
@@ -137,18 +141,19 @@ Status Gemma4Family::build(BuildContext& ctx) const {
     const bool shared = l >= first_shared && first_shared > 0;
     const int64_t I = c.intermediate_size[l] * (double_wide && shared ? 2 : 1);
 
-    OG_ASSIGN_OR_RETURN(ValueId h, norm(x, p + "input_layernorm.weight", H));
+    OG_ASSIGN_OR_RETURN(ValueId h, norm(x, p + "input_layernorm.weight", H));  // [T, H]
     OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(p + "self_attn.q_proj.weight", {Hq * D, H}));
-    OG_ASSIGN_OR_RETURN(ValueId q, norm(g.linear(h, wq), p + "self_attn.q_norm.weight", D));
+    OG_ASSIGN_OR_RETURN(ValueId q, norm(g.linear(h, wq), p + "self_attn.q_norm.weight", D));  // [T, Hq * D]
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D));
+    // [rotary_dim / 2]
     OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
                                                         {static_cast<int64_t>(rope.inv_freq.size())}));
     q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
-    ValueId k = -1, v = -1;
+    ValueId k = -1, v = -1;  // [T, Hkv * D] each (none on KV-shared layers)
     if (owner) {
       OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
-      ValueId k_raw = g.linear(h, wk);
-      ValueId v_raw = k_raw;  // attention_k_eq_v on full layers: values reuse the key projection
+      ValueId k_raw = g.linear(h, wk);  // [T, Hkv * D]
+      ValueId v_raw = k_raw;  // [T, Hkv * D]; attention_k_eq_v on full layers: values reuse the key projection
       if (!(k_eq_v && la.type == "full_attention")) {
         OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(p + "self_attn.v_proj.weight", {Hkv * D, H}));
         v_raw = g.linear(h, wv);
@@ -167,15 +172,17 @@ Status Gemma4Family::build(BuildContext& ctx) const {
                     .n_kv_heads = static_cast<int32_t>(Hkv),
                     .head_dim = static_cast<int32_t>(D),
                     .writes_cache = owner};
-    ValueId a = g.attend(q, k, v, spec);
+    ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
     OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "self_attn.o_proj.weight", {H, Hq * D}));
+    // [T, H]
     OG_ASSIGN_OR_RETURN(ValueId attn_out, norm(g.linear(a, wo), p + "post_attention_layernorm.weight", H));
     x = g.add(x, attn_out);
 
-    OG_ASSIGN_OR_RETURN(h, norm(x, p + "pre_feedforward_layernorm.weight", H));
+    OG_ASSIGN_OR_RETURN(h, norm(x, p + "pre_feedforward_layernorm.weight", H));  // [T, H]
     OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(p + "mlp.gate_proj.weight", {I, H}));
     OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(p + "mlp.up_proj.weight", {I, H}));
     OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(p + "mlp.down_proj.weight", {H, I}));
+    // gate and up [T, I], their product [T, I], m [T, H]
     ValueId m = g.linear(g.act_mul(g.linear(h, wg), g.linear(h, wu), act), wd);
     OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H));
     x = g.add(x, m);
@@ -183,8 +190,10 @@ Status Gemma4Family::build(BuildContext& ctx) const {
     if (P > 0) {
       OG_ASSIGN_OR_RETURN(WeightId wgate, ctx.weight(p + "per_layer_input_gate.weight", {P, H}));
       OG_ASSIGN_OR_RETURN(WeightId wproj, ctx.weight(p + "per_layer_projection.weight", {H, P}));
+      // [T, P]: this layer's slice of the per-layer inputs
       ValueId layer_input = g.slice(per_layer, static_cast<int32_t>(l * P), static_cast<int32_t>(P));
-      ValueId gated = g.act_mul(g.linear(x, wgate), layer_input, act);
+      ValueId gated = g.act_mul(g.linear(x, wgate), layer_input, act);  // [T, P]
+      // [T, H]
       OG_ASSIGN_OR_RETURN(ValueId pl, norm(g.linear(gated, wproj), p + "post_per_layer_input_norm.weight", H));
       x = g.add(x, pl);
     }
@@ -195,7 +204,7 @@ Status Gemma4Family::build(BuildContext& ctx) const {
       if (scalar != 1.0f) x = g.scale(x, scalar);
     }
   }
-  OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));
+  OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));  // [T, H]
   return build_lm_head(ctx, x, embed, static_cast<float>(final_cap));
 }
 
