@@ -2,17 +2,32 @@
 # The whole test suite: the release build under CTest; then the concurrency test under the
 # thread sanitizer and every test again under address+undefined sanitizers (asan preset).
 # OFFGRAPH_SKIP_SANITIZERS=1 runs the release lane only. Fails when any test fails.
+# Prints the minutes each lane took at the end (docs/ci.md records them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+lanes=()
+lane_start=$SECONDS
+lane() {  # records the time since the previous lane ended
+  lanes+=("$(awk -v n="$1" -v s=$((SECONDS - lane_start)) 'BEGIN { printf "%-24s %5.1f min", n, s / 60 }')")
+  lane_start=$SECONDS
+}
+report() { printf '\nminutes per lane:\n'; printf '  %s\n' "${lanes[@]}"; }
+trap report EXIT
 bash scripts/install-deps.sh
+lane "dependencies"
 bash scripts/build.sh release
+lane "release build"
 ctest --preset release -j "$(nproc)"
+lane "release tests"
 if [ "${OFFGRAPH_SKIP_SANITIZERS:-0}" != "1" ]; then
   # Thread sanitizer on the concurrency tests only (the rest is single-threaded per session).
   cmake --preset tsan >/dev/null
   cmake --build build/tsan -j "$(nproc)" --target concurrency_test
   TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/concurrency_test
+  lane "tsan build + test"
   bash scripts/build.sh asan
+  lane "asan build"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset asan -j "$(nproc)"
+  lane "asan tests"
 fi
