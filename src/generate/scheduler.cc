@@ -27,6 +27,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
     s->slots_.push_back({.session = std::move(session), .seq = nullptr});
   }
   s->prompt_rows_ = o.prefill_rows_while_decoding > 0 ? o.prefill_rows_while_decoding : 16;
+  if (o.snapshot_interval < 1) return usage_error("snapshot_interval {} must be at least 1", o.snapshot_interval);
+  for (int32_t w : model->layout().windows) s->flat_only_ = s->flat_only_ && w == 0;
   return s;
 }
 
@@ -77,10 +79,20 @@ double Scheduler::cache_utilisation() const {
   return capacity > 0 ? static_cast<double>(used_positions_) / capacity : 0;
 }
 
+void Scheduler::snapshot(Slot& slot, std::span<const int32_t> tokens, int64_t n) {
+  if (!options_.prefix_cache || n <= 0) return;
+  auto state = slot.session->copy_prefix(n);
+  if (state.is_ok()) options_.prefix_cache->insert(tokens, std::make_shared<const runtime::PrefixState>(std::move(*state)));
+}
+
 void Scheduler::retire(Slot& slot, Result<SequenceStats> result) {
   Sequence& s = *slot.seq;
   if (result.is_ok()) {
     result->total_seconds = seconds_between(s.submitted, Clock::now());
+    // The end of the reply: what a follow-up turn resends. The cache holds the history
+    // except a last sampled token that was never fed.
+    if (s.prefilled == static_cast<int64_t>(s.request.prompt.size()) && s.stats.generated_tokens > 0)
+      snapshot(slot, s.history, slot.session->length());
   }
   if (s.request.on_done) s.request.on_done(result);
   slot.seq.reset();
@@ -134,6 +146,13 @@ void Scheduler::admit() {
     s.stats.prompt_tokens = static_cast<int64_t>(s.request.prompt.size());
     s.stats.queued_seconds = seconds_between(s.submitted, s.admitted);
     slot.session->clear();
+    if (options_.prefix_cache) {
+      const runtime::PrefixMatch hit = options_.prefix_cache->lookup(s.request.prompt);
+      if (hit.state && slot.session->restore_prefix(*hit.state, hit.length).is_ok()) {
+        s.prefilled = hit.length;
+        s.stats.cached_tokens = hit.length;
+      }
+    }
   }
 }
 
@@ -194,7 +213,11 @@ bool Scheduler::step() {
   for (Slot* slot : prefilling) {
     if (budget <= 0) break;
     Sequence& s = *slot->seq;
-    const int64_t n = std::min<int64_t>(budget, static_cast<int64_t>(s.request.prompt.size()) - s.prefilled);
+    int64_t n = std::min<int64_t>(budget, static_cast<int64_t>(s.request.prompt.size()) - s.prefilled);
+    if (options_.prefix_cache && !flat_only_) {  // end the chunk at the next snapshot boundary
+      const int64_t K = options_.snapshot_interval, boundary = (s.prefilled / K + 1) * K;
+      n = std::min(n, std::max<int64_t>(1, boundary - s.prefilled));
+    }
     entries.push_back({.session = slot->session.get(),
                        .ids = std::span<const int32_t>(s.request.prompt.data() + s.prefilled, static_cast<size_t>(n))});
     work.push_back({slot, n});
@@ -215,7 +238,10 @@ bool Scheduler::step() {
     Sequence& s = *slot.seq;
     if (work[i].prompt_rows > 0) {
       s.prefilled += work[i].prompt_rows;
-      if (s.prefilled < static_cast<int64_t>(s.request.prompt.size())) continue;
+      const auto prompt_len = static_cast<int64_t>(s.request.prompt.size());
+      if (s.prefilled == prompt_len || (!flat_only_ && s.prefilled % options_.snapshot_interval == 0))
+        snapshot(slot, s.request.prompt, s.prefilled);
+      if (s.prefilled < prompt_len) continue;
     }
     s.pending = -1;
     if (!advance(slot, (*result)[i])) retire(slot, s.stats);

@@ -26,6 +26,7 @@
 #include "generate/generator.h"
 #include "generate/sampler.h"
 #include "runtime/batch_runner.h"
+#include "runtime/prefix_cache.h"
 #include "runtime/session.h"
 
 namespace og::generate {
@@ -63,6 +64,12 @@ struct SchedulerOptions {
   // more than a decode step (0: adapt it so that such a step takes at most about twice a
   // plain decode step). With nothing decoding a prompt takes the whole row budget.
   int64_t prefill_rows_while_decoding = 0;
+  // Prefix reuse (runtime/prefix_cache.h), null: off. A request's prompt is looked up at
+  // admission and the longest restorable prefix restored; states are stored at the end of
+  // every prompt, the end of every reply, and, for programs with sliding windows (whose
+  // snapshots serve only their own length), every `snapshot_interval` prompt tokens.
+  std::shared_ptr<runtime::PrefixCache> prefix_cache = nullptr;
+  int64_t snapshot_interval = 256;
 };
 
 class Scheduler {
@@ -111,11 +118,14 @@ class Scheduler {
   Scheduler() = default;
   void admit();
   void retire(Slot& slot, Result<SequenceStats> result);
+  // Stores the state of the slot's first n tokens (of `tokens`) in the prefix cache.
+  void snapshot(Slot& slot, std::span<const int32_t> tokens, int64_t n);
   // Samples the next token of a sequence whose logits are ready; false when it is done.
   bool advance(Slot& slot, std::span<const float> logits);
 
   std::shared_ptr<const runtime::Model> model_;
   std::unique_ptr<runtime::BatchRunner> runner_;
+  bool flat_only_ = true;  // no cache has a window: a stored state serves every shorter prefix
   std::vector<Slot> slots_;
   SchedulerOptions options_;
 

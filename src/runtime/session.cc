@@ -61,9 +61,9 @@ Result<PrefixState> Session::copy_prefix(int64_t n) const {
   return caches_.copy_prefix(n);
 }
 
-Status Session::restore_prefix(const PrefixState& state) {
-  OG_TRY(caches_.restore_prefix(state));
-  length_ = state.length;
+Status Session::restore_prefix(const PrefixState& state, std::optional<int64_t> n) {
+  OG_TRY(caches_.restore_prefix(state, n));
+  length_ = n.value_or(state.length);
   return Status::ok();
 }
 

@@ -65,7 +65,7 @@ class Session {
   // still hold what position n needs: the rewind rule), and restoring one: the session then
   // continues at state.length exactly as if it had computed those tokens itself.
   Result<PrefixState> copy_prefix(int64_t n) const;
-  Status restore_prefix(const PrefixState& state);
+  Status restore_prefix(const PrefixState& state, std::optional<int64_t> n = std::nullopt);
 
   uint64_t cache_bytes() const { return caches_.bytes(); }
   const std::vector<CachePolicy>& cache_policies() const { return caches_.policies(); }

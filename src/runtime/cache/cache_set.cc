@@ -37,6 +37,15 @@ CacheSetPlan plan_cache_set(const program::CacheLayout& layout, kernels::ElemTyp
   return p;
 }
 
+bool PrefixState::can_restore(int64_t n) const {
+  if (n < 0 || n > length) return false;
+  for (const Cache& c : caches) {
+    const int64_t from = c.window > 0 ? std::max<int64_t>(0, n - c.window + 1) : 0;
+    if (from < c.first || n > c.first + c.rows) return false;
+  }
+  return true;
+}
+
 uint64_t PrefixState::bytes() const {
   uint64_t n = 0;
   for (const Cache& c : caches) n += c.k.size() + c.v.size();
@@ -101,6 +110,8 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
   for (size_t c = 0; c < kv_.size(); ++c) {
     const kernels::KvStorage& kv = kv_[c];
     PrefixState::Cache pc;
+    pc.window = plan_.policies[c].window;
+    pc.ring = plan_.policies[c].ring;
     pc.first = first_needed(length, plan_.policies[c].window);
     pc.rows = length - pc.first;
     const size_t row = static_cast<size_t>(kv.head_dim) * esize;
@@ -117,30 +128,33 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
   return st;
 }
 
-Status CacheSet::restore_prefix(const PrefixState& st) {
+Status CacheSet::restore_prefix(const PrefixState& st, std::optional<int64_t> length) {
+  const int64_t n = length.value_or(st.length);
   if (st.kv_type != plan_.kv_type) return bad_input("prefix state has another kv dtype than this session");
   if (st.caches.size() != kv_.size())
     return bad_input("prefix state has {} caches, the session {}", st.caches.size(), kv_.size());
-  if (st.length < 0 || st.length > plan_.max_ctx_len)
-    return bad_input("prefix state of {} tokens exceeds max_ctx_len {}", st.length, plan_.max_ctx_len);
+  if (n < 0 || n > plan_.max_ctx_len)
+    return bad_input("prefix state of {} tokens exceeds max_ctx_len {}", n, plan_.max_ctx_len);
+  if (!st.can_restore(n)) return bad_input("prefix state of {} tokens cannot serve a prefix of {}", st.length, n);
   const size_t esize = kv_elem_size(plan_.kv_type);
   for (size_t c = 0; c < kv_.size(); ++c) {  // every check before the first copy
     const kernels::KvStorage& kv = kv_[c];
     const PrefixState::Cache& pc = st.caches[c];
     const size_t want = static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) * kv.head_dim * esize;
-    if (pc.first != first_needed(st.length, plan_.policies[c].window) || pc.rows != st.length - pc.first ||
-        pc.rows > kv.slots || pc.k.size() != want || pc.v.size() != want)
+    if (pc.window != plan_.policies[c].window || pc.ring != kv.ring || pc.rows > kv.slots || pc.k.size() != want ||
+        pc.v.size() != want)
       return bad_input("prefix state of cache {} does not match this session's geometry", c);
   }
   for (size_t c = 0; c < kv_.size(); ++c) {
     const kernels::KvStorage& kv = kv_[c];
     const PrefixState::Cache& pc = st.caches[c];
     const size_t row = static_cast<size_t>(kv.head_dim) * esize;
+    const int64_t from = first_needed(n, pc.window);  // positions from .. n - 1
     for (auto [src, dst] : {std::pair{pc.k.data(), static_cast<uint8_t*>(kv.k)}, std::pair{pc.v.data(), static_cast<uint8_t*>(kv.v)}})
       for (int32_t h = 0; h < kv.kv_heads; ++h)
-        for (int64_t r = 0; r < pc.rows; ++r)
-          std::memcpy(dst + (static_cast<size_t>(h) * kv.slots + kv.slot(pc.first + r)) * row,
-                      src + (static_cast<size_t>(h) * pc.rows + r) * row, row);
+        for (int64_t p = from; p < n; ++p)
+          std::memcpy(dst + (static_cast<size_t>(h) * kv.slots + kv.slot(p)) * row,
+                      src + (static_cast<size_t>(h) * pc.rows + (p - pc.first)) * row, row);
   }
   return Status::ok();
 }

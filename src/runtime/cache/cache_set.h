@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -51,6 +52,8 @@ struct PrefixState {
   int64_t length = 0;
   kernels::ElemType kv_type = kernels::ElemType::kF32;
   struct Cache {
+    int64_t window = 0;      // the cache's window (0: full history)
+    bool ring = false;       // a ring's state serves only this exact length
     int64_t first = 0;       // first position held
     int64_t rows = 0;        // positions first .. first + rows - 1
     std::vector<uint8_t> k;  // [kv_heads, rows, head_dim] elements of kv_type
@@ -58,6 +61,9 @@ struct PrefixState {
   };
   std::vector<Cache> caches;  // [n_caches]
   uint64_t bytes() const;
+  // Whether restoring the state's first n tokens is exact: every cache holds the positions a
+  // query at n reads (a flat full-history cache: any n <= length; a window: n == length).
+  bool can_restore(int64_t n) const;
 };
 
 class CacheSet {
@@ -79,9 +85,10 @@ class CacheSet {
   // Copies out the state a sequence of `length` committed tokens needs (length <= what the
   // caches hold; for a ring, the caller must not have stepped past `length` since).
   PrefixState copy_prefix(int64_t length) const;
-  // Writes a state back; the sequence then continues at state.length exactly as if it had
-  // been computed here. Refuses a state of another geometry or kv dtype.
-  Status restore_prefix(const PrefixState& state);
+  // Writes back the state of its first n tokens (n = state.length when absent); the sequence
+  // then continues at n exactly as if it had computed them here. Refuses a state of another
+  // geometry or kv dtype, or an n the state cannot serve (PrefixState::can_restore).
+  Status restore_prefix(const PrefixState& state, std::optional<int64_t> n = std::nullopt);
 
  private:
   CacheSetPlan plan_;
