@@ -418,8 +418,15 @@ Result<std::vector<int64_t>> gemma3n_windows(const hf::ModelConfig& c) {
   return w;
 }
 
+Result<std::vector<int64_t>> gemma3n_kv_sources(const hf::ModelConfig& c) {
+  OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma3n_plan(c));
+  std::vector<int64_t> s;
+  for (const GemmaNLayer& L : plan.layers) s.push_back(L.kv_source);
+  return s;
+}
+
 }  // namespace
 
-const Family kGemma3nFamily{"gemma3n", &gemma3n_forward, &gemma3n_windows};
+const Family kGemma3nFamily{"gemma3n", &gemma3n_forward, &gemma3n_windows, &gemma3n_kv_sources};
 
 }  // namespace og::reference

@@ -255,8 +255,15 @@ Result<std::vector<int64_t>> gemma4_windows(const hf::ModelConfig& c) {
   return w;
 }
 
+Result<std::vector<int64_t>> gemma4_kv_sources(const hf::ModelConfig& c) {
+  OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma4_plan(c));
+  std::vector<int64_t> s;
+  for (const GemmaNLayer& L : plan.layers) s.push_back(L.kv_source);
+  return s;
+}
+
 }  // namespace
 
-const Family kGemma4Family{"gemma4", &gemma4_forward, &gemma4_windows};
+const Family kGemma4Family{"gemma4", &gemma4_forward, &gemma4_windows, &gemma4_kv_sources};
 
 }  // namespace og::reference
