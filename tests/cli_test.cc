@@ -10,11 +10,107 @@
 namespace og {
 namespace {
 
+using og::testing::read_file;
 using og::testing::run_offgraph;
 using og::testing::TempDir;
 using og::testing::write_file;
 
 const std::string kConfigs = std::string(OG_TEST_DATA) + "/configs/";
+
+// The layouts the real configs imply, written out from docs/DESIGN.md §3 and the configs' README
+// (tests/data/configs holds byte-identical copies of ../shared/configs; see
+// RealConfigsAreTheSharedOnes). Neither `layout` nor `inspect` computed these.
+struct RealLayout {
+  std::string file;    // in tests/data/configs
+  std::string family;  // gen-model family for a tiny checkpoint with the same layer structure
+  int n_layers;
+  std::vector<int> layer_to_cache, kv_heads, head_dims, windows;
+};
+
+std::vector<int> iota(int n) {
+  std::vector<int> v(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) v[static_cast<size_t>(i)] = i;
+  return v;
+}
+std::vector<int> with_full_at(std::vector<int> v, std::initializer_list<int> layers, int value) {
+  for (int l : layers) v[static_cast<size_t>(l)] = value;
+  return v;
+}
+std::vector<int> cat(std::vector<int> a, const std::vector<int>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<RealLayout> real_layouts() {
+  using V = std::vector<int>;
+  return {
+      // 16 layers, all full -> 16 caches of 8 kv heads x 64.
+      {"Llama-3.2-1B-Instruct.json", "llama", 16, iota(16), V(16, 8), V(16, 64), V(16, 0)},
+      // 28 layers, use_sliding_window false -> 28 full caches of 8 x 128.
+      {"Qwen3-0.6B.json", "qwen3", 28, iota(28), V(28, 8), V(28, 128), V(28, 0)},
+      // 26 layers, sliding_window_pattern 6: full at 5/11/17/23, window 512 elsewhere; 1 x 256.
+      {"gemma-3-1b-it.json", "gemma3_text", 26, iota(26), V(26, 1), V(26, 256),
+       with_full_at(V(26, 512), {5, 11, 17, 23}, 0)},
+      // 30 layers, full at 4/9/.../29, 10 KV-shared: 20 caches; layers 20-29 read 18 (sliding) or 19 (full).
+      {"gemma-3n-E2B.json", "gemma3n", 30, cat(iota(20), {18, 18, 18, 18, 19, 18, 18, 18, 18, 19}), V(20, 2),
+       V(20, 256), with_full_at(V(20, 512), {4, 9, 14, 19}, 0)},
+      // 35 layers, full at 4/9/.../34, 20 KV-shared: 15 caches, 12 sliding 1 x 256 (window 512) and
+      // 3 full 1 x 512; layers 15-34 read 13 (sliding) or 14 (full).
+      {"gemma-4-E2B-it.json", "gemma4", 35,
+       cat(iota(15), {13, 13, 13, 13, 14, 13, 13, 13, 13, 14, 13, 13, 13, 13, 14, 13, 13, 13, 13, 14}), V(15, 1),
+       with_full_at(V(15, 256), {4, 9, 14}, 512), with_full_at(V(15, 512), {4, 9, 14}, 0)},
+  };
+}
+
+void expect_layout(const nlohmann::json& j, const RealLayout& want, const std::string& what) {
+  EXPECT_EQ(j["n_layers"], want.n_layers) << what;
+  EXPECT_EQ(j["n_caches"], want.kv_heads.size()) << what;
+  EXPECT_EQ(j["layer_to_cache"], nlohmann::json(want.layer_to_cache)) << what;
+  EXPECT_EQ(j["kv_heads"], nlohmann::json(want.kv_heads)) << what;
+  EXPECT_EQ(j["head_dims"], nlohmann::json(want.head_dims)) << what;
+  EXPECT_EQ(j["windows"], nlohmann::json(want.windows)) << what;
+}
+
+TEST(CliLayout, RealConfigsGiveTheLayoutsTheirModelsUse) {
+  for (const RealLayout& want : real_layouts()) {
+    auto r = run_offgraph("layout --json " + kConfigs + want.file);
+    ASSERT_EQ(r.exit_code, 0) << want.file << ": " << r.err;
+    expect_layout(nlohmann::json::parse(r.out), want, want.file);
+  }
+}
+
+// inspect reads the layout a program publishes: a tiny checkpoint with the real config's layer
+// structure (every field the layout depends on, copied from the real config), widths shrunk.
+TEST(CliInspect, ProgramsWithTheRealLayerStructurePublishTheRealLayouts) {
+  const char* kLayoutFields[] = {"num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+                                 "global_head_dim", "sliding_window", "sliding_window_pattern", "layer_types",
+                                 "num_kv_shared_layers", "use_sliding_window", "max_window_layers",
+                                 "attention_k_eq_v", "num_global_key_value_heads", "activation_sparsity_pattern"};
+  for (const RealLayout& want : real_layouts()) {
+    const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + want.file));
+    const nlohmann::json& text = real.contains("text_config") ? real["text_config"] : real;
+    nlohmann::json set = nlohmann::json::object();
+    for (const char* f : kLayoutFields)
+      if (text.contains(f)) set[f] = text[f];
+    TempDir d;
+    write_file(d.file("set.json"), set.dump());
+    auto gen = run_offgraph("gen-model --family " + want.family + " --out " + d.file("m") + " --set \"$(cat " +
+                            d.file("set.json") + ")\"");
+    ASSERT_EQ(gen.exit_code, 0) << want.file << ": " << gen.err;
+    auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --max-ctx-len 64");
+    ASSERT_EQ(ex.exit_code, 0) << want.file << ": " << ex.err;
+    auto inspect = run_offgraph("inspect --json " + d.file("p.ogp"));
+    ASSERT_EQ(inspect.exit_code, 0) << want.file << ": " << inspect.err;
+    expect_layout(nlohmann::json::parse(inspect.out), want, "inspect of " + want.file);
+  }
+}
+
+TEST(CliLayout, RealConfigsAreTheSharedOnes) {
+  const std::string shared = OG_SHARED_CONFIGS;
+  if (!std::filesystem::is_directory(shared)) GTEST_SKIP() << shared << " is not beside the checkout";
+  for (const RealLayout& r : real_layouts())
+    EXPECT_EQ(read_file(kConfigs + r.file), read_file(shared + "/" + r.file)) << r.file;
+}
 
 TEST(CliLayout, JsonHasExactlyTheLayoutKeys) {
   auto r = run_offgraph("layout " + kConfigs + "gemma-4-E2B-it.json --json");
@@ -121,6 +217,13 @@ TEST(CliErrors, LogitsAndExportInputErrors) {
   EXPECT_NE(oov.err.find("outside the vocabulary"), std::string::npos);
   EXPECT_EQ(run_offgraph("logits --tokens 1,x,3" + p).exit_code, 1);
   EXPECT_EQ(run_offgraph("logits --tokens 1,2 --chunk 100000" + p).exit_code, 1);
+  // --chunk 0 is no step size: a usage error saying so, and no output file.
+  for (const char* bad : {"0", "-2"}) {
+    auto zero = run_offgraph(std::string("logits --tokens 1,2 --chunk ") + bad + p);
+    EXPECT_EQ(zero.exit_code, 1) << bad;
+    EXPECT_NE(zero.err.find(std::string("--chunk ") + bad + " must be at least 1"), std::string::npos) << zero.err;
+    EXPECT_FALSE(std::filesystem::exists(d.file("l.npy"))) << bad;
+  }
   EXPECT_EQ(run_offgraph("logits --tokens 1,2 --kv-dtype int4" + p).exit_code, 1);
   EXPECT_EQ(run_offgraph("logits --tokens-file " + d.file("none") + p).exit_code, 2);
   auto notprog = run_offgraph("logits --tokens 1 --program " + d.file("m/config.json") + " --out " + d.file("l.npy"));

@@ -10,7 +10,6 @@
 #include <gtest/gtest.h>
 
 #include "e2e_support.h"
-#include "export/layout_resolver.h"
 #include "program/program_file.h"
 #include "program/validator.h"
 
@@ -28,9 +27,11 @@ struct FamilyCase {
 class FamilyE2E : public ::testing::TestWithParam<FamilyCase> {
  protected:
   static int64_t smallest_window(const hf::ModelConfig& c) {
-    auto l = exporter::resolve_layout(c);
+    auto l = reference::layer_windows(c);
+    EXPECT_TRUE(l.is_ok()) << l.status().message();
     int64_t w = 0;
-    for (int32_t x : l->windows)
+    if (l.is_ok())
+      for (int64_t x : *l)
       if (x > 0 && (w == 0 || x < w)) w = x;
     return w;
   }
@@ -119,17 +120,28 @@ TEST_P(FamilyE2E, Bf16ProgramsFromFp32WeightsStayCloseAndAgreeOnArgmax) {
   RecordProperty("bf16_relative_diff", std::to_string(d.relative()));
 }
 
-TEST_P(FamilyE2E, InspectLayoutEqualsLayoutFromConfig) {
+TEST_P(FamilyE2E, PublishedLayoutHasTheReferencesWindowsAndCacheOwners) {
   auto g = generate({.family = GetParam().family, .seed = GetParam().seed, .overrides = GetParam().overrides});
   auto pf = program::ProgramFile::open(export_to(*g, "p.ogp", "fp32"));
   ASSERT_TRUE(pf.is_ok());
-  auto from_config = exporter::resolve_layout(g->config);
-  ASSERT_TRUE(from_config.is_ok());
-  EXPECT_EQ(program::layout_from_fb(*(*pf)->program().layout()), *from_config);
-  // One update_and_attend per attention layer.
-  int attends = 0;
-  for (const fb::Op* op : *(*pf)->program().ops()) attends += op->attrs_type() == fb::OpAttrs::AttendAttrs;
-  EXPECT_EQ(attends, g->config.num_hidden_layers);
+  const program::CacheLayout l = program::layout_from_fb(*(*pf)->program().layout());
+  expect_layout_matches_reference(l, g->config);
+  // Geometry from config.json as every one of these families reads it.
+  for (int32_t c = 0; c < l.n_caches(); ++c) {
+    EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], g->config.num_key_value_heads) << "cache " << c;
+    EXPECT_EQ(l.head_dims[static_cast<size_t>(c)], g->config.head_dim) << "cache " << c;
+  }
+  // One update_and_attend per attention layer, each on the cache its layer reads and writing
+  // it (no sharing in these families).
+  int32_t layer = 0;
+  for (const fb::Op* op : *(*pf)->program().ops()) {
+    if (op->attrs_type() != fb::OpAttrs::AttendAttrs) continue;
+    ASSERT_LT(layer, l.n_layers);
+    EXPECT_EQ(static_cast<int32_t>(op->attrs_as_AttendAttrs()->cache_id()), l.layer_to_cache[static_cast<size_t>(layer)]);
+    EXPECT_TRUE(op->attrs_as_AttendAttrs()->writes_cache());
+    ++layer;
+  }
+  EXPECT_EQ(layer, g->config.num_hidden_layers);
 }
 
 TEST_P(FamilyE2E, NoProgramTensorDependsOnMaxCtxLen) {

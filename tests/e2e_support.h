@@ -13,6 +13,7 @@
 #include "export/exporter.h"
 #include "hf/model_config.h"
 #include "hf/safetensors.h"
+#include "program/layout.h"
 #include "reference/reference.h"
 #include "runtime/session.h"
 #include "test_util.h"
@@ -92,6 +93,40 @@ inline std::vector<double> reference_logits(const Generated& g, const std::vecto
   auto r = reference::forward(g.config, *ck, ids);
   EXPECT_TRUE(r.is_ok()) << r.status().message();
   return r.is_ok() ? *r : std::vector<double>{};
+}
+
+// A program's published cache layout against the float64 reference's own reading of the config
+// (reference::layer_windows and layer_kv_sources: transformers' rules, written without export's
+// layout resolver): every layer sees its own window through the cache it reads; a layer reads the
+// cache of the layer whose k/v the reference attends it with; the layers that compute k/v are
+// exactly the caches' first readers, one cache each, numbered in layer order.
+inline void expect_layout_matches_reference(const program::CacheLayout& l, const hf::ModelConfig& config) {
+  auto windows = reference::layer_windows(config);
+  auto sources = reference::layer_kv_sources(config);
+  ASSERT_TRUE(windows.is_ok()) << windows.status().message();
+  ASSERT_TRUE(sources.is_ok()) << sources.status().message();
+  const int64_t L = config.num_hidden_layers;
+  ASSERT_EQ(l.n_layers, L);
+  ASSERT_EQ(static_cast<int64_t>(l.layer_to_cache.size()), L);
+  ASSERT_EQ(static_cast<int64_t>(windows->size()), L);
+  ASSERT_EQ(static_cast<int64_t>(sources->size()), L);
+  int32_t owners = 0;
+  for (int64_t i = 0; i < L; ++i) {
+    const size_t li = static_cast<size_t>(i);
+    const int32_t cache = l.layer_to_cache[li];
+    ASSERT_GE(cache, 0) << "layer " << i;
+    ASSERT_LT(cache, l.n_caches()) << "layer " << i;
+    EXPECT_EQ(l.windows[static_cast<size_t>(cache)], (*windows)[li]) << "window of layer " << i;
+    const int64_t src = (*sources)[li];
+    if (src == i) {
+      EXPECT_EQ(cache, owners) << "layer " << i << " computes its own k/v: the next new cache";
+      ++owners;
+    } else {
+      ASSERT_LT(src, i) << "layer " << i;
+      EXPECT_EQ(cache, l.layer_to_cache[static_cast<size_t>(src)]) << "KV-shared layer " << i << " reads layer " << src;
+    }
+  }
+  EXPECT_EQ(l.n_caches(), owners);
 }
 
 struct Diff {

@@ -231,6 +231,7 @@ TEST(Gemma3n, E2BShapedProgramHas20CachesAndInspectReportsThem) {
   EXPECT_EQ(l.n_layers, 30);
   ASSERT_EQ(l.n_caches(), 20);
   for (int32_t i = 20; i < 30; ++i) EXPECT_EQ(l.layer_to_cache[i], (i + 1) % 5 == 0 ? 19 : 18) << "layer " << i;
+  expect_layout_matches_reference(l, g->config);
 
   auto inspect = run_offgraph("inspect --json " + program);
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;

@@ -77,6 +77,7 @@ TEST(Gemma4, KvSharedLayersWriteNoCache) {
   auto pf = program::ProgramFile::open(export_to(*g, "p.ogp", "fp32"));
   ASSERT_TRUE(pf.is_ok());
   const program::CacheLayout l = program::layout_from_fb(*(*pf)->program().layout());
+  expect_layout_matches_reference(l, g->config);
   int32_t layer = 0;
   for (const fb::Op* op : *(*pf)->program().ops()) {
     if (op->attrs_type() != fb::OpAttrs::AttendAttrs) continue;

@@ -1,7 +1,7 @@
 // Kernels against float64 scalar loops written here, at sizes 1, 7, 31, 32, 33 and 257, on
 // every SIMD target compiled into the kernels that this CPU supports; thread and token
-// count invariance (bit for bit); the thread pool; sessions give the same logits with any
-// number of threads.
+// count invariance (bit for bit). Links og_kernels only (the thread pool: base_test; sessions
+// with any thread count: session_threads_test).
 //
 // Tolerances (kTol): weights and caches hold exactly the values the reference uses (bf16
 // and f16 rounded here with the test's own conversions), and the kernels widen them
@@ -13,15 +13,12 @@
 
 #include <hwy/targets.h>
 
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <random>
-#include <thread>
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "e2e_support.h"
 #include "kernels/kernels.h"
 
 namespace og {
@@ -369,6 +366,37 @@ TEST(RmsNorm, MatchesFloat64WithAndWithoutWeight) {
     }
 }
 
+// The test above uses rows of mean square ~3, where eps = 1e-6 moves nothing. Here eps decides
+// the result: rows of magnitude 1e-4 and 1e-3 (mean square 1e-8 and 1e-6, at or below eps,
+// so dropping eps changes y by 10x or 1.4x), a row of zeros (y = 0: without eps it is 0/0 =
+// NaN), and a large eps on ordinary rows.
+TEST(RmsNorm, EpsilonDecidesTinyAndAllZeroRows) {
+  for (int64_t dim : kSizes) {
+    struct Case {
+      float magnitude, eps;
+    };
+    for (const Case c : {Case{1e-4f, 1e-6f}, Case{1e-3f, 1e-6f}, Case{0.0f, 1e-6f}, Case{1.0f, 0.5f}}) {
+      std::vector<float> x = random_floats(3 * dim, 23, -1, 1);
+      for (float& v : x) v *= c.magnitude;
+      const std::vector<float> w = random_floats(dim, 24, 0.5f, 1.5f);
+      for_each_target([&] {
+        std::vector<float> y(x.size(), -1.0f);
+        kernels::rms_norm(x.data(), 3, dim, w.data(), c.eps, y.data());
+        for (int64_t r = 0; r < 3; ++r) {
+          double ss = 0;
+          for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(x[r * dim + i]) * x[r * dim + i];
+          const double inv = 1.0 / std::sqrt(ss / static_cast<double>(dim) + static_cast<double>(c.eps));
+          for (int64_t i = 0; i < dim; ++i) {
+            const double want = x[r * dim + i] * inv * w[i];
+            ASSERT_NEAR(y[r * dim + i], want, 4e-6 * std::fabs(want) + 1e-7)
+                << "magnitude " << c.magnitude << " eps " << c.eps << " dim " << dim << " row " << r << " i " << i;
+          }
+        }
+      });
+    }
+  }
+}
+
 TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
   for (int64_t head_dim : {int64_t{2}, int64_t{32}, int64_t{64}, int64_t{258}})
     for (int32_t rotary : {static_cast<int32_t>(head_dim), static_cast<int32_t>(head_dim / 2 / 2 * 2)}) {
@@ -429,6 +457,25 @@ TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
       for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], 5.0 * std::tanh(x[i] / 5.0), 5e-6) << "x " << x[i];
     });
   }
+}
+
+// tanh-GELU's cubic coefficient (0.044715) matters most for |x| in 1..4: a coefficient off
+// by 1.5e-5 moves gelu(-2) = -0.0454 by ~9e-6, 6x this bound, while the random samples above
+// may miss that band at small sizes. End-to-end logits cannot see such an error (it is at most
+// ~1e-5 per activation, below the float32 noise the e2e bounds allow), so this grid is its guard.
+TEST(Elementwise, GeluTanhMatchesFloat64OnADenseGridWhereTheCubicTermMatters) {
+  std::vector<float> x;
+  for (int i = -6 * 64; i <= 6 * 64; ++i) x.push_back(static_cast<float>(i) / 64.0f);
+  const int64_t n = static_cast<int64_t>(x.size());
+  for_each_target([&] {
+    std::vector<float> y(x.size());
+    kernels::act(x.data(), n, kernels::Activation::kGeluTanh, y.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double xd = x[i];
+      const double want = 0.5 * xd * (1.0 + std::tanh(0.7978845608028654 * (xd + 0.044715 * xd * xd * xd)));
+      ASSERT_NEAR(y[i], want, 1e-5 * std::fabs(want) + 1e-6) << "x " << x[i];
+    }
+  });
 }
 
 TEST(Elementwise, AnElementsValueDoesNotDependOnTheArrayLength) {
@@ -564,64 +611,6 @@ TEST(StreamSum, SumsEveryElementOnceWithAnyThreadCount) {
   ThreadPool pool(3);
   EXPECT_EQ(kernels::stream_sum(x.data(), static_cast<int64_t>(x.size())), static_cast<double>(x.size()));
   EXPECT_EQ(kernels::stream_sum(x.data(), static_cast<int64_t>(x.size()), &pool), static_cast<double>(x.size()));
-}
-
-// ------------------------------------------------------------------------------ thread pool
-
-TEST(ThreadPool, RunsEveryTaskExactlyOnce) {
-  for (int threads : {1, 2, 4}) {
-    ThreadPool pool(threads);
-    EXPECT_EQ(pool.size(), threads);
-    for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{1000}}) {
-      std::vector<std::atomic<int>> hits(static_cast<size_t>(n));
-      for (int rep = 0; rep < 50; ++rep) pool.run(n, [&](int64_t t) { hits[t].fetch_add(1); });
-      for (int64_t t = 0; t < n; ++t) ASSERT_EQ(hits[t].load(), 50) << "threads " << threads << " n " << n;
-    }
-  }
-}
-
-TEST(ThreadPool, ConcurrentCallersShareOnePoolWithoutLosingTasks) {
-  ThreadPool pool(2);
-  constexpr int kCallers = 4, kRuns = 200, kTasks = 37;
-  std::vector<std::atomic<int64_t>> sums(kCallers);
-  std::vector<std::thread> callers;
-  for (int c = 0; c < kCallers; ++c)
-    callers.emplace_back([&, c] {
-      for (int r = 0; r < kRuns; ++r) pool.run(kTasks, [&](int64_t t) { sums[c].fetch_add(t + 1); });
-    });
-  for (std::thread& t : callers) t.join();
-  for (int c = 0; c < kCallers; ++c) EXPECT_EQ(sums[c].load(), int64_t{kRuns} * kTasks * (kTasks + 1) / 2);
-}
-
-TEST(ThreadPool, PhysicalCoresIsPositive) { EXPECT_GE(physical_cores(), 1); }
-
-// -------------------------------------------------------------------------------- sessions
-
-TEST(SessionThreads, LogitsAreIdenticalWithOneTwoOrSharedPoolThreads) {
-  for (const char* family : {"llama", "gemma3_text"}) {
-    auto g = testing::generate({.family = family, .seed = 17});
-    auto model = runtime::Model::load(testing::export_to(*g, "p.ogp", "bf16", 5));
-    ASSERT_TRUE(model.is_ok()) << model.status().message();
-    const auto ids = testing::test_tokens(23, (*model)->vocab_size(), 3);
-    auto run = [&](runtime::SessionOptions o, int64_t chunk) {
-      auto s = runtime::Session::create(*model, o);
-      EXPECT_TRUE(s.is_ok());
-      std::vector<float> out;
-      for (size_t t = 0; t < ids.size(); t += static_cast<size_t>(chunk)) {
-        const size_t n = std::min<size_t>(static_cast<size_t>(chunk), ids.size() - t);
-        auto l = (*s)->append(std::span<const int32_t>(ids.data() + t, n));
-        EXPECT_TRUE(l.is_ok());
-        if (l.is_ok()) out.insert(out.end(), l->begin(), l->end());
-      }
-      return out;
-    };
-    for (int64_t chunk : {int64_t{1}, int64_t{5}}) {
-      const std::vector<float> one = run({.threads = 1}, chunk);
-      EXPECT_TRUE(same_bits(one, run({.threads = 2}, chunk))) << family << " chunk " << chunk;
-      EXPECT_TRUE(same_bits(one, run({}, chunk))) << family << " chunk " << chunk;
-      EXPECT_TRUE(same_bits(one, run({.pool = std::make_shared<ThreadPool>(3)}, chunk))) << family << " chunk " << chunk;
-    }
-  }
 }
 
 }  // namespace

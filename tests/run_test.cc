@@ -9,6 +9,7 @@
 #include "generate/generator.h"
 #include "base/npy.h"
 #include "generate/model_text.h"
+#include "tokenizer/tokenizer.h"
 
 namespace og {
 namespace {
@@ -35,24 +36,67 @@ class RunTest : public ::testing::Test {
 Generated* RunTest::gen_ = nullptr;
 std::string* RunTest::program_ = nullptr;
 
-TEST_F(RunTest, GreedyRunPrintsExactlyTheGeneratedText) {
-  auto model = runtime::Model::load(*program_);
-  ASSERT_TRUE(model.is_ok()) << model.status().message();
-  auto text = generate::load_model_text(**model, "");
-  ASSERT_TRUE(text.is_ok()) << text.status().message();
-  auto ids = text->tokenizer.encode("The quick brown fox", true);
-  ASSERT_TRUE(ids.is_ok());
-  auto session = runtime::Session::create(*model);
+// <|end_of_text|> and <|eot_id|>: the eos ids written into the config above (the template's turn
+// end is <|eot_id|> too).
+const std::vector<int32_t> kStopIds = {128001, 128009};
+
+// The tokenizer straight from tokenizer.json (not the program's stored copy).
+tokenizer::Tokenizer json_tokenizer() {
+  auto t = tokenizer::Tokenizer::from_json_file(kTokenizerDir + "/tokenizer.json");
+  EXPECT_TRUE(t.is_ok()) << t.status().message();
+  return *t;
+}
+
+// Greedy decoding with the float64 reference (full recompute from the HF weights at every step;
+// no runtime, no sampler, no generate()): up to n tokens, stopping before a stop id. Every argmax
+// must be decisive (top-2 margin above 1e-3 of max|logit|, 10x the fp32 bound the e2e tests
+// hold), so float32 rounding in the program cannot pick the other token.
+std::vector<int32_t> reference_greedy(const Generated& g, std::vector<int32_t> ids, int n) {
+  auto ck = hf::Checkpoint::open(g.model_dir());
+  EXPECT_TRUE(ck.is_ok()) << ck.status().message();
   std::vector<int32_t> out;
-  auto stats = generate::generate(**session, *ids, {.max_tokens = 8, .sampling = {.temperature = 0}, .stop_ids = text->stop_ids},
-                                  [&](int32_t t) {
-                                    out.push_back(t);
-                                    return true;
-                                  });
-  ASSERT_TRUE(stats.is_ok());
+  const int64_t V = g.config.vocab_size;
+  for (int i = 0; i < n; ++i) {
+    auto logits = reference::forward(g.config, *ck, ids);
+    EXPECT_TRUE(logits.is_ok()) << logits.status().message();
+    if (!logits.is_ok()) return out;
+    const double* row = logits->data() + (static_cast<int64_t>(ids.size()) - 1) * V;
+    int64_t best = 0;
+    double max_abs = 0;
+    for (int64_t v = 0; v < V; ++v) {
+      if (row[v] > row[best]) best = v;
+      max_abs = std::max(max_abs, std::abs(row[v]));
+    }
+    double second = -INFINITY;
+    for (int64_t v = 0; v < V; ++v)
+      if (v != best) second = std::max(second, row[v]);
+    EXPECT_GT(row[best] - second, 1e-3 * max_abs) << "step " << i << ": a near-tie; pick another prompt or seed";
+    const int32_t token = static_cast<int32_t>(best);
+    if (std::find(kStopIds.begin(), kStopIds.end(), token) != kStopIds.end()) break;
+    out.push_back(token);
+    ids.push_back(token);
+  }
+  return out;
+}
+
+// "generated tokens N" from the CLI's speed report.
+int64_t reported_generated_tokens(const std::string& err) {
+  const size_t at = err.find("generated tokens");
+  if (at == std::string::npos) return -1;
+  return std::stoll(err.substr(at + std::string("generated tokens").size()));
+}
+
+TEST_F(RunTest, GreedyRunPrintsTheReferencesGreedyTextAndTokenCount) {
+  const tokenizer::Tokenizer tok = json_tokenizer();
+  // add_special as the CLI encodes a plain prompt (this tokenizer.json adds no BOS itself).
+  auto ids = tok.encode("The quick brown fox", true);
+  ASSERT_TRUE(ids.is_ok());
+  const std::vector<int32_t> want = reference_greedy(*gen_, *ids, 8);
+  ASSERT_EQ(want.size(), 8u) << "the reference stopped early: the CLI's -n 8 is not what is checked";
   auto r = run_offgraph("run -m " + *program_ + " -p 'The quick brown fox' -n 8 --temp 0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, text->tokenizer.decode(out, true) + "\n");
+  EXPECT_EQ(r.out, tok.decode(want, true) + "\n");
+  EXPECT_EQ(reported_generated_tokens(r.err), 8) << r.err;
   EXPECT_NE(r.err.find(fmt::format("prompt tokens    {:>9}", ids->size())), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("decode"), std::string::npos);
   EXPECT_NE(r.err.find("KV cache"), std::string::npos);
@@ -113,8 +157,19 @@ TEST_F(RunTest, ChatTemplateTurnEndIsAStopToken) {
   ASSERT_TRUE(text.is_ok());
   // <|eot_id|> (128009) ends an assistant turn in the Llama-3 template.
   EXPECT_NE(std::find(text->stop_ids.begin(), text->stop_ids.end(), 128009), text->stop_ids.end());
-  auto r = run_offgraph("run -m " + *program_ + " -p hello --chat --system 'Be brief.' -n 6 --seed 3");
-  EXPECT_EQ(r.exit_code, 0) << r.err;
+  // The rendered prompt, written out from the Llama-3 template in tokenizer_config.json.
+  const std::string prompt =
+      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+      "<|start_header_id|>user<|end_header_id|>\n\nhello<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n";
+  const tokenizer::Tokenizer tok = json_tokenizer();
+  auto ids = tok.encode(prompt, false);
+  ASSERT_TRUE(ids.is_ok());
+  const std::vector<int32_t> want = reference_greedy(*gen_, *ids, 6);
+  auto r = run_offgraph("run -m " + *program_ + " -p hello --chat --system 'Be brief.' -n 6 --temp 0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, tok.decode(want, true) + "\n");
+  EXPECT_EQ(reported_generated_tokens(r.err), static_cast<int64_t>(want.size())) << r.err;
+  EXPECT_NE(r.err.find(fmt::format("prompt tokens    {:>9}", ids->size())), std::string::npos) << r.err;
 }
 
 TEST_F(RunTest, ChatKeepsHistoryInTheCacheAndSupportsUndoSaveLoad) {
@@ -131,6 +186,43 @@ TEST_F(RunTest, ChatKeepsHistoryInTheCacheAndSupportsUndoSaveLoad) {
   ASSERT_NE(second, std::string::npos);
   const int n1 = std::stoi(r.err.substr(r.err.rfind('[', first) + 1)), n2 = std::stoi(r.err.substr(r.err.rfind('[', second) + 1));
   EXPECT_LT(n2, n1 + 8) << r.err;
+}
+
+// /undo on a model whose every layer slides (Mistral, window 6, chunk 4: rings of 9 slots). The
+// turn after /undo must rewind to the end of the first exchange, which the rings no longer
+// hold, so the conversation has to start its cache over (check_rewind refuses the rewind); a
+// rewind that went through would attend over keys of the removed exchange. Judged against a
+// chat that never had the removed exchange: same first reply, same reply after it.
+TEST(ChatUndo, OnSlidingWindowModelsAnswersAsIfTheUndoneExchangeNeverHappened) {
+  auto g = og::testing::generate({.family = "mistral",
+                                  .seed = 52,
+                                  .overrides = {{"vocab_size", 128256}, {"hidden_size", 32}, {"intermediate_size", 64},
+                                                {"head_dim", 8}, {"sliding_window", 6}, {"bos_token_id", 128000},
+                                                {"eos_token_id", {128001, 128009}}}});
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+    std::filesystem::copy_file(kTokenizerDir + "/" + f, g->model_dir() + "/" + f);
+  const std::string program = export_to(*g, "p.ogp", "fp32", 4, 512);
+  TempDir d;
+  write_file(d.file("undo"),
+             "first question\na second question long enough that its exchange pushes the first one out of every "
+             "ring\n/undo\nagain\n/quit\n");
+  write_file(d.file("straight"), "first question\nagain\n/quit\n");
+  write_file(d.file("first"), "first question\n/quit\n");
+  auto undo = run_offgraph("chat -m " + program + " -n 12 --temp 0 --no-report < " + d.file("undo"));
+  auto straight = run_offgraph("chat -m " + program + " -n 12 --temp 0 --no-report < " + d.file("straight"));
+  auto first = run_offgraph("chat -m " + program + " -n 12 --temp 0 --no-report < " + d.file("first"));
+  ASSERT_EQ(undo.exit_code, 0) << undo.err;
+  ASSERT_EQ(straight.exit_code, 0) << straight.err;
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  EXPECT_NE(undo.err.find("[last exchange removed]"), std::string::npos) << undo.err;
+  // stdout is the replies one after another: first's is the first reply, the rest of straight's
+  // the reply to "again".
+  ASSERT_TRUE(straight.out.starts_with(first.out)) << straight.out;
+  const std::string again = straight.out.substr(first.out.size());
+  ASSERT_FALSE(again.empty());
+  EXPECT_TRUE(undo.out.starts_with(first.out)) << undo.out;
+  EXPECT_TRUE(undo.out.ends_with(again)) << "the reply after /undo differs from a chat without the undone exchange:\n"
+                                         << undo.out << "\nvs\n" << again;
 }
 
 TEST_F(RunTest, BadSamplingFlagsAreUsageErrors) {

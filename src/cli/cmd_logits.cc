@@ -54,16 +54,20 @@ Runner add_logits(CLI::App& app) {
   auto* tokf = cmd->add_option("--tokens-file", o->tokens_file, "file of token ids (comma or whitespace separated)");
   tok->excludes(tokf);
   cmd->add_option("--out,-o", o->out, "output .npy [T, vocab] float32")->required();
-  cmd->add_option("--chunk", o->chunk, "tokens per step (default prefill_chunk_size; 1 = decode)");
+  auto* chunk_opt = cmd->add_option("--chunk", o->chunk,
+                                    "tokens per step, 1 .. prefill_chunk_size (default prefill_chunk_size; 1 = decode)");
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--threads", o->threads, "worker threads (0 = physical cores)");
-  return [o]() -> Status {
+  return [o, chunk_opt]() -> Status {
+    // Checked before anything is loaded: 0 is not "the default", the default is leaving it out.
+    if (chunk_opt->count() > 0 && o->chunk < 1)
+      return usage_error("--chunk {} must be at least 1 (leave it out for the program's prefill_chunk_size)", o->chunk);
     OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
     if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
     OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
     OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program));
-    int64_t chunk = o->chunk > 0 ? o->chunk : model->prefill_chunk_size();
-    if (o->chunk < 0 || chunk > model->prefill_chunk_size())
+    const int64_t chunk = chunk_opt->count() > 0 ? o->chunk : model->prefill_chunk_size();
+    if (chunk > model->prefill_chunk_size())
       return usage_error("--chunk {} must be between 1 and the program's prefill_chunk_size {}", o->chunk,
                          model->prefill_chunk_size());
     OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .threads = o->threads}));

@@ -93,4 +93,12 @@ Result<std::vector<int64_t>> layer_windows(const hf::ModelConfig& config) {
   return family->windows(config);
 }
 
+Result<std::vector<int64_t>> layer_kv_sources(const hf::ModelConfig& config) {
+  OG_ASSIGN_OR_RETURN(const Family* family, find_family(config));
+  if (family->kv_sources) return family->kv_sources(config);
+  std::vector<int64_t> own;
+  for (int64_t l = 0; l < config.num_hidden_layers; ++l) own.push_back(l);
+  return own;
+}
+
 }  // namespace og::reference

@@ -76,4 +76,10 @@ Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Che
 // with transformers' rules, so tests can cross-check a program's published cache layout.
 Result<std::vector<int64_t>> layer_windows(const hf::ModelConfig& config);
 
+// The layer whose k/v every layer attends with, as the reference's forward pass takes them:
+// l itself for a layer that computes its own k/v, else its KV-sharing donor (Gemma-3n,
+// Gemma-4: the last layer before the shared block of the same type). So the layers that own a
+// cache are exactly those with source[l] == l. From config.json alone, with transformers' rules.
+Result<std::vector<int64_t>> layer_kv_sources(const hf::ModelConfig& config);
+
 }  // namespace og::reference

@@ -30,6 +30,9 @@ struct Family {
   Result<std::vector<double>> (*forward)(const hf::ModelConfig& config, const hf::Checkpoint& ckpt,
                                          std::span<const int32_t> tokens, const ForwardOptions& options);
   Result<std::vector<int64_t>> (*windows)(const hf::ModelConfig& config);
+  // The layer whose k/v each layer attends with (itself unless KV-shared); null: every layer
+  // computes its own.
+  Result<std::vector<int64_t>> (*kv_sources)(const hf::ModelConfig& config) = nullptr;
 };
 
 // families/llama_like.cc: Llama and its close relatives (transformers builds them from the

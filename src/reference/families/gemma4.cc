@@ -244,8 +244,16 @@ Result<std::vector<int64_t>> gemma4_windows(const hf::ModelConfig& c) {
   return plan_windows(plan);
 }
 
+Result<std::vector<int64_t>> gemma4_kv_sources(const hf::ModelConfig& c) {
+  OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma4_plan(c));
+  std::vector<int64_t> s;
+  for (const GemmaNLayer& L : plan.layers) s.push_back(L.kv_source);
+  return s;
+}
+
 }  // namespace
 
+<<<<<<< HEAD
 // Model types and transformers' Gemma4TextConfig defaults for keys a text_config may omit.
 constexpr ModelType kGemma4Types[] = {{"gemma4", true}, {"gemma4_text", false}};
 const Family kGemma4Family{"gemma4", kGemma4Types, true, R"({
@@ -254,5 +262,8 @@ const Family kGemma4Family{"gemma4", kGemma4Types, true, R"({
     "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "sliding_window": 512,
     "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144})",
                            &gemma4_forward, &gemma4_windows};
+=======
+const Family kGemma4Family{"gemma4", &gemma4_forward, &gemma4_windows, &gemma4_kv_sources};
+>>>>>>> h2
 
 }  // namespace og::reference

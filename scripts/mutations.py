@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Mutation driver behind docs/mutations.md: apply one mutation in a scratch worktree
+(`git worktree add --detach /work/wt/h2-mut HEAD`, then `cmake --preset release` there), rebuild
+the test binaries that could see it, run them, record the failing gtest names, restore the file.
+Usage: scripts/mutations.py NAME [test,test,...]; results are appended to /tmp/mut/results.jsonl.
+Never run it on a checkout you work in: it edits sources in place (and restores them)."""
+import json, subprocess, sys, os, time, re
+ROOT = os.environ.get('OG_MUTATION_ROOT', '/work/wt/h2-mut')
+BUILD = ROOT + '/build/release'
+RUNTIME = ['kernels_test', 'e2e_logits_test', 'session_test', 'session_threads_test', 'gemma4_e2e_test',
+           'gemma3n_e2e_test', 'cache_file_test', 'quant_test', 'concurrency_test', 'program_file_test',
+           'run_test', 'cli_test']
+CLI = ['run_test', 'cli_test', 'tokenizer_cli_test', 'gemma3n_e2e_test']
+M = {
+  'window_off_by_one': ('src/kernels/attention.cc', 'std::max<int64_t>(0, pos - p.window + 1)',
+                        'std::max<int64_t>(0, pos - p.window)', RUNTIME),
+  'rope_rotation_swapped': ('src/kernels/elementwise.cc',
+      '        yh[i] = a * cs[i] - b * sn[i];\n        yh[i + half] = b * cs[i] + a * sn[i];',
+      '        yh[i] = a * cs[i] + b * sn[i];\n        yh[i + half] = b * cs[i] - a * sn[i];', RUNTIME, 
+      ('hn::StoreU(hn::Sub(hn::Mul(a, c), hn::Mul(b, s)), df, yh + i);\n        hn::StoreU(hn::Add(hn::Mul(b, c), hn::Mul(a, s)), df, yh + i + half);',
+       'hn::StoreU(hn::Add(hn::Mul(a, c), hn::Mul(b, s)), df, yh + i);\n        hn::StoreU(hn::Sub(hn::Mul(b, c), hn::Mul(a, s)), df, yh + i + half);')),
+  'ring_slot_formula': ('src/kernels/kernels.h', 'return ring ? pos % slots : pos;',
+                        'return ring ? pos % (slots > 1 ? slots - 1 : 1) : pos;', RUNTIME),
+  'gelu_constant': ('src/kernels/elementwise.cc', 'hn::Set(df, 0.044715f)', 'hn::Set(df, 0.0447f)', RUNTIME),
+  'chat_trim_blocks_off': ('src/chat/lexer.cc',
+      "if (sign != '+' && trim_newline && pos < src_.size() && src_[pos] == '\\n') return pos + 1;",
+      "if (sign != '+' && trim_newline && pos < src_.size() && src_[pos] == '\\n') return pos;",
+      ['chat_template_test', 'run_test']),
+  'rms_norm_no_eps': ('src/kernels/elementwise.cc', 'std::sqrt(ss / static_cast<double>(dim) + eps)',
+                      'std::sqrt(ss / static_cast<double>(dim))', RUNTIME),
+  'check_rewind_loop_deleted': ('src/runtime/cache/cache_policy.cc',
+      '  for (size_t c = 0; c < caches.size(); ++c) {', '  for (size_t c = 0; c < 0 * caches.size(); ++c) {',
+      RUNTIME),
+  'attention_softcap_dropped': ('src/kernels/attention.cc',
+      'if (p.softcap > 0) v = hn::Mul(vcap, hn::Tanh(df, hn::Mul(v, vinv_cap)));', '(void)vcap;', RUNTIME),
+  'gqa_kv_head_mapping': ('src/kernels/attention.cc',
+      '  const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvh} * kv.slots * D;\n  const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvh} * kv.slots * D;',
+      '  const int32_t kvm = (kvh + 1) % p.n_kv_heads;\n  const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvm} * kv.slots * D;\n  const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvm} * kv.slots * D;', RUNTIME),
+  'final_logit_softcap_ignored': ('src/export/decoder.cc', 'o.final_softcap = static_cast<float>(final_cap);',
+                                  'o.final_softcap = 0.0f * static_cast<float>(final_cap);', RUNTIME),
+  'bpe_merge_order_reversed': ('src/tokenizer/bpe.cc', 'return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;',
+                               'return a.rank != b.rank ? a.rank < b.rank : a.pos > b.pos;',
+                               ['tokenizer_test', 'tokenizer_format_test', 'tokenizer_cli_test', 'run_test']),
+  'kv_donor_first_of_type': ('src/export/layout_resolver.cc', 'for (int64_t d = first_shared - 1; d >= 0; --d)',
+      'for (int64_t d = 0; d < first_shared; ++d)',
+      ['layout_test', 'e2e_logits_test', 'gemma4_e2e_test', 'gemma3n_e2e_test', 'cli_test', 'quant_test']),
+  'layout_window_plus_one': ('src/export/layout_resolver.cc', 'out.windows.push_back(static_cast<int32_t>(a.window));',
+      'out.windows.push_back(static_cast<int32_t>(a.window > 0 ? a.window + 1 : 0));',
+      ['layout_test', 'e2e_logits_test', 'gemma4_e2e_test', 'cli_test']),
+  'sampler_top_p_one_extra': ('src/generate/sampler.cc', '    candidates_.resize(n);\n  }\n  // min-p',
+                              '    candidates_.resize(std::min(n + 1, candidates_.size()));\n  }\n  // min-p',
+                              ['sampler_test', 'run_test', 'concurrency_test']),
+}
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, shell=True, capture_output=True, text=True, **kw)
+
+def run(name, only=None):
+    spec = M[name]
+    path, old, new, tests = spec[0], spec[1], spec[2], spec[3]
+    extra = spec[4] if len(spec) > 4 else None
+    if only: tests = only
+    f = os.path.join(ROOT, path)
+    src = open(f).read()
+    assert src.count(old) == 1, (name, 'old text count', src.count(old))
+    mutated = src.replace(old, new)
+    if extra:
+        assert mutated.count(extra[0]) == 1, (name, 'extra')
+        mutated = mutated.replace(extra[0], extra[1])
+    open(f, 'w').write(mutated)
+    line = src[:src.index(old)].count('\n') + 1
+    try:
+        b = sh(f'cmake --build {BUILD} -j2 --target ' + ' '.join(sorted(set(tests + ['offgraph']))))
+        if b.returncode != 0:
+            return {'name': name, 'where': f'{path}:{line}', 'build': 'FAILED', 'log': b.stdout[-3000:]}
+        failed = {}
+        from concurrent.futures import ThreadPoolExecutor
+        def one(t):
+            t0 = time.time()
+            r = sh(f'cd {BUILD}/tests && timeout 400 ./{t} --gtest_brief=1 2>&1')
+            fails = sorted(set(re.findall(r'^\[  FAILED  \] ([\w/.]+)', r.stdout, re.M)))
+            if r.returncode != 0 and not fails: fails = [f'(exit {r.returncode})']
+            print(name, t, f'{time.time()-t0:.0f}s', fails, flush=True)
+            return t, fails
+        with ThreadPoolExecutor(2) as ex:
+            for t, fails in ex.map(one, tests):
+                if fails: failed[t] = fails
+        return {'name': name, 'where': f'{path}:{line}', 'tests_run': tests, 'failed': failed}
+    finally:
+        open(f, 'w').write(src)
+
+if __name__ == '__main__':
+    only = sys.argv[2].split(',') if len(sys.argv) > 2 else None
+    res = run(sys.argv[1], only)
+    os.makedirs('/tmp/mut', exist_ok=True)
+    with open('/tmp/mut/results.jsonl', 'a') as out: out.write(json.dumps(res) + '\n')
+    print(json.dumps(res))
