@@ -402,15 +402,11 @@ Result<std::vector<int64_t>> gemma3n_kv_sources(const hf::ModelConfig& c) {
 
 }  // namespace
 
-<<<<<<< HEAD
 // Model types and transformers' Gemma3nTextConfig defaults for keys a text_config may omit.
 constexpr ModelType kGemma3nTypes[] = {{"gemma3n", true}, {"gemma3n_text", false}};
 const Family kGemma3nFamily{"gemma3n", kGemma3nTypes, true, R"({
     "head_dim": 256, "num_key_value_heads": 2, "num_kv_shared_layers": 15, "hidden_activation": "gelu_pytorch_tanh",
     "rms_norm_eps": 1e-6, "sliding_window": 512})",
-                            &gemma3n_forward, &gemma3n_windows};
-=======
-const Family kGemma3nFamily{"gemma3n", &gemma3n_forward, &gemma3n_windows, &gemma3n_kv_sources};
->>>>>>> h2
+                            &gemma3n_forward, &gemma3n_windows, &gemma3n_kv_sources};
 
 }  // namespace og::reference

@@ -253,7 +253,6 @@ Result<std::vector<int64_t>> gemma4_kv_sources(const hf::ModelConfig& c) {
 
 }  // namespace
 
-<<<<<<< HEAD
 // Model types and transformers' Gemma4TextConfig defaults for keys a text_config may omit.
 constexpr ModelType kGemma4Types[] = {{"gemma4", true}, {"gemma4_text", false}};
 const Family kGemma4Family{"gemma4", kGemma4Types, true, R"({
@@ -261,9 +260,6 @@ const Family kGemma4Family{"gemma4", kGemma4Types, true, R"({
     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
     "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "sliding_window": 512,
     "hidden_size_per_layer_input": 256, "vocab_size_per_layer_input": 262144})",
-                           &gemma4_forward, &gemma4_windows};
-=======
-const Family kGemma4Family{"gemma4", &gemma4_forward, &gemma4_windows, &gemma4_kv_sources};
->>>>>>> h2
+                           &gemma4_forward, &gemma4_windows, &gemma4_kv_sources};
 
 }  // namespace og::reference
