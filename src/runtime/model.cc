@@ -154,7 +154,7 @@ Status Model::bind() {
     ops_.push_back(b);
   }
   row_suffix_begin_ = last_attend + 1;
-  std::vector<bool> in_suffix(widths_.size(), false);
+  std::vector<bool> in_suffix(widths_.size(), false);  // [n_values] made by an op of the suffix
   for (size_t i = row_suffix_begin_; i < ops_.size(); ++i) {
     for (int k = 0; k < 4; ++k)
       if (ops_[i].in[k] >= 0) ops_[i].in_from_suffix[k] = in_suffix[ops_[i].in[k]];
@@ -166,12 +166,12 @@ Status Model::bind() {
 void Model::plan_memory() {
   // Greedy slot reuse by liveness: a value's slot is free after its last reader.
   const int32_t nv = static_cast<int32_t>(widths_.size());
-  std::vector<int32_t> last_use(static_cast<size_t>(nv), -1);
+  std::vector<int32_t> last_use(static_cast<size_t>(nv), -1);  // [n_values] index of the last op reading it
   for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i)
     for (int32_t v : ops_[i].in)
       if (v >= 0) last_use[v] = i;
   slot_of_.assign(static_cast<size_t>(nv), -1);
-  std::vector<int32_t> free_slots;
+  std::vector<int32_t> free_slots;  // slots whose value is dead
   for (int32_t i = 0; i < static_cast<int32_t>(ops_.size()); ++i) {
     const BoundOp& op = ops_[i];
     if (op.out != logits()) {  // logits get a buffer of their own, sized by the rows asked for
@@ -210,7 +210,7 @@ void Model::plan_int8_inputs() {
     bool operator==(const Key&) const = default;
   };
   std::vector<Key> keys;            // distinct (value, layout)
-  std::vector<int32_t> key_of(ops_.size(), -1);
+  std::vector<int32_t> key_of(ops_.size(), -1);  // [n_ops] key read by each int8 linear
   std::vector<size_t> last_reader;  // [keys]
   for (size_t i = 0; i < ops_.size(); ++i) {
     const BoundOp& op = ops_[i];

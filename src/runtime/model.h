@@ -21,18 +21,18 @@ enum class OpKind : uint8_t {
 
 struct BoundOp {
   OpKind kind;
-  std::array<int32_t, 4> in{-1, -1, -1, -1};
+  std::array<int32_t, 4> in{-1, -1, -1, -1};  // value ids; each value is [T, width(v)] f32
   std::array<bool, 4> in_from_suffix{};  // input made by an op of the row-wise suffix
-  int32_t out = -1;
+  int32_t out = -1;                // value id of the output [T, width]
   int32_t width = 0;               // output width
-  kernels::Matrix matrix;          // embedding table / linear weight
+  kernels::Matrix matrix;          // embedding table [vocab, dim] / linear weight [out, in]
   kernels::XQuant xquant = kernels::XQuant::kNone;  // linear: how a quantized weight meets x
   // Linear with int8 activations: the session buffer holding its input quantized, and
   // whether this op is the first of the step to read that value with this weight layout
   // (it quantizes; the value's later readers of the same layout reuse the rows).
   int32_t int8_buffer = -1;
   bool int8_fill = false;
-  const float* vec = nullptr;      // linear bias / norm weight / constant stream-mix coefficients
+  const float* vec = nullptr;      // linear bias [out] / norm weight [dim] / stream-mix coefficients [n_out * n_in]
   float eps = 0, scalar = 0;
   int32_t dim = 0;
   kernels::RopeParams rope;
@@ -79,11 +79,11 @@ class Model {
 
   std::shared_ptr<program::ProgramFile> file_;
   program::CacheLayout layout_;
-  std::vector<BoundOp> ops_;
-  std::vector<int32_t> widths_;
-  std::vector<int32_t> slot_of_;
-  std::vector<int32_t> slot_widths_;
-  std::vector<int64_t> int8_row_bytes_;
+  std::vector<BoundOp> ops_;            // [n_ops] in program order
+  std::vector<int32_t> widths_;         // [n_values] elements per token row
+  std::vector<int32_t> slot_of_;        // [n_values] activation slot, -1 for ids/positions/logits
+  std::vector<int32_t> slot_widths_;    // [n_slots] elements per token row
+  std::vector<int64_t> int8_row_bytes_; // [n_int8_buffers] bytes per token row
   size_t row_suffix_begin_ = 0;
 };
 
