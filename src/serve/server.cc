@@ -134,6 +134,8 @@ struct Job {
   StopStringMatcher stops;
   Clock::time_point last_token{};
   bool any_token = false;
+  std::vector<int32_t> generated;      // to decode the tail the stream decoder still holds
+  size_t decoded_bytes = 0;            // bytes the stream decoder has returned
   // shared
   std::mutex mu;
   std::condition_variable cv;
@@ -214,8 +216,13 @@ struct Handlers {
       srv->metrics_.generation_tokens.fetch_add(1);
       std::optional<TokenLogprob> lp;
       if (top >= 0) lp = logprob_of(token, logits, top, srv->backend_->text.tokenizer);
+      j->generated.push_back(token);
       auto piece = j->decoder.step(token);
-      std::string emit = piece.is_ok() ? j->stops.push(*piece) : std::string();
+      std::string emit;
+      if (piece.is_ok()) {
+        j->decoded_bytes += piece->size();
+        emit = j->stops.push(*piece);
+      }
       {
         std::lock_guard lock(j->mu);
         j->text += emit;
@@ -228,7 +235,13 @@ struct Handlers {
     sr.on_done = [srv, weak](const Result<generate::SequenceStats>& result) {
       auto j = weak.lock();  // held by jobs_ until here
       if (!j) return;
-      const std::string tail = j->stops.flush();
+      // An incomplete character at the end decodes to U+FFFD, as decode() of all ids does.
+      std::string tail;
+      if (!j->stops.stopped()) {
+        const std::string all = srv->backend_->text.tokenizer.decode(j->generated, true);
+        if (all.size() > j->decoded_bytes) tail = j->stops.push(std::string_view(all).substr(j->decoded_bytes));
+        tail += j->stops.flush();
+      }
       if (result.is_ok()) {
         srv->metrics_.requests_ok.fetch_add(1);
         srv->metrics_.prompt_tokens.fetch_add(static_cast<uint64_t>(result->prompt_tokens));
