@@ -201,7 +201,10 @@ bool Scheduler::step() {
     budget -= n;
     prompt_rows += n;
   }
-  if (entries.empty()) return false;
+  if (entries.empty()) {
+    update_used_positions();  // sequences retired above free their positions
+    return false;
+  }
 
   const auto start = Clock::now();
   auto result = runner_->step(entries);
@@ -232,11 +235,15 @@ bool Scheduler::step() {
         prompt_rows_ = std::clamp<int64_t>(static_cast<int64_t>(decode_step_s_ / prompt_row_s_), 1, runner_->max_rows());
     }
   }
+  update_used_positions();
+  return true;
+}
+
+void Scheduler::update_used_positions() {
   int64_t used = 0;
   for (const Slot& slot : slots_) used += slot.session->length();
   std::lock_guard lock(mu_);
   used_positions_ = used;
-  return true;
 }
 
 }  // namespace og::generate

@@ -113,6 +113,7 @@ class Scheduler {
   void retire(Slot& slot, Result<SequenceStats> result);
   // Samples the next token of a sequence whose logits are ready; false when it is done.
   bool advance(Slot& slot, std::span<const float> logits);
+  void update_used_positions();  // for cache_utilisation()
 
   std::shared_ptr<const runtime::Model> model_;
   std::unique_ptr<runtime::BatchRunner> runner_;

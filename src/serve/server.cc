@@ -1,7 +1,9 @@
 #include "serve/server.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <deque>
 #include <random>
@@ -252,6 +254,12 @@ struct Handlers {
       } else {
         srv->metrics_.requests_error.fetch_add(1);
       }
+      // The slot is free before the client hears of it: a client's next request fits.
+      {
+        std::lock_guard lock(srv->jobs_mu_);
+        srv->jobs_.erase(j);
+      }
+      srv->in_flight_.fetch_sub(1);
       {
         std::lock_guard lock(j->mu);
         j->text += tail;
@@ -259,11 +267,6 @@ struct Handlers {
         j->result = result;
       }
       j->cv.notify_all();
-      {
-        std::lock_guard lock(srv->jobs_mu_);
-        srv->jobs_.erase(j);
-      }
-      srv->in_flight_.fetch_sub(1);
     };
     {
       std::lock_guard lock(s.jobs_mu_);
@@ -506,9 +509,36 @@ void Server::routes() {
   h.set_read_timeout(options_.timeout_s, 0);
   h.set_write_timeout(options_.timeout_s, 0);
   h.set_keep_alive_max_count(1000);
-  h.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+  // A body past --max-body-bytes is refused from its headers, before any of it is read
+  // (httplib's own limit would first read and discard all of it); chunked request bodies,
+  // whose size is unknown up front, are refused the same way.
+  auto refuse_body = [this](const httplib::Request& req, httplib::Response& res) {
+    if (req.has_header("Transfer-Encoding") && req.get_header_value("Transfer-Encoding").find("chunked") != std::string::npos) {
+      res.set_header("Connection", "close");
+      send_error(res, {.status = 411, .message = "chunked request bodies are not accepted; send Content-Length",
+                       .code = "length_required"});
+      return true;
+    }
+    if (!req.has_header("Content-Length")) return false;
+    const std::string v = req.get_header_value("Content-Length");
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long len = std::strtoull(v.c_str(), &end, 10);
+    if (errno == 0 && end != v.c_str() && *end == '\0' && len <= options_.max_body_bytes) return false;
+    res.set_header("Connection", "close");
+    send_error(res, {.status = 413,
+                     .message = fmt::format("the request body of {} bytes is larger than {} bytes (--max-body-bytes)", v,
+                                            options_.max_body_bytes),
+                     .code = "request_too_large"});
+    return true;
+  };
+  h.set_expect_100_continue_handler([refuse_body](const httplib::Request& req, httplib::Response& res) {
+    return refuse_body(req, res) ? res.status : 100;
+  });
+  h.set_pre_routing_handler([this, refuse_body](const httplib::Request& req, httplib::Response& res) {
     t_log = RequestLog{.routed = true, .start = Clock::now()};
     open_http_.fetch_add(1);
+    if (refuse_body(req, res)) return httplib::Server::HandlerResponse::Handled;
     if (!options_.api_key.empty() && req.path != "/health" && req.path != "/metrics") {
       const std::string auth = req.get_header_value("Authorization");
       const std::string kBearer = "Bearer ";
@@ -556,6 +586,8 @@ void Server::routes() {
     const RequestLog l = t_log;
     t_log = RequestLog{};
     if (l.routed) open_http_.fetch_sub(1);
+    // Probes and scrapers are not logged unless they fail.
+    if ((req.path == "/health" || req.path == "/metrics") && res.status == 200) return;
     std::string line = fmt::format("{} {} {}", req.method, req.path, res.status);
     if (l.prompt_tokens >= 0) line += fmt::format(" prompt_tokens={}", l.prompt_tokens);
     if (l.completion_tokens >= 0) line += fmt::format(" completion_tokens={}", l.completion_tokens);
