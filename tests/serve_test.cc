@@ -353,5 +353,18 @@ TEST_F(ServeTest, QueueFullAbortAndShutdown) {
   EXPECT_NE(s.log().find("POST /v1/chat/completions 200 prompt_tokens="), std::string::npos) << s.log();
 }
 
+TEST(ServeCli, BadFlagsAndUnloadableProgramsExitWithAMessage) {
+  auto r = run_offgraph("serve -m nothing.ogp --port 0 --parallel 0");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--parallel 0 must be at least 1"), std::string::npos) << r.err;
+  r = run_offgraph("serve -m nothing.ogp --port 70000");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // The port is bound first (so /health can say 503 while loading); a program that cannot
+  // load stops the server with the loader's error and its exit code.
+  r = run_offgraph("serve -m /nonexistent/p.ogp --host 127.0.0.1 --port 0");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/p.ogp"), std::string::npos) << r.err;
+}
+
 }  // namespace
 }  // namespace og
