@@ -49,6 +49,24 @@ int32_t Sampler::pick(std::span<const float> logits, std::span<const int32_t> hi
   if (p_.temperature == 0.0f)
     return static_cast<int32_t>(std::max_element(scratch_.begin(), scratch_.end()) - scratch_.begin());
 
+  // No filter (OpenAI's defaults: top_k off, top_p 1, min_p 0): sample the softmax directly,
+  // in id order, without sorting the vocabulary.
+  if ((p_.top_k == 0 || p_.top_k >= V) && p_.top_p >= 1.0f && p_.min_p == 0.0f) {
+    const auto top = std::max_element(scratch_.begin(), scratch_.end());
+    const float mx = *top;
+    const auto argmax = static_cast<int32_t>(top - scratch_.begin());
+    double sum = 0;
+    for (float& l : scratch_) {
+      l = std::exp((l - mx) / p_.temperature);
+      sum += l;
+    }
+    double r = uniform() * sum;
+    for (int32_t i = 0; i < V; ++i) {
+      r -= scratch_[i];
+      if (r < 0) return i;
+    }
+    return argmax;  // rounding left r >= 0: the most likely token
+  }
   candidates_.clear();
   for (int32_t i = 0; i < V; ++i) candidates_.emplace_back(scratch_[i] / p_.temperature, i);
   auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
