@@ -319,6 +319,14 @@ TEST_F(ServeTest, LogprobsAreThoseOfTheChosenTokens) {
 TEST_F(ServeTest, QueueFullAbortAndShutdown) {
   ServerProcess s("-m " + *program_ + " --parallel 1 --queue 0 --threads 1 --ctx-size 4000 --shutdown-grace 20");
   ASSERT_GT(s.port(), 0) << s.log();
+  {
+    // A field nested a million arrays deep (2 MB, under the default body limit) is refused
+    // without recursing through it.
+    const std::string deep = "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"temperature\": " +
+                             std::string(1000000, '[') + std::string(1000000, ']') + "}";
+    expect_error(client(s.port()).Post("/v1/chat/completions", deep, "application/json"), 400, "invalid_request_error",
+                 "temperature", nullptr);
+  }
   const std::string body = json{{"messages", {{{"role", "user"}, {"content", "go"}}}}, {"max_tokens", 3900}, {"temperature", 0},
                                 {"stream", true}, {"logprobs", true}, {"top_logprobs", 20}}.dump();
   {

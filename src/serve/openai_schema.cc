@@ -10,6 +10,14 @@ namespace {
 
 using json = nlohmann::json;
 
+// A value for an error message: scalars as JSON (long strings cut), containers by type
+// (dumping is recursive, and a request may nest arrays millions deep).
+std::string describe(const json& v) {
+  if (v.is_array() || v.is_object()) return std::string("an ") + v.type_name();
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > 64 ? s.substr(0, 61) + "..." : s;
+}
+
 // Reads one optional field of a request object; the first error sticks.
 class Fields {
  public:
@@ -28,9 +36,9 @@ class Fields {
   bool number(const char* name, double lo, double hi, float& out) {
     const json* v = get(name);
     if (!v) return true;
-    if (!v->is_number()) return fail(name, fmt::format("'{}' must be a number, got {}", name, v->dump()));
+    if (!v->is_number()) return fail(name, fmt::format("'{}' must be a number, got {}", name, describe(*v)));
     const double x = v->get<double>();
-    if (!(x >= lo && x <= hi)) return fail(name, fmt::format("'{}' must be in [{}, {}], got {}", name, lo, hi, v->dump()));
+    if (!(x >= lo && x <= hi)) return fail(name, fmt::format("'{}' must be in [{}, {}], got {}", name, lo, hi, describe(*v)));
     out = static_cast<float>(x);
     return true;
   }
@@ -38,24 +46,24 @@ class Fields {
     const json* v = get(name);
     if (!v) return true;
     if (!v->is_number_integer())
-      return fail(name, fmt::format("'{}' must be an integer, got {}", name, v->dump()));
+      return fail(name, fmt::format("'{}' must be an integer, got {}", name, describe(*v)));
     if (v->is_number_unsigned() ? v->get<uint64_t>() > static_cast<uint64_t>(hi)
                                 : (v->get<int64_t>() < lo || v->get<int64_t>() > hi))
-      return fail(name, fmt::format("'{}' must be between {} and {}, got {}", name, lo, hi, v->dump()));
+      return fail(name, fmt::format("'{}' must be between {} and {}, got {}", name, lo, hi, describe(*v)));
     out = v->get<int64_t>();
     return true;
   }
   bool boolean(const char* name, bool& out) {
     const json* v = get(name);
     if (!v) return true;
-    if (!v->is_boolean()) return fail(name, fmt::format("'{}' must be a boolean, got {}", name, v->dump()));
+    if (!v->is_boolean()) return fail(name, fmt::format("'{}' must be a boolean, got {}", name, describe(*v)));
     out = v->get<bool>();
     return true;
   }
   bool string(const char* name, std::string& out) {
     const json* v = get(name);
     if (!v) return true;
-    if (!v->is_string()) return fail(name, fmt::format("'{}' must be a string, got {}", name, v->dump()));
+    if (!v->is_string()) return fail(name, fmt::format("'{}' must be a string, got {}", name, describe(*v)));
     out = v->get<std::string>();
     return true;
   }
@@ -104,7 +112,7 @@ bool message_content(const json& c, std::string& out, std::string& why) {
       return false;
     }
     if (part["type"] != "text") {
-      why = fmt::format("part type {} is not supported (only text)", part["type"].dump());
+      why = fmt::format("part type {} is not supported (only text)", describe(part["type"]));
       return false;
     }
     if (!part.contains("text") || !part["text"].is_string()) {
@@ -219,7 +227,7 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
       f.fail("response_format", "'response_format' must be an object with a string 'type'");
     else if ((*rf)["type"] != "text")
       f.fail("response_format", fmt::format("'response_format' of type {} (structured output) is not supported; only \"text\"",
-                                            (*rf)["type"].dump()));
+                                            describe((*rf)["type"])));
   }
   // max_completion_tokens wins over the deprecated max_tokens when both are given.
   f.integer("max_tokens", 0, INT32_MAX, r.max_tokens);
@@ -234,7 +242,7 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
   f.number("presence_penalty", -2, 2, r.sampling.presence_penalty);
   f.number("frequency_penalty", -2, 2, r.sampling.frequency_penalty);
   if (const json* s = f.get("seed")) {
-    if (!s->is_number_integer()) f.fail("seed", fmt::format("'seed' must be an integer, got {}", s->dump()));
+    if (!s->is_number_integer()) f.fail("seed", fmt::format("'seed' must be an integer, got {}", describe(*s)));
     else {
       r.sampling.seed = s->is_number_unsigned() ? s->get<uint64_t>() : static_cast<uint64_t>(s->get<int64_t>());
       r.seeded = true;
