@@ -470,7 +470,9 @@ void Server::set_backend(Backend backend) {
 }
 
 void Server::run() {
-  http_->listen_after_bind();
+  run_active_ = true;  // then read stop_requested_; shutdown() writes them the other way round
+  if (!stop_requested_.load()) http_->listen_after_bind();
+  run_active_ = false;
   stop_loop();
 }
 
@@ -500,7 +502,18 @@ void Server::shutdown(std::chrono::milliseconds grace) {
     // Let the writers send what they hold (final chunks, [DONE]).
     wait_until([&] { return open_http_.load() == 0; }, Clock::now() + std::chrono::seconds(2));
   }
-  http_->stop();
+  // httplib's stop() does nothing until listening has begun: repeat it while run() is inside
+  // listen (run() itself returns at once if it starts after stop_requested_ is set).
+  // Only the first shutdown() stops the listener (httplib's stop() must run once).
+  const bool first = !stop_requested_.exchange(true);
+  bool stopped = !first;
+  while (run_active_.load()) {
+    if (!stopped && http_->is_running()) {
+      http_->stop();
+      stopped = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 void Server::routes() {

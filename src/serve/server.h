@@ -77,6 +77,7 @@ class Server {
   int port_ = 0;
   std::unique_ptr<Backend> backend_;  // set once, before ready_
   std::atomic<bool> ready_{false}, draining_{false}, loop_running_{false};
+  std::atomic<bool> stop_requested_{false}, run_active_{false};
   std::thread loop_;
   Metrics metrics_;
   std::atomic<int64_t> in_flight_{0};   // submitted and not yet done
