@@ -75,6 +75,41 @@ TEST(Sampler, RepetitionPenaltyFollowsHF) {
   EXPECT_EQ(s.sample(neg, seen0), 1);  // -1 * 2 = -2 < -1.5
 }
 
+TEST(Sampler, PresenceAndFrequencyPenaltiesFollowOpenAI) {
+  // logit[t] -= presence * (count[t] > 0) + frequency * count[t], counts over the tokens this
+  // sampler returned (the prompt in `history` does not count). Greedy on {5, 4.5, 3}:
+  const std::vector<float> l = {5.0f, 4.5f, 3.0f};
+  const std::vector<int32_t> prompt = {0, 0, 0};
+  Sampler presence({.temperature = 0, .presence_penalty = 1.0f});
+  EXPECT_EQ(presence.sample(l, prompt), 0);  // nothing generated yet
+  EXPECT_EQ(presence.sample(l, prompt), 1);  // {4, 4.5, 3}
+  EXPECT_EQ(presence.sample(l, prompt), 0);  // {4, 3.5, 3}: presence does not grow with the count
+  Sampler frequency({.temperature = 0, .frequency_penalty = 0.3f});
+  EXPECT_EQ(frequency.sample(l, prompt), 0);  // {5, 4.5, 3}
+  EXPECT_EQ(frequency.sample(l, prompt), 0);  // {4.7, 4.5, 3}
+  EXPECT_EQ(frequency.sample(l, prompt), 1);  // {4.4, 4.5, 3}
+  EXPECT_EQ(frequency.sample(l, prompt), 0);  // {4.4, 4.2, 3}
+  Sampler negative({.temperature = 0, .presence_penalty = -2.0f});
+  const std::vector<float> close = {1.0f, 2.0f};
+  EXPECT_EQ(negative.sample(close, {}), 1);
+  EXPECT_EQ(negative.sample(std::vector<float>{2.5f, 2.0f}, {}), 1);  // 2 + 2 > 2.5
+
+  // Sampled: the second draw, given the first was token 0, follows softmax(l - 0.5 - 0.25).
+  std::map<int32_t, double> second;
+  int firsts = 0;
+  for (uint64_t seed = 0; seed < 30000; ++seed) {
+    Sampler s({.temperature = 1, .top_k = 0, .top_p = 1, .min_p = 0, .presence_penalty = 0.5f,
+               .frequency_penalty = 0.25f, .seed = seed});
+    if (s.sample(l, {}) != 0) continue;
+    ++firsts;
+    second[s.sample(l, {})] += 1;
+  }
+  ASSERT_GT(firsts, 10000);
+  const std::vector<float> penalised = {5.0f - 0.75f, 4.5f, 3.0f};
+  auto e = expected(penalised, 1, {0, 1, 2});
+  for (auto [tok, p] : e) EXPECT_NEAR(second[tok] / firsts, p, 0.015) << tok;
+}
+
 TEST(Sampler, SameSeedSameTokens) {
   SamplingParams p{.temperature = 1, .top_k = 0, .top_p = 1, .min_p = 0, .seed = 42};
   Sampler a(p), b(p);
@@ -89,6 +124,9 @@ TEST(Sampler, InvalidParametersAreNamed) {
   EXPECT_NE(SamplingParams{.min_p = -0.1f}.validate().message().find("--min-p"), std::string::npos);
   EXPECT_NE(SamplingParams{.top_k = -2}.validate().message().find("--top-k"), std::string::npos);
   EXPECT_NE(SamplingParams{.repetition_penalty = 0}.validate().message().find("--repeat-penalty"), std::string::npos);
+  EXPECT_NE(SamplingParams{.presence_penalty = 2.5f}.validate().message().find("presence_penalty"), std::string::npos);
+  EXPECT_NE(SamplingParams{.frequency_penalty = -3}.validate().message().find("frequency_penalty"), std::string::npos);
+  EXPECT_NE(SamplingParams{.frequency_penalty = NAN}.validate().message().find("frequency_penalty"), std::string::npos);
   EXPECT_TRUE(SamplingParams{}.validate().is_ok());
 }
 

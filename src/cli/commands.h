@@ -30,6 +30,7 @@ Runner add_run(CLI::App& app);
 Runner add_chat(CLI::App& app);
 Runner add_tokenize(CLI::App& app);
 Runner add_detokenize(CLI::App& app);
+Runner add_serve(CLI::App& app);
 
 // The layout keys shared by `layout --json` and `inspect --json`.
 nlohmann::ordered_json layout_json(const program::CacheLayout& l);

@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   runners["chat"] = add_chat(app);
   runners["tokenize"] = add_tokenize(app);
   runners["detokenize"] = add_detokenize(app);
+  runners["serve"] = add_serve(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

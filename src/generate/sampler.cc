@@ -14,6 +14,10 @@ Status SamplingParams::validate() const {
   if (!(repetition_penalty > 0) || !std::isfinite(repetition_penalty))
     return usage_error("--repeat-penalty {} must be > 0", repetition_penalty);
   if (repeat_last_n < -1) return usage_error("--repeat-last-n {} must be >= -1", repeat_last_n);
+  if (!(presence_penalty >= -2 && presence_penalty <= 2))
+    return usage_error("presence_penalty {} must be in [-2, 2]", presence_penalty);
+  if (!(frequency_penalty >= -2 && frequency_penalty <= 2))
+    return usage_error("frequency_penalty {} must be in [-2, 2]", frequency_penalty);
   return Status::ok();
 }
 
@@ -22,6 +26,12 @@ Sampler::Sampler(const SamplingParams& params) : p_(params), rng_(params.seed) {
 double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+  const int32_t token = pick(logits, history);
+  if (p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f) ++generated_counts_[token];
+  return token;
+}
+
+int32_t Sampler::pick(std::span<const float> logits, std::span<const int32_t> history) {
   const int32_t V = static_cast<int32_t>(logits.size());
   scratch_.assign(logits.begin(), logits.end());
   // Repetition penalty (HF): seen tokens' logits divided by the penalty if positive, multiplied if negative.
@@ -33,9 +43,30 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     for (int32_t t : seen)
       if (t >= 0 && t < V) scratch_[t] = scratch_[t] < 0 ? scratch_[t] * p_.repetition_penalty : scratch_[t] / p_.repetition_penalty;
   }
+  // OpenAI's presence and frequency penalties over the generated tokens.
+  for (const auto& [t, count] : generated_counts_)
+    if (t >= 0 && t < V) scratch_[t] -= p_.presence_penalty + p_.frequency_penalty * static_cast<float>(count);
   if (p_.temperature == 0.0f)
     return static_cast<int32_t>(std::max_element(scratch_.begin(), scratch_.end()) - scratch_.begin());
 
+  // No filter (OpenAI's defaults: top_k off, top_p 1, min_p 0): sample the softmax directly,
+  // in id order, without sorting the vocabulary.
+  if ((p_.top_k == 0 || p_.top_k >= V) && p_.top_p >= 1.0f && p_.min_p == 0.0f) {
+    const auto top = std::max_element(scratch_.begin(), scratch_.end());
+    const float mx = *top;
+    const auto argmax = static_cast<int32_t>(top - scratch_.begin());
+    double sum = 0;
+    for (float& l : scratch_) {
+      l = std::exp((l - mx) / p_.temperature);
+      sum += l;
+    }
+    double r = uniform() * sum;
+    for (int32_t i = 0; i < V; ++i) {
+      r -= scratch_[i];
+      if (r < 0) return i;
+    }
+    return argmax;  // rounding left r >= 0: the most likely token
+  }
   candidates_.clear();
   for (int32_t i = 0; i < V; ++i) candidates_.emplace_back(scratch_[i] / p_.temperature, i);
   auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };

@@ -5,6 +5,8 @@
 namespace og::generate {
 namespace {
 
+constexpr double kPromptStepRatio = 1.25;  // extra cost of a step's prompt rows, in decode steps
+
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -224,7 +226,10 @@ bool Scheduler::step() {
     budget -= n;
     prompt_rows += n;
   }
-  if (entries.empty()) return false;
+  if (entries.empty()) {
+    update_used_positions();  // sequences retired above free their positions
+    return false;
+  }
 
   const auto start = Clock::now();
   auto result = runner_->step(entries);
@@ -246,8 +251,9 @@ bool Scheduler::step() {
     s.pending = -1;
     if (!advance(slot, (*result)[i])) retire(slot, s.stats);
   }
-  // Adapt the prompt rows that ride along with decodes: such a step should cost at most
-  // about twice a decode-only step.
+  // Adapt the prompt rows that ride along with decodes: such a step should cost about
+  // (1 + kPromptStepRatio) decode-only steps, so streams keep their pace (gaps well under
+  // 2.5x the steady one) while a new prompt still reaches its first token soon.
   if (options_.prefill_rows_while_decoding == 0 && decodes > 0) {
     auto ema = [](double& avg, double x) { avg = avg == 0 ? x : 0.8 * avg + 0.2 * x; };
     if (prompt_rows == 0) {
@@ -255,14 +261,19 @@ bool Scheduler::step() {
     } else if (decode_step_s_ > 0) {
       ema(prompt_row_s_, std::max(0.0, took - decode_step_s_) / static_cast<double>(prompt_rows));
       if (prompt_row_s_ > 0)
-        prompt_rows_ = std::clamp<int64_t>(static_cast<int64_t>(decode_step_s_ / prompt_row_s_), 1, runner_->max_rows());
+        prompt_rows_ = std::clamp<int64_t>(static_cast<int64_t>(kPromptStepRatio * decode_step_s_ / prompt_row_s_), 1,
+                                           runner_->max_rows());
     }
   }
+  update_used_positions();
+  return true;
+}
+
+void Scheduler::update_used_positions() {
   int64_t used = 0;
   for (const Slot& slot : slots_) used += slot.session->length();
   std::lock_guard lock(mu_);
   used_positions_ = used;
-  return true;
 }
 
 }  // namespace og::generate

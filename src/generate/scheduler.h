@@ -61,7 +61,7 @@ struct SchedulerOptions {
   int threads = 0;                    // as SessionOptions::threads
   std::shared_ptr<ThreadPool> pool = nullptr;
   // Prompt rows one step may carry while other sequences decode: the step then costs little
-  // more than a decode step (0: adapt it so that such a step takes at most about twice a
+  // more than a decode step (0: adapt it so that such a step costs about 2.25 times a
   // plain decode step). With nothing decoding a prompt takes the whole row budget.
   int64_t prefill_rows_while_decoding = 0;
   // Prefix reuse (runtime/prefix_cache.h), null: off. A request's prompt is looked up at
@@ -122,6 +122,7 @@ class Scheduler {
   void snapshot(Slot& slot, std::span<const int32_t> tokens, int64_t n);
   // Samples the next token of a sequence whose logits are ready; false when it is done.
   bool advance(Slot& slot, std::span<const float> logits);
+  void update_used_positions();  // for cache_utilisation()
 
   std::shared_ptr<const runtime::Model> model_;
   std::unique_ptr<runtime::BatchRunner> runner_;

@@ -1,0 +1,132 @@
+// `offgraph serve -m PROGRAM [...]`: the OpenAI-compatible server (src/serve). Binds first
+// (loopback by default) so /health answers 503 while the program loads, prints where it
+// listens once ready, logs one line per request to stderr, and on SIGTERM/SIGINT stops
+// taking requests, lets running ones finish for --shutdown-grace seconds, cancels the rest
+// and exits 0.
+#include <signal.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <thread>
+
+#include "cli/commands.h"
+#include "generate/model_text.h"
+#include "generate/scheduler.h"
+#include "serve/server.h"
+
+namespace og::cli {
+namespace {
+
+struct ServeOptions {
+  std::string program, tokenizer, alias, kv_dtype = "fp32";
+  serve::ServerOptions server;
+  int32_t parallel = 4;
+  int64_t ctx_size = 0;
+  int threads = 0;
+  double shutdown_grace_s = 10;
+  int64_t cache_ram_mib = 1024;
+  int64_t snapshot_interval = 256;
+};
+
+Result<serve::Backend> load_backend(const ServeOptions& o) {
+  OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program));
+  OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
+  std::shared_ptr<runtime::PrefixCache> prefix_cache;
+  if (o.cache_ram_mib > 0)
+    prefix_cache = std::make_shared<runtime::PrefixCache>(
+        runtime::PrefixCacheOptions{.budget_bytes = static_cast<uint64_t>(o.cache_ram_mib) << 20});
+  OG_ASSIGN_OR_RETURN(auto scheduler, generate::Scheduler::create(model, {.max_sequences = o.parallel,
+                                                                          .max_ctx_len = o.ctx_size,
+                                                                          .kv_dtype = kv,
+                                                                          .threads = o.threads,
+                                                                          .prefix_cache = prefix_cache,
+                                                                          .snapshot_interval = o.snapshot_interval}));
+  serve::Backend b{.scheduler = std::move(scheduler), .text = std::move(text)};
+  b.model_name = o.alias.empty() ? std::filesystem::path(o.program).stem().string() : o.alias;
+  b.ctx_len = o.ctx_size > 0 ? o.ctx_size : model->max_ctx_len();
+  return b;
+}
+
+}  // namespace
+
+Runner add_serve(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (chat/completions, completions, models, metrics)");
+  auto o = std::make_shared<ServeOptions>();
+  cmd->add_option("--model,-m", o->program, "program file")->required();
+  cmd->add_option("--host", o->server.host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", o->server.port, "port (0: any free port; the one chosen is printed)")->capture_default_str();
+  cmd->add_option("--parallel,-P", o->parallel, "sequences generated at once (slots)")->capture_default_str();
+  cmd->add_option("--ctx-size,-c", o->ctx_size, "context per sequence (default: the program's)");
+  cmd->add_option("--threads,-t", o->threads, "worker threads (0: physical cores)");
+  cmd->add_option("--api-key", o->server.api_key, "require `Authorization: Bearer KEY` (not on /health, /metrics)");
+  cmd->add_option("--max-body-bytes", o->server.max_body_bytes, "largest request body (413 above)")->capture_default_str();
+  cmd->add_option("--queue", o->server.queue, "requests that may wait for a slot (429 above)")->capture_default_str();
+  cmd->add_option("--timeout", o->server.timeout_s, "connection read/write timeout, seconds")->capture_default_str();
+  cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds running requests may finish after SIGTERM")->capture_default_str();
+  cmd->add_option("--alias", o->alias, "model id to serve (default: the program's file name without extension)");
+  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
+  cmd->add_option("--cache-ram", o->cache_ram_mib, "MiB of prompt-prefix cache states kept for reuse (0: no prefix cache)")
+      ->capture_default_str();
+  cmd->add_option("--prefix-snapshot-interval", o->snapshot_interval,
+                  "with sliding-window caches, also keep a prefix state every N prompt tokens")
+      ->capture_default_str();
+  cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.json, model directory or program to use instead of the program's");
+  return [o]() -> Status {
+    if (o->parallel < 1) return usage_error("--parallel {} must be at least 1", o->parallel);
+    if (o->ctx_size < 0) return usage_error("--ctx-size {} must be >= 0", o->ctx_size);
+    if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
+    if (o->cache_ram_mib < 0) return usage_error("--cache-ram {} must be >= 0", o->cache_ram_mib);
+    if (o->snapshot_interval < 1) return usage_error("--prefix-snapshot-interval {} must be at least 1", o->snapshot_interval);
+    if (!(o->shutdown_grace_s >= 0)) return usage_error("--shutdown-grace {} must be >= 0", o->shutdown_grace_s);
+    if (o->server.port < 0 || o->server.port > 65535) return usage_error("--port {} must be in [0, 65535]", o->server.port);
+    o->server.http_threads = o->parallel + o->server.queue + 4;
+    // Signals go to one thread (sigtimedwait below): block them before any thread starts.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    OG_ASSIGN_OR_RETURN(auto server, serve::Server::bind(o->server));
+    std::fprintf(stderr, "offgraph serve: loading %s (port %d answers /health with 503 until ready)\n", o->program.c_str(),
+                 server->port());
+    std::atomic<bool> finished{false};
+    Status load_status;
+    std::thread loader([&] {
+      auto b = load_backend(*o);
+      if (!b.is_ok()) {
+        load_status = b.status();
+        server->shutdown(std::chrono::milliseconds(0));
+        return;
+      }
+      const std::string name = b->model_name;
+      const long long ctx = b->ctx_len;
+      server->set_backend(std::move(b).value());
+      std::fprintf(stderr, "offgraph serve: listening on http://%s:%d (model %s, %d slots, context %lld)\n",
+                   o->server.host.c_str(), server->port(), name.c_str(), o->parallel, ctx);
+    });
+    std::thread signals([&] {
+      while (!finished.load()) {
+        timespec ts{0, 100 * 1000 * 1000};
+        const int sig = sigtimedwait(&set, nullptr, &ts);
+        if (sig == SIGTERM || sig == SIGINT) {
+          std::fprintf(stderr, "offgraph serve: %s: no new requests; finishing running ones (up to %.0f s)\n",
+                       sig == SIGTERM ? "SIGTERM" : "SIGINT", o->shutdown_grace_s);
+          server->shutdown(std::chrono::milliseconds(static_cast<int64_t>(o->shutdown_grace_s * 1000)));
+          return;
+        }
+      }
+    });
+    server->run();
+    finished = true;
+    loader.join();
+    signals.join();
+    server.reset();
+    if (load_status.is_ok()) std::fprintf(stderr, "offgraph serve: stopped\n");
+    return load_status;
+  };
+}
+
+}  // namespace og::cli

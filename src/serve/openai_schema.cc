@@ -1,0 +1,315 @@
+#include "serve/openai_schema.h"
+
+#include <cmath>
+#include <random>
+
+#include <fmt/format.h>
+
+namespace og::serve {
+namespace {
+
+using json = nlohmann::json;
+
+// A value for an error message: scalars as JSON (long strings cut), containers by type
+// (dumping is recursive, and a request may nest arrays millions deep).
+std::string describe(const json& v) {
+  if (v.is_array() || v.is_object()) return std::string("an ") + v.type_name();
+  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  return s.size() > 64 ? s.substr(0, 61) + "..." : s;
+}
+
+// Reads one optional field of a request object; the first error sticks.
+class Fields {
+ public:
+  explicit Fields(const json& obj) : obj_(obj) {}
+  std::optional<ApiError> error;
+
+  // The value of `name`, or null when absent or null.
+  const json* get(const char* name) const {
+    auto it = obj_.find(name);
+    return it == obj_.end() || it->is_null() ? nullptr : &*it;
+  }
+  bool fail(const char* name, const std::string& message) {
+    if (!error) error = invalid_request(message, name);
+    return false;
+  }
+  bool number(const char* name, double lo, double hi, float& out) {
+    const json* v = get(name);
+    if (!v) return true;
+    if (!v->is_number()) return fail(name, fmt::format("'{}' must be a number, got {}", name, describe(*v)));
+    const double x = v->get<double>();
+    if (!(x >= lo && x <= hi)) return fail(name, fmt::format("'{}' must be in [{}, {}], got {}", name, lo, hi, describe(*v)));
+    out = static_cast<float>(x);
+    return true;
+  }
+  bool integer(const char* name, int64_t lo, int64_t hi, int64_t& out) {
+    const json* v = get(name);
+    if (!v) return true;
+    if (!v->is_number_integer())
+      return fail(name, fmt::format("'{}' must be an integer, got {}", name, describe(*v)));
+    if (v->is_number_unsigned() ? v->get<uint64_t>() > static_cast<uint64_t>(hi)
+                                : (v->get<int64_t>() < lo || v->get<int64_t>() > hi))
+      return fail(name, fmt::format("'{}' must be between {} and {}, got {}", name, lo, hi, describe(*v)));
+    out = v->get<int64_t>();
+    return true;
+  }
+  bool boolean(const char* name, bool& out) {
+    const json* v = get(name);
+    if (!v) return true;
+    if (!v->is_boolean()) return fail(name, fmt::format("'{}' must be a boolean, got {}", name, describe(*v)));
+    out = v->get<bool>();
+    return true;
+  }
+  bool string(const char* name, std::string& out) {
+    const json* v = get(name);
+    if (!v) return true;
+    if (!v->is_string()) return fail(name, fmt::format("'{}' must be a string, got {}", name, describe(*v)));
+    out = v->get<std::string>();
+    return true;
+  }
+
+ private:
+  const json& obj_;
+};
+
+std::optional<json> parse_object(const std::string& body, std::optional<ApiError>& error) {
+  json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    error = invalid_request("the request body is not valid JSON");
+    return std::nullopt;
+  }
+  if (!j.is_object()) {
+    error = invalid_request("the request body must be a JSON object");
+    return std::nullopt;
+  }
+  return j;
+}
+
+bool token_array(const json& v, std::vector<int32_t>& out) {
+  if (!v.is_array()) return false;
+  out.clear();
+  for (const auto& t : v) {
+    if (!t.is_number_integer() || t.get<int64_t>() < 0 || t.get<int64_t>() > INT32_MAX) return false;
+    out.push_back(static_cast<int32_t>(t.get<int64_t>()));
+  }
+  return true;
+}
+
+// Content as a string or an array of {"type": "text", "text": ...} parts.
+bool message_content(const json& c, std::string& out, std::string& why) {
+  if (c.is_null()) return true;
+  if (c.is_string()) {
+    out = c.get<std::string>();
+    return true;
+  }
+  if (!c.is_array()) {
+    why = "must be a string or an array of text parts";
+    return false;
+  }
+  for (const auto& part : c) {
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
+      why = "parts must be objects with a 'type'";
+      return false;
+    }
+    if (part["type"] != "text") {
+      why = fmt::format("part type {} is not supported (only text)", describe(part["type"]));
+      return false;
+    }
+    if (!part.contains("text") || !part["text"].is_string()) {
+      why = "a text part needs a string 'text'";
+      return false;
+    }
+    out += part["text"].get<std::string>();
+  }
+  return true;
+}
+
+bool parse_messages(const json& body, CompletionRequest& r, std::optional<ApiError>& error) {
+  auto it = body.find("messages");
+  if (it == body.end() || !it->is_array() || it->empty()) {
+    error = invalid_request("'messages' must be a non-empty array", "messages");
+    return false;
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    const json& m = (*it)[i];
+    const std::string where = fmt::format("messages[{}]", i);
+    if (!m.is_object() || !m.contains("role") || !m["role"].is_string()) {
+      error = invalid_request(where + " must be an object with a string 'role'", where);
+      return false;
+    }
+    std::string role = m["role"].get<std::string>();
+    if (role == "developer") role = "system";
+    if (role != "system" && role != "user" && role != "assistant") {
+      error = invalid_request(fmt::format("{}.role '{}' is not supported (system, user, assistant)", where, role),
+                              where + ".role");
+      return false;
+    }
+    if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
+      error = invalid_request(where + ".tool_calls: tools are not supported", where + ".tool_calls");
+      return false;
+    }
+    ChatMessage msg{.role = role, .content = ""};
+    std::string why;
+    if (m.contains("content") && !message_content(m["content"], msg.content, why)) {
+      error = invalid_request(where + ".content " + why, where + ".content");
+      return false;
+    }
+    r.messages.push_back(std::move(msg));
+  }
+  return true;
+}
+
+bool parse_prompt(const json& body, CompletionRequest& r, std::optional<ApiError>& error) {
+  auto it = body.find("prompt");
+  const char* kWhy = "'prompt' must be a string, an array of token ids, or an array holding one of those";
+  if (it == body.end() || it->is_null()) {
+    error = invalid_request("'prompt' is required", "prompt");
+    return false;
+  }
+  const json* p = &*it;
+  if (p->is_array() && p->size() == 1 && ((*p)[0].is_string() || (*p)[0].is_array())) p = &(*p)[0];
+  else if (p->is_array() && !p->empty() && ((*p)[0].is_string() || (*p)[0].is_array())) {
+    error = invalid_request("more than one prompt in a request is not supported", "prompt");
+    return false;
+  }
+  if (p->is_string()) {
+    r.prompt_text = p->get<std::string>();
+    return true;
+  }
+  if (token_array(*p, r.prompt_tokens)) {
+    r.prompt_is_tokens = true;
+    return true;
+  }
+  error = invalid_request(kWhy, "prompt");
+  return false;
+}
+
+}  // namespace
+
+nlohmann::ordered_json ApiError::to_json() const {
+  nlohmann::ordered_json e;
+  e["message"] = message;
+  e["type"] = type;
+  e["param"] = param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(param);
+  e["code"] = code.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(code);
+  return {{"error", e}};
+}
+
+ApiError invalid_request(std::string message, std::string param, std::string code) {
+  return {.status = 400, .message = std::move(message), .param = std::move(param), .code = std::move(code)};
+}
+
+ParsedRequest parse_completion_request(const std::string& body, bool chat) {
+  ParsedRequest out;
+  CompletionRequest& r = out.request;
+  r.chat = chat;
+  // OpenAI's defaults; the completions API's max_tokens defaults to 16.
+  r.sampling = {.temperature = 1, .top_k = 0, .top_p = 1, .min_p = 0, .repetition_penalty = 1, .repeat_last_n = -1};
+  if (!chat) r.max_tokens = 16;
+  auto j = parse_object(body, out.error);
+  if (!j) return out;
+  Fields f(*j);
+  if (chat ? !parse_messages(*j, r, out.error) : !parse_prompt(*j, r, out.error)) return out;
+
+  f.string("model", r.model);
+  int64_t n = 1;
+  if (f.integer("n", 1, 128, n) && n != 1) f.fail("n", "'n' > 1 is not supported: send one request per choice");
+  if (f.get("best_of")) {
+    int64_t best_of = 1;
+    if (f.integer("best_of", 1, 128, best_of) && best_of != 1) f.fail("best_of", "'best_of' > 1 is not supported");
+  }
+  if (const json* t = f.get("tools"); t && !(t->is_array() && t->empty()))
+    f.fail("tools", "'tools' (function calling) is not supported");
+  if (const json* t = f.get("functions"); t && !(t->is_array() && t->empty()))
+    f.fail("functions", "'functions' (function calling) is not supported");
+  if (const json* rf = f.get("response_format")) {
+    if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
+      f.fail("response_format", "'response_format' must be an object with a string 'type'");
+    else if ((*rf)["type"] != "text")
+      f.fail("response_format", fmt::format("'response_format' of type {} (structured output) is not supported; only \"text\"",
+                                            describe((*rf)["type"])));
+  }
+  // max_completion_tokens wins over the deprecated max_tokens when both are given.
+  f.integer("max_tokens", 0, INT32_MAX, r.max_tokens);
+  f.integer("max_completion_tokens", 0, INT32_MAX, r.max_tokens);
+  f.number("temperature", 0, 2, r.sampling.temperature);
+  f.number("top_p", 0, 1, r.sampling.top_p);
+  if (r.sampling.top_p == 0) f.fail("top_p", "'top_p' must be greater than 0");
+  int64_t top_k = 0;
+  if (f.integer("top_k", -1, INT32_MAX, top_k)) r.sampling.top_k = static_cast<int32_t>(std::max<int64_t>(top_k, 0));
+  f.number("min_p", 0, 1, r.sampling.min_p);
+  f.number("repeat_penalty", 1e-6, 1e6, r.sampling.repetition_penalty);
+  f.number("presence_penalty", -2, 2, r.sampling.presence_penalty);
+  f.number("frequency_penalty", -2, 2, r.sampling.frequency_penalty);
+  if (const json* s = f.get("seed")) {
+    if (!s->is_number_integer()) f.fail("seed", fmt::format("'seed' must be an integer, got {}", describe(*s)));
+    else {
+      r.sampling.seed = s->is_number_unsigned() ? s->get<uint64_t>() : static_cast<uint64_t>(s->get<int64_t>());
+      r.seeded = true;
+    }
+  }
+  if (!r.seeded) r.sampling.seed = std::random_device{}() * 0x100000000ull + std::random_device{}();
+  if (const json* s = f.get("stop")) {
+    if (s->is_string()) {
+      r.stop.push_back(s->get<std::string>());
+    } else if (s->is_array() && s->size() <= 16) {
+      for (const auto& x : *s) {
+        if (!x.is_string()) {
+          f.fail("stop", "'stop' must be a string or an array of strings");
+          break;
+        }
+        r.stop.push_back(x.get<std::string>());
+      }
+    } else {
+      f.fail("stop", "'stop' must be a string or an array of at most 16 strings");
+    }
+  }
+  f.boolean("stream", r.stream);
+  if (const json* so = f.get("stream_options")) {
+    if (!so->is_object()) f.fail("stream_options", "'stream_options' must be an object");
+    else if (so->contains("include_usage") && !(*so)["include_usage"].is_null()) {
+      if (!(*so)["include_usage"].is_boolean())
+        f.fail("stream_options", "'stream_options.include_usage' must be a boolean");
+      else r.include_usage = (*so)["include_usage"].get<bool>();
+    }
+  }
+  if (chat) {
+    f.boolean("logprobs", r.logprobs);
+    int64_t top = 0;
+    if (f.integer("top_logprobs", 0, 20, top)) r.top_logprobs = static_cast<int32_t>(top);
+    if (r.top_logprobs > 0 && !r.logprobs) f.fail("top_logprobs", "'top_logprobs' needs 'logprobs': true");
+  } else if (f.get("logprobs")) {
+    int64_t top = 0;
+    if (f.integer("logprobs", 0, 5, top)) {
+      r.logprobs = true;
+      r.top_logprobs = static_cast<int32_t>(top);
+    }
+  }
+  if (!f.error && !r.sampling.validate().is_ok()) f.fail("", r.sampling.validate().message());
+  out.error = f.error;
+  return out;
+}
+
+std::optional<ApiError> parse_tokenize(const std::string& body, TokenizeRequest& out) {
+  std::optional<ApiError> error;
+  auto j = parse_object(body, error);
+  if (!j) return error;
+  auto it = j->find("content");
+  if (it == j->end() || !it->is_string()) return invalid_request("'content' must be a string", "content");
+  out.content = it->get<std::string>();
+  Fields f(*j);
+  f.boolean("add_special", out.add_special);
+  return f.error;
+}
+
+std::optional<ApiError> parse_detokenize(const std::string& body, std::vector<int32_t>& out) {
+  std::optional<ApiError> error;
+  auto j = parse_object(body, error);
+  if (!j) return error;
+  auto it = j->find("tokens");
+  if (it == j->end() || !token_array(*it, out))
+    return invalid_request("'tokens' must be an array of non-negative token ids", "tokens");
+  return std::nullopt;
+}
+
+}  // namespace og::serve

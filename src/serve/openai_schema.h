@@ -1,0 +1,69 @@
+// OpenAI request bodies parsed and validated into plain structs, and the OpenAI error
+// object. Nothing here knows a model: the server turns these into scheduler requests.
+//
+// Defaults are OpenAI's when a field is absent or null (temperature 1, top_p 1, no top-k,
+// no min-p); unknown fields are ignored. Refused with a 400 naming the field: n > 1, tools,
+// response_format with a schema (json_schema / json_object), wrong types, out-of-range values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "generate/sampler.h"
+
+namespace og::serve {
+
+// {"error": {"message", "type", "param", "code"}} with its HTTP status.
+struct ApiError {
+  int status = 400;
+  std::string message;
+  std::string type = "invalid_request_error";
+  std::string param;  // empty: null
+  std::string code;   // empty: null
+  nlohmann::ordered_json to_json() const;
+};
+
+ApiError invalid_request(std::string message, std::string param = "", std::string code = "");
+
+struct ChatMessage {
+  std::string role;  // system, user or assistant ("developer" is read as system)
+  std::string content;
+};
+
+struct CompletionRequest {
+  bool chat = false;                    // /v1/chat/completions; else /v1/completions
+  std::string model;                    // empty when absent
+  std::vector<ChatMessage> messages;    // chat
+  std::string prompt_text;              // completions, prompt given as text
+  std::vector<int32_t> prompt_tokens;   // completions, prompt given as token ids
+  bool prompt_is_tokens = false;
+  int64_t max_tokens = -1;              // -1: until a stop or the context is full
+  generate::SamplingParams sampling;    // OpenAI defaults; seed random when absent
+  bool seeded = false;
+  std::vector<std::string> stop;
+  bool stream = false;
+  bool include_usage = false;           // stream_options.include_usage
+  bool logprobs = false;
+  int32_t top_logprobs = 0;
+};
+
+// Parses a request body; on failure `error` is set and the request is meaningless.
+struct ParsedRequest {
+  CompletionRequest request;
+  std::optional<ApiError> error;
+};
+ParsedRequest parse_completion_request(const std::string& body, bool chat);
+
+// POST /tokenize {"content": "...", "add_special": false} and POST /detokenize {"tokens": [...]}.
+struct TokenizeRequest {
+  std::string content;
+  bool add_special = false;
+};
+std::optional<ApiError> parse_tokenize(const std::string& body, TokenizeRequest& out);
+std::optional<ApiError> parse_detokenize(const std::string& body, std::vector<int32_t>& out);
+
+}  // namespace og::serve

@@ -1,0 +1,44 @@
+#include "serve/stop_strings.h"
+
+#include <algorithm>
+
+namespace og::serve {
+
+StopStringMatcher::StopStringMatcher(std::vector<std::string> stops) {
+  for (auto& s : stops)
+    if (!s.empty()) stops_.push_back(std::move(s));
+}
+
+std::string StopStringMatcher::push(std::string_view text) {
+  if (stopped_) return "";
+  pending_.append(text);
+  size_t first = std::string::npos;
+  for (const auto& s : stops_) first = std::min(first, pending_.find(s));
+  if (first != std::string::npos) {
+    std::string out = pending_.substr(0, first);
+    pending_.clear();
+    stopped_ = true;
+    return out;
+  }
+  // Hold back the longest tail that is a proper prefix of some stop string.
+  size_t hold = 0;
+  for (const auto& s : stops_) {
+    for (size_t k = std::min(s.size() - 1, pending_.size()); k > hold; --k) {
+      if (pending_.compare(pending_.size() - k, k, s, 0, k) == 0) {
+        hold = k;
+        break;
+      }
+    }
+  }
+  std::string out = pending_.substr(0, pending_.size() - hold);
+  pending_.erase(0, pending_.size() - hold);
+  return out;
+}
+
+std::string StopStringMatcher::flush() {
+  std::string out;
+  out.swap(pending_);
+  return stopped_ ? std::string() : out;
+}
+
+}  // namespace og::serve

