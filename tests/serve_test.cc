@@ -271,6 +271,39 @@ TEST_F(ServeTest, ConcurrentGreedyAnswersEqualEachRequestRunAlone) {
   EXPECT_TRUE(drained(server_->port()));
 }
 
+// A chat that resends its history: the second turn restores the first turn's prompt and
+// reply from the prefix cache (cached_tokens), and still answers exactly as a cold run.
+TEST_F(ServeTest, FollowUpTurnReusesTheCachedHistory) {
+  const std::string user1 = "Here is a long question with many words so that the prompt spans several blocks of tokens: "
+                            "what is the meaning of the numbers one two three four five six seven eight nine ten?";
+  json messages = {{{"role", "user"}, {"content", user1}}};
+  auto r1 = post("/v1/chat/completions", json{{"messages", messages}, {"max_tokens", 8}, {"temperature", 0}}.dump());
+  ASSERT_TRUE(r1 && r1->status == 200) << (r1 ? r1->body : "");
+  const auto j1 = json::parse(r1->body);
+  const std::string reply = j1["choices"][0]["message"]["content"];
+  const int64_t first_prompt = j1["usage"]["prompt_tokens"];
+  messages.push_back({{"role", "assistant"}, {"content", reply}});
+  messages.push_back({{"role", "user"}, {"content", "And then?"}});
+  auto r2 = post("/v1/chat/completions", json{{"messages", messages}, {"max_tokens", 6}, {"temperature", 0}}.dump());
+  ASSERT_TRUE(r2 && r2->status == 200) << (r2 ? r2->body : "");
+  const auto j2 = json::parse(r2->body);
+  // At least the first turn's prompt is restored (the reply too, where it re-renders the same).
+  EXPECT_GE(j2["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(), first_prompt) << j2["usage"].dump();
+  EXPECT_LT(j2["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(), j2["usage"]["prompt_tokens"].get<int64_t>());
+  // The same answer as the second turn's prompt run alone.
+  auto model = runtime::Model::load(*program_);
+  auto text = generate::load_model_text(**model, "");
+  chat::RenderOptions o = text->render;
+  o.add_generation_prompt = true;
+  std::vector<chat::Message> msgs;
+  for (const auto& m : messages) msgs.push_back({m["role"].get<std::string>(), m["content"].get<std::string>()});
+  auto rendered = text->chat_template->render(msgs, o);
+  ASSERT_TRUE(rendered.is_ok());
+  const Alone a = alone(*text->tokenizer.encode(*rendered, false), 6);
+  EXPECT_EQ(j2["choices"][0]["message"]["content"], a.text);
+  EXPECT_GT(metric(server_->port(), "offgraph:prefix_cache_hits_total"), 0);
+}
+
 TEST_F(ServeTest, StopStringsEndTheAnswerAndAreNotEmitted) {
   const std::vector<int32_t> prompt = test_tokens(9, 128000, 3);
   const Alone a = alone(prompt, 24);
