@@ -16,6 +16,7 @@
 #   OFFGRAPH  the binary (default: build/release/src/cli/offgraph)
 #   CONFIGS   directory of the real config.json files (default: ../shared/configs)
 #   KEEP=0    delete each program after benching it (checkpoints are kept for reruns)
+#   BATCH     --batch sizes of the batched-decode rows (default "1,2,4,8"; empty: none)
 #
 # Disk: checkpoints 2.5 + 2.0 + 1.2 GB; programs the same in bf16, twice that in fp32,
 # about half (q8) and a third (q4).
@@ -28,6 +29,7 @@ configs="${CONFIGS:-$root/../shared/configs}"
 models="${MODELS:-llama-3.2-1b gemma-3-1b qwen3-0.6b}"
 dtypes="${DTYPES:-bf16 fp32 q8 q4}"
 P="${P:-128}" N="${N:-64}" R="${R:-3}" THREADS="${THREADS:-0}" CTX="${CTX:-0}" KEEP="${KEEP:-1}" SIMD="${SIMD:-}"
+BATCH="${BATCH-1,2,4,8}"
 
 [ -x "$bin" ] || { echo "no offgraph binary at $bin (bash scripts/build.sh, or set OFFGRAPH)" >&2; exit 1; }
 mkdir -p "$work"
@@ -69,9 +71,10 @@ for m in $models; do
     esac
     [ -f "$prog" ] || "$bin" export -m "$ckpt" -o "$prog" "${flags[@]}" >&2
     echo "== bench $m $d" >&2
-    simd=(); tag="$m.$d"
+    simd=(); tag="$m.$d"; batch=()
+    [ -z "$BATCH" ] || batch=(--batch "$BATCH")
     [ -z "$SIMD" ] || { simd=(--simd "$SIMD"); tag="$m.$d.$SIMD"; }
-    "$bin" bench -m "$prog" -p "$P" -n "$N" -r "$R" --threads "$THREADS" --ctx "$CTX" "${simd[@]}" --json | tee "$work/$tag.json" >&2
+    "$bin" bench -m "$prog" -p "$P" -n "$N" -r "$R" --threads "$THREADS" --ctx "$CTX" "${simd[@]}" "${batch[@]}" --json | tee "$work/$tag.json" >&2
     results+=("$work/$tag.json")
     [ "$KEEP" = "1" ] || rm -f "$prog"
   done
@@ -92,4 +95,15 @@ for path in sys.argv[1:]:
     print("| %s | %s | %s | %d | %.0f | %.1f | %.2f | %.2f | %.2f | %.1f |" % (
         name, dtype, j["simd"], j["threads"], j["weight_bytes"] / 1e6, j["prefill_tok_s"], j["decode_tok_s"],
         j["decode_floor_tok_s"], j["decode_floor_fraction"], j["bandwidth_gb_s"]))
+batched = [p for p in sys.argv[1:] if "batch" in json.load(open(p))]
+if batched:
+    print()
+    print("| model | dtype | batch | aggregate tok/s | per sequence tok/s | x batch 1 |")
+    print("|---|---|---:|---:|---:|---:|")
+    for path in batched:
+        j = json.load(open(path))
+        name, dtype = os.path.basename(j["program"])[:-len(".ogp")].rsplit(".", 1)
+        one = j["aggregate_decode_tok_s"][0] if j["batch"][0] == 1 else j["decode_tok_s"]
+        for b, agg, per in zip(j["batch"], j["aggregate_decode_tok_s"], j["per_sequence_decode_tok_s"]):
+            print("| %s | %s | %d | %.2f | %.2f | %.2f |" % (name, dtype, b, agg, per, agg / one))
 EOF
