@@ -40,7 +40,10 @@ std::vector<chat::Message> to_messages(const py::sequence& messages) {
     if (!py::isinstance<py::dict>(m)) throw py::type_error("a message must be a dict with 'role' and 'content'");
     py::dict d = py::reinterpret_borrow<py::dict>(m);
     if (!d.contains("role") || !d.contains("content")) throw py::value_error("a message needs 'role' and 'content'");
-    out.push_back({py::cast<std::string>(d["role"]), py::cast<std::string>(d["content"])});
+    py::object role = d["role"], content = d["content"];
+    if (!py::isinstance<py::str>(role) || !py::isinstance<py::str>(content))
+      throw py::type_error("a message's 'role' and 'content' must be str");
+    out.push_back({py::cast<std::string>(role), py::cast<std::string>(content)});
   }
   return out;
 }
