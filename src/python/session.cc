@@ -26,6 +26,23 @@ namespace {
 
 using FloatArray = py::array_t<float, py::array::c_style>;
 
+// Token ids or positions: a sequence of ints or an integer numpy array (a float array, a str
+// or values beyond int32 are a TypeError, never silently converted).
+std::vector<int32_t> int32_list(const py::handle& h, const char* what) {
+  if (py::isinstance<py::array>(h)) {
+    const py::dtype dtype = py::reinterpret_borrow<py::array>(h).dtype();
+    if (dtype.kind() != 'i' && dtype.kind() != 'u')
+      throw py::type_error(std::string(what) + " must be integers, not an array of " + std::string(py::str(py::handle(dtype))));
+  }
+  if (py::isinstance<py::str>(h) || py::isinstance<py::bytes>(h))
+    throw py::type_error(std::string(what) + " must be a sequence of int32 values, not a string");
+  try {
+    return py::cast<std::vector<int32_t>>(h);
+  } catch (const py::cast_error&) {
+    throw py::type_error(std::string(what) + " must be a sequence of int32 values");
+  }
+}
+
 FloatArray new_logits(runtime::LogitsRows rows, size_t n_ids, int64_t vocab) {
   const auto n_rows = static_cast<py::ssize_t>(rows == runtime::LogitsRows::kLast ? std::min<size_t>(n_ids, 1) : n_ids);
   return FloatArray({n_rows, static_cast<py::ssize_t>(vocab)});
@@ -51,9 +68,11 @@ std::shared_ptr<SessionHandle> make_session(const std::shared_ptr<ProgramHandle>
   return h;
 }
 
-FloatArray step(SessionHandle& h, const std::vector<int32_t>& ids, const std::optional<std::vector<int32_t>>& positions,
-                const std::string& logits) {
+FloatArray step(SessionHandle& h, const py::handle& ids_arg, const py::handle& positions_arg, const std::string& logits) {
   const runtime::LogitsRows rows = parse_logits_rows(logits);
+  const std::vector<int32_t> ids = int32_list(ids_arg, "ids");
+  std::optional<std::vector<int32_t>> positions;
+  if (!positions_arg.is_none()) positions = int32_list(positions_arg, "positions");
   FloatArray out = new_logits(rows, ids.size(), h.program->model->vocab_size());
   float* dst = out.mutable_data();
   const py::ssize_t size = out.size();
@@ -87,8 +106,9 @@ py::list step_batch(const py::sequence& entries, const std::string& logits) {
       throw py::type_error("step_batch entries are (session, ids) or (session, ids, positions)");
     py::sequence t = py::reinterpret_borrow<py::sequence>(e);
     if (t.size() != 2 && t.size() != 3) throw py::type_error("step_batch entries are (session, ids) or (session, ids, positions)");
-    Entry x{.handle = py::cast<std::shared_ptr<SessionHandle>>(t[0]), .ids = py::cast<std::vector<int32_t>>(t[1])};
-    if (t.size() == 3 && !t[2].is_none()) x.positions = py::cast<std::vector<int32_t>>(t[2]);
+    if (!py::isinstance<SessionHandle>(t[0])) throw py::type_error("step_batch: an entry's first item must be a Session");
+    Entry x{.handle = py::cast<std::shared_ptr<SessionHandle>>(t[0]), .ids = int32_list(t[1], "ids")};
+    if (t.size() == 3 && !t[2].is_none()) x.positions = int32_list(t[2], "positions");
     x.out = new_logits(rows, x.ids.size(), x.handle->program->model->vocab_size());
     in.push_back(std::move(x));
   }

@@ -81,6 +81,12 @@ def test_bad_arguments_raise_and_leave_the_session_unchanged(program):
         s.step("abc")
     with pytest.raises(TypeError):
         s.step([2 ** 40])
+    with pytest.raises(TypeError):
+        s.step(np.array([1.0], dtype=np.float32))
+    with pytest.raises(TypeError):
+        s.step(None)
+    with pytest.raises(TypeError):
+        s.step([1], positions="3")
     with pytest.raises(ValueError):
         s.step([1], logits="first")
     with pytest.raises(offgraph.Error):
@@ -163,4 +169,12 @@ def test_step_batch_equals_solo_steps(program):
     assert (a.length, b.length) == (6, 7)
     with pytest.raises(TypeError):
         offgraph.step_batch([a])
+    with pytest.raises(TypeError):
+        offgraph.step_batch([(1, [1])])
+    with pytest.raises(TypeError):
+        offgraph.step_batch([(a, [1.5])])
+    with pytest.raises(offgraph.InputError):
+        offgraph.step_batch([(a, [1]), (a, [2])])  # one session twice
+    with pytest.raises(ValueError):
+        offgraph.step_batch([(a, [1]), (offgraph.Program(program.path).session(), [1])])
     assert offgraph.step_batch([]) == []
