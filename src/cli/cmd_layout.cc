@@ -2,23 +2,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "export/family.h"
 #include "export/layout_resolver.h"
-#include "hf/model_dir.h"
-#include "hf/model_config.h"
+#include "runtime/program_info.h"
 
 namespace og::cli {
-
-nlohmann::ordered_json layout_json(const program::CacheLayout& l) {
-  nlohmann::ordered_json j;
-  j["n_layers"] = l.n_layers;
-  j["n_caches"] = l.n_caches();
-  j["layer_to_cache"] = l.layer_to_cache;
-  j["kv_heads"] = l.kv_heads;
-  j["head_dims"] = l.head_dims;
-  j["windows"] = l.windows;
-  return j;
-}
 
 std::string layout_table(const program::CacheLayout& l) {
   std::string out = fmt::format("{} layers, {} caches\n\n{:>5}  {:>8}  {:>8}  {:>8}  {:>8}  {}\n", l.n_layers, l.n_caches(),
@@ -42,13 +29,11 @@ Runner add_layout(CLI::App& app) {
   cmd->add_flag("--json", *json, "print one JSON object");
   return [model, json]() -> Status {
     if (model->empty()) return usage_error("layout needs a MODEL (directory, config.json or hub id)");
-    OG_ASSIGN_OR_RETURN(hf::ModelLocation loc, hf::resolve_model(*model));
-    OG_ASSIGN_OR_RETURN(hf::ModelConfig config, exporter::load_model_config(loc.config_path));
-    OG_ASSIGN_OR_RETURN(program::CacheLayout layout, exporter::resolve_layout(config));
+    OG_ASSIGN_OR_RETURN(exporter::ModelLayout m, exporter::resolve_model_layout(*model));
     if (*json) {
-      std::cout << layout_json(layout).dump() << "\n";
+      std::cout << runtime::layout_json(m.layout).dump() << "\n";
     } else {
-      std::cout << loc.model_id << " (" << config.model_type << ")\n" << layout_table(layout);
+      std::cout << m.model_id << " (" << m.model_type << ")\n" << layout_table(m.layout);
     }
     return Status::ok();
   };

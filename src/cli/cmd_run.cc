@@ -9,6 +9,7 @@
 #include "generate/conversation.h"
 #include "generate/generator.h"
 #include "generate/model_text.h"
+#include "generate/text_generation.h"
 
 namespace og::cli {
 namespace {
@@ -96,19 +97,11 @@ Runner add_run(CLI::App& app) {
       generate::Conversation conv(*l.session, l.text, o->system);
       OG_ASSIGN_OR_RETURN(stats, conv.turn(o->prompt, g, print));
     } else {
-      OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, l.text.tokenizer.encode(o->prompt, /*add_special=*/true));
-      tokenizer::StreamDecoder stream(l.text.tokenizer, /*skip_special=*/true);
-      Status stream_error;
-      OG_ASSIGN_OR_RETURN(stats, generate::generate(*l.session, ids, g, [&](int32_t id) {
-        auto piece = stream.step(id);
-        if (!piece.is_ok()) {
-          stream_error = piece.status();
-          return false;
-        }
-        print(*piece);
+      OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, generate::prompt_tokens(l.text, o->prompt));
+      OG_ASSIGN_OR_RETURN(stats, generate::generate_text(*l.session, l.text, ids, g, [&](const std::string& piece) {
+        print(piece);
         return true;
       }));
-      OG_TRY(stream_error);
     }
     std::fputc('\n', stdout);
     if (!o->no_report) report(stats, l.seconds, *l.session);

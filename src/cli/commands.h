@@ -32,8 +32,6 @@ Runner add_tokenize(CLI::App& app);
 Runner add_detokenize(CLI::App& app);
 Runner add_serve(CLI::App& app);
 
-// The layout keys shared by `layout --json` and `inspect --json`.
-nlohmann::ordered_json layout_json(const program::CacheLayout& l);
 std::string layout_table(const program::CacheLayout& l);
 
 // "1,2,3" -> ids; errors name the bad element.

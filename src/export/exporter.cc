@@ -135,6 +135,10 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   const std::string tmp = o.output + ".partial";
   OG_ASSIGN_OR_RETURN(auto writer, program::ProgramWriter::create(tmp));
   GraphBuilder g(*writer, p, dtype, o.show_progress && ::isatty(2), ckpt.names().size(), quant);
+  if (o.on_progress)
+    g.set_progress_callback([&o](int64_t written, int64_t expected, uint64_t bytes) {
+      o.on_progress({.tensors_written = written, .tensors_expected = expected, .bytes_written = bytes});
+    });
   BuildContext ctx{config, ckpt, layers, layout, g, prefix};
   Status built = family->build(ctx);
   if (built.is_ok()) built = g.write_weights();

@@ -2,11 +2,19 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "base/status.h"
 
 namespace og::exporter {
+
+// Progress of the weight writing, reported after each tensor written.
+struct ExportProgress {
+  int64_t tensors_written = 0;
+  int64_t tensors_expected = 0;  // the checkpoint's tensor count (an estimate of the total)
+  uint64_t bytes_written = 0;
+};
 
 struct ExportOptions {
   std::string model;               // directory, config.json, or hub id in the local HF cache
@@ -19,7 +27,8 @@ struct ExportOptions {
   int32_t qgroup_size = 32;         // 32 | 64 | 128
   std::string qactivations = "int8";  // int8 | f32: how quantized linears meet their input
   bool qround_to_nearest = false;   // llama.cpp's Q8_0/Q4_0 rounding instead of the fit (to compare)
-  bool show_progress = false;
+  bool show_progress = false;       // a progress line on stderr (when it is a terminal)
+  std::function<void(const ExportProgress&)> on_progress;  // called on the exporting thread
 };
 
 struct ExportSummary {

@@ -42,6 +42,9 @@ Status GraphBuilder::write_data(WeightId id, std::span<const uint8_t> bytes) {
 }
 
 void GraphBuilder::show_progress() {
+  if (on_progress_)
+    on_progress_(static_cast<int64_t>(program_.tensors.size()), static_cast<int64_t>(expected_tensors_),
+                 writer_.bytes_written());
   if (!show_progress_) return;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double mb = static_cast<double>(writer_.bytes_written()) / 1e6;

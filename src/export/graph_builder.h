@@ -13,6 +13,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <set>
 #include <cstdint>
@@ -96,6 +97,8 @@ class GraphBuilder {
   int32_t width(ValueId v) const { return program_.values[static_cast<size_t>(v)]->width; }
   const std::vector<int64_t>& weight_shape(WeightId w) const { return program_.tensors[static_cast<size_t>(w)]->shape; }
   void finish_progress();
+  // Also called after each tensor written: (tensors written, tensors expected, bytes written).
+  void set_progress_callback(std::function<void(int64_t, int64_t, uint64_t)> f) { on_progress_ = std::move(f); }
   // Converts and writes every recorded checkpoint weight (after the graph is complete).
   Status write_weights();
   // Matrices quantized and matrices left in the program dtype because their columns are not
@@ -134,6 +137,7 @@ class GraphBuilder {
   fb::DType weight_dtype_;
   ValueId ids_ = -1, positions_ = -1;
   bool show_progress_;
+  std::function<void(int64_t, int64_t, uint64_t)> on_progress_;
   size_t expected_tensors_;
   std::chrono::steady_clock::time_point start_;
   std::set<std::string> used_;

@@ -1,6 +1,7 @@
 #include "export/layout_resolver.h"
 
 #include "export/family.h"
+#include "hf/model_dir.h"
 
 namespace og::exporter {
 
@@ -65,6 +66,13 @@ Result<program::CacheLayout> resolve_layout(const hf::ModelConfig& c) {
   }
   OG_TRY(out.validate());
   return out;
+}
+
+Result<ModelLayout> resolve_model_layout(const std::string& model) {
+  OG_ASSIGN_OR_RETURN(hf::ModelLocation loc, hf::resolve_model(model));
+  OG_ASSIGN_OR_RETURN(hf::ModelConfig config, load_model_config(loc.config_path));
+  OG_ASSIGN_OR_RETURN(program::CacheLayout layout, resolve_layout(config));
+  return ModelLayout{.model_id = loc.model_id, .model_type = config.model_type, .layout = std::move(layout)};
 }
 
 }  // namespace og::exporter

@@ -26,4 +26,12 @@ struct LayerAttention {
 Result<std::vector<LayerAttention>> resolve_layer_attention(const hf::ModelConfig& config);
 Result<program::CacheLayout> resolve_layout(const hf::ModelConfig& config);
 
+// The layout of a model named as `offgraph layout` takes it: a directory, a config.json, or a
+// hub id in the local HF cache.
+struct ModelLayout {
+  std::string model_id, model_type;
+  program::CacheLayout layout;
+};
+Result<ModelLayout> resolve_model_layout(const std::string& model);
+
 }  // namespace og::exporter

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
+#include "generate/text_generation.h"
 
 namespace og::generate {
 
@@ -14,12 +15,7 @@ Conversation::Conversation(runtime::Session& session, const ModelText& text, std
 }
 
 Result<std::vector<int32_t>> Conversation::render_tokens(bool add_generation_prompt) const {
-  if (!text_.chat_template) return bad_input("the program has no chat template; use `offgraph run` without --chat");
-  chat::RenderOptions o = text_.render;
-  o.add_generation_prompt = add_generation_prompt;
-  OG_ASSIGN_OR_RETURN(std::string rendered, text_.chat_template->render(messages_, o));
-  // The template writes BOS itself: encode without adding special tokens, as transformers does.
-  return text_.tokenizer.encode(rendered, false);
+  return chat_tokens(text_, messages_, add_generation_prompt);
 }
 
 Result<GenerateStats> Conversation::turn(const std::string& user, const GenerateOptions& options,

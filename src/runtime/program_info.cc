@@ -1,0 +1,89 @@
+#include "runtime/program_info.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "program/validator.h"
+#include "runtime/cache/cache_set.h"
+
+namespace og::runtime {
+
+nlohmann::ordered_json layout_json(const program::CacheLayout& l) {
+  nlohmann::ordered_json j;
+  j["n_layers"] = l.n_layers;
+  j["n_caches"] = l.n_caches();
+  j["layer_to_cache"] = l.layer_to_cache;
+  j["kv_heads"] = l.kv_heads;
+  j["head_dims"] = l.head_dims;
+  j["windows"] = l.windows;
+  return j;
+}
+
+nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool weights_verified) {
+  const fb::Program& p = pf.program();
+  const program::CacheLayout layout = program::layout_from_fb(*p.layout());
+  nlohmann::ordered_json j = layout_json(layout);
+  j["max_ctx_len"] = p.max_ctx_len();
+  j["prefill_chunk_size"] = p.prefill_chunk_size();
+  j["vocab_size"] = p.vocab_size();
+  j["dtype"] = p.dtype() == fb::DType::F32 ? "fp32" : p.dtype() == fb::DType::BF16 ? "bf16" : "fp16";
+  j["model_id"] = p.model_id() ? p.model_id()->str() : "";
+  j["family"] = p.family() ? p.family()->str() : "";
+  j["bos_id"] = p.bos_id();
+  std::vector<int32_t> eos;
+  if (p.eos_ids())
+    for (int32_t e : *p.eos_ids()) eos.push_back(e);
+  j["eos_ids"] = eos;
+  std::map<std::string, int> counts;
+  for (const fb::Op* op : *p.ops()) counts[program::op_name(op->attrs_type())]++;
+  j["op_counts"] = counts;
+  uint64_t weight_bytes = 0;
+  for (const fb::Tensor* t : *p.tensors()) weight_bytes += t->nbytes();
+  // Bytes by storage; a quantized matrix's scales count with it ("Q4/g32").
+  std::set<int32_t> scale_tensors;
+  for (const fb::Tensor* t : *p.tensors())
+    if (program::is_quantized(t->dtype())) scale_tensors.insert(t->scales());
+  std::map<std::string, std::pair<int, uint64_t>> storage;  // name -> (matrices, bytes)
+  for (int32_t i = 0; i < static_cast<int32_t>(p.tensors()->size()); ++i) {
+    const fb::Tensor* t = p.tensors()->Get(i);
+    if (scale_tensors.contains(i)) continue;
+    std::string key = fb::EnumNameDType(t->dtype());
+    uint64_t bytes = t->nbytes();
+    if (program::is_quantized(t->dtype())) {
+      key += fmt::format("/g{}", t->group_size());
+      bytes += p.tensors()->Get(t->scales())->nbytes();
+    }
+    storage[key].first++;
+    storage[key].second += bytes;
+  }
+  // K/V bytes a session allocates at max_ctx_len (sliding caches hold their window, see
+  // runtime/cache/cache_set.h), and what they would be if every cache held the context.
+  auto kv_bytes = [&](kernels::ElemType t, bool all_full) {
+    program::CacheLayout l = layout;
+    if (all_full) std::fill(l.windows.begin(), l.windows.end(), 0);
+    return plan_cache_set(l, t, p.max_ctx_len(), p.prefill_chunk_size()).bytes();
+  };
+  nlohmann::ordered_json by_storage = nlohmann::ordered_json::object();
+  for (const auto& [key, v] : storage) by_storage[key] = {{"tensors", v.first}, {"bytes", v.second}};
+  j["n_tensors"] = p.tensors()->size();
+  j["weight_bytes"] = weight_bytes;
+  j["weights_by_storage"] = by_storage;
+  int64_t int8_linears = 0;  // linears over quantized weights that take int8 activations
+  for (const fb::Op* op : *p.ops())
+    if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations()) ++int8_linears;
+  j["linears_with_int8_activations"] = int8_linears;
+  j["kv_cache_bytes"] = {{"fp32", kv_bytes(kernels::ElemType::kF32, false)}, {"bf16", kv_bytes(kernels::ElemType::kBF16, false)}};
+  j["kv_cache_bytes_if_all_full"] = {{"fp32", kv_bytes(kernels::ElemType::kF32, true)},
+                                     {"bf16", kv_bytes(kernels::ElemType::kBF16, true)}};
+  j["file_bytes"] = pf.file_size();
+  j["has_tokenizer"] = p.tokenizer_blob() != nullptr && p.tokenizer_blob()->size() > 0;
+  j["has_chat_template"] = p.chat_template() != nullptr && p.chat_template()->size() > 0;
+  j["checksum"] = fmt::format("{:016x}", pf.checksum());
+  j["weights_verified"] = weights_verified;
+  return j;
+}
+
+}  // namespace og::runtime

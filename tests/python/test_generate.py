@@ -1,0 +1,86 @@
+# Generation through Python equals `offgraph run` (same program, prompt, sampling, seed).
+import threading
+
+import pytest
+
+import offgraph
+from conftest import cli
+
+
+def cli_run(program_path, prompt, *flags):
+    out = cli("run", "-m", program_path, "-p", prompt, "--no-report", *flags).stdout
+    assert out.endswith("\n")
+    return out[:-1]  # run ends the text with a newline
+
+
+def test_greedy_generation_equals_cli_run(program, program_path):
+    expected = cli_run(program_path, "Once upon a time", "-n", 12, "--temp", 0)
+    assert program.generate("Once upon a time", max_tokens=12, temperature=0) == expected
+    assert len(expected) > 0
+
+
+@pytest.mark.parametrize("seed", [3, 11])
+def test_sampled_generation_equals_cli_run(program, program_path, seed):
+    expected = cli_run(program_path, "The quick brown fox", "-n", 16, "--temp", 0.9, "--top-k", 50, "--top-p", 0.9,
+                       "--min-p", 0.0, "--seed", seed)
+    got = program.generate("The quick brown fox", max_tokens=16, temperature=0.9, top_k=50, top_p=0.9, min_p=0.0,
+                           seed=seed)
+    assert got == expected
+
+
+def test_default_sampling_equals_cli_defaults(program, program_path):
+    assert program.generate("Hello", max_tokens=10, seed=5) == cli_run(program_path, "Hello", "-n", 10, "--seed", 5)
+
+
+def test_chat_messages_equal_cli_run_chat(program, program_path):
+    expected = cli_run(program_path, "Tell me a story", "--chat", "-n", 12, "--temp", 0, "--system", "Be brief.")
+    got = program.generate([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Tell me a story"}],
+                           max_tokens=12, temperature=0)
+    assert got == expected
+
+
+def test_stream_pieces_concatenate_to_the_generated_text(program):
+    kwargs = dict(max_tokens=20, temperature=0.7, seed=9)
+    pieces = list(program.stream("Once upon a time", **kwargs))
+    assert len(pieces) > 1 and all(isinstance(p, str) and p for p in pieces)
+    assert "".join(pieces) == program.generate("Once upon a time", **kwargs)
+
+
+def test_stream_can_stop_early_and_run_beside_other_threads(program):
+    with program.stream("Once upon a time", max_tokens=200, temperature=0) as stream:
+        first = next(stream)
+    assert isinstance(first, str)
+    stream.close()
+    with pytest.raises(StopIteration):  # closed: nothing more
+        while True:
+            next(stream)
+    texts = [None, None]
+
+    def run(i):
+        texts[i] = program.generate("Hello", max_tokens=8, temperature=0)
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert texts[0] == texts[1] == program.generate("Hello", max_tokens=8, temperature=0)
+
+
+def test_stop_ids_end_generation(program):
+    ids = program.tokenizer.encode(program.generate("Hello", max_tokens=6, temperature=0), add_special=False)
+    assert program.generate("Hello", max_tokens=6, temperature=0, stop=[ids[0]]) == ""
+
+
+def test_bad_generation_arguments(program):
+    with pytest.raises(offgraph.UsageError):
+        program.generate("x", top_p=0.0)
+    with pytest.raises(offgraph.UsageError):
+        program.generate("x", temperature=-1.0)
+    with pytest.raises(ValueError):
+        program.generate("x", max_tokens=-2)
+    with pytest.raises(TypeError):
+        program.generate(42)
+    with pytest.raises(TypeError):
+        program.generate("x", seed=-1)
+    with pytest.raises(TypeError):
+        program.generate([{"role": "user", "content": 3}])
