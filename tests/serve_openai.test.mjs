@@ -178,8 +178,12 @@ test('aborting a stream mid-way frees its slot', async () => {
   let pieces = 0, finish = null;
   try {
     for await (const c of stream) {
-      if (c.choices[0]?.delta?.content && ++pieces === 2) controller.abort();
       finish = c.choices[0]?.finish_reason ?? finish;
+      // Chunks already received may still be yielded after abort(): stop reading at once.
+      if (c.choices[0]?.delta?.content && ++pieces === 2) {
+        controller.abort();
+        break;
+      }
     }
   } catch (e) {
     assert.equal(e.name, 'APIUserAbortError');  // how the client reports its own abort, when it does

