@@ -314,6 +314,12 @@ Result<std::vector<double>> gemma_n_logits(const Mat& x, const LogitsHead& h) {
   return std::move(logits.v);
 }
 
+std::vector<int64_t> plan_kv_sources(const GemmaNPlan& plan) {
+  std::vector<int64_t> s;
+  for (const GemmaNLayer& L : plan.layers) s.push_back(L.kv_source);
+  return s;
+}
+
 std::vector<int64_t> plan_windows(const GemmaNPlan& plan) {
   std::vector<int64_t> w;
   for (const GemmaNLayer& layer : plan.layers) w.push_back(layer.window);

@@ -211,6 +211,8 @@ struct LogitsHead {
 Result<std::vector<double>> gemma_n_logits(const Mat& x, const LogitsHead& head);
 // The attention window of each layer of a plan (0: full history).
 std::vector<int64_t> plan_windows(const GemmaNPlan& plan);
+// The layer whose k/v each layer attends with (itself unless KV-shared), per layer.
+std::vector<int64_t> plan_kv_sources(const GemmaNPlan& plan);
 // A constant transformers holds as a float32 tensor and casts to `dtype` before use
 // (embed_scale buffers, gemma3n's per-layer and router scales).
 double float32_constant_in(double value, DType dtype);

@@ -395,9 +395,7 @@ Result<std::vector<int64_t>> gemma3n_windows(const hf::ModelConfig& c) {
 
 Result<std::vector<int64_t>> gemma3n_kv_sources(const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma3n_plan(c));
-  std::vector<int64_t> s;
-  for (const GemmaNLayer& L : plan.layers) s.push_back(L.kv_source);
-  return s;
+  return plan_kv_sources(plan);
 }
 
 }  // namespace

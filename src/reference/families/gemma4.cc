@@ -246,9 +246,7 @@ Result<std::vector<int64_t>> gemma4_windows(const hf::ModelConfig& c) {
 
 Result<std::vector<int64_t>> gemma4_kv_sources(const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma4_plan(c));
-  std::vector<int64_t> s;
-  for (const GemmaNLayer& L : plan.layers) s.push_back(L.kv_source);
-  return s;
+  return plan_kv_sources(plan);
 }
 
 }  // namespace
