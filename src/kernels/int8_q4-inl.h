@@ -66,7 +66,7 @@ HWY_INLINE void Q4Dot(const uint8_t* HWY_RESTRICT codes, int64_t row_bytes, int6
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) s16[r][c] = hn::Zero(d16b);
 #endif
-      if (C == 1 && prefetch)
+      if (prefetch)
         for (int r = 0; r < R; ++r) __builtin_prefetch(codes + (R + r) * row_bytes + g * half, 0, 2);
       for (int64_t j = 0; j < half; j += W8) {
         const int64_t b0 = g * half + j;
@@ -118,7 +118,7 @@ HWY_INLINE void Q4Dot(const uint8_t* HWY_RESTRICT codes, int64_t row_bytes, int6
           rp[r] = tail[r];
         }
       }
-      if (C == 1 && prefetch)
+      if (prefetch)
         for (int r = 0; r < R; ++r) __builtin_prefetch(codes + (R + r) * row_bytes + b0, 0, 2);
       hn::Vec<D8> xlo[C], xhi[C];
       for (int c = 0; c < C; ++c) {
@@ -149,7 +149,7 @@ HWY_INLINE void Q4Dot(const uint8_t* HWY_RESTRICT codes, int64_t row_bytes, int6
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c) isum[r][c] = hn::LoadU(d32, x.offsets(c) + g * NF);
     const uint8_t* gb = codes + g * half;
-    if (C == 1 && prefetch)
+    if (prefetch)
       for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
     for (int64_t j = 0; j < half; j += W) {
       hn::Vec<D16> xlo[C], xhi[C];

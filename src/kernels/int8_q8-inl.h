@@ -63,7 +63,7 @@ HWY_INLINE void Q8Dot(const uint8_t* HWY_RESTRICT codes, int64_t row_bytes, int6
       V32I isum[R][C];
       for (int r = 0; r < R; ++r)
         for (int c = 0; c < C; ++c) isum[r][c] = OG_VNNI ? hn::LoadU(d32, x.offsets(c) + g * NF) : hn::Zero(d32);
-      if (C == 1 && prefetch)
+      if (prefetch)
         for (int r = 0; r < R; ++r) __builtin_prefetch(wb + (R + r) * row_bytes + g * G, 0, 2);
       for (int64_t j = 0; j < G; j += W8) {
         const int64_t b0 = g * G + j;
@@ -94,7 +94,7 @@ HWY_INLINE void Q8Dot(const uint8_t* HWY_RESTRICT codes, int64_t row_bytes, int6
           rp[r] = tail[r];
         }
       }
-      if (C == 1 && prefetch)
+      if (prefetch)
         for (int r = 0; r < R; ++r) __builtin_prefetch(wb + (R + r) * row_bytes + b0, 0, 2);
       hn::Vec<D8> xv[C];
       for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(d8, x.bytes(c) + b0);
@@ -115,7 +115,7 @@ HWY_INLINE void Q8Dot(const uint8_t* HWY_RESTRICT codes, int64_t row_bytes, int6
     for (int r = 0; r < R; ++r)
       for (int c = 0; c < C; ++c) isum[r][c] = hn::Zero(d32);
     const int8_t* gb = reinterpret_cast<const int8_t*>(codes) + g * G;
-    if (C == 1 && prefetch)
+    if (prefetch)
       for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
     for (int64_t j = 0; j < G; j += W) {
       hn::Vec<D16> xv[C];

@@ -59,7 +59,7 @@ HWY_INLINE void Tile(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, int64
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * N);
   int64_t i = k0;
   for (; i + N <= k1; i += N) {
-    if (C == 1 && prefetch)  // the same columns of the next R rows, into L2
+    if (prefetch)  // the same columns of the next R rows, into L2
       for (int r = 0; r < R; ++r) __builtin_prefetch(w + (R + r) * in + i, 0, 2);
     VF xv[C];
     for (int c = 0; c < C; ++c) xv[c] = hn::LoadU(df, x + c * in + i);
@@ -95,16 +95,18 @@ void LinearRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const W* w = static_cast<const W*>(a.w.data);
   const int64_t in = a.w.cols, out = a.w.rows;
   const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
-  // Decode streams whole rows. Prefill: column blocks whose x slice (kTokens rows) fills
-  // about 24 KB of L1, a multiple of the vector width.
-  const int64_t kc = a.T == 1 ? in : std::max<int64_t>(N, (24 << 10) / (4 * kTokens) / N * N);
+  // Decode, and steps of at most one token block (a batch of decoding sessions), stream
+  // whole rows: each weight is used by one tile only. Prefill: column blocks whose x slice
+  // (kTokens rows) fills about 24 KB of L1, a multiple of the vector width.
+  const bool streamed = a.T <= kTokens;
+  const int64_t kc = streamed ? in : std::max<int64_t>(N, (24 << 10) / (4 * kTokens) / N * N);
   // Decode: the kRows concurrent row streams of a tile can defeat the hardware's per-page
   // stream prefetcher, so for rows up to 16 KiB each tile also prefetches the same columns
   // of the next kRows rows into L2. Measured on the benchmark machine (docs/benchmarks.md):
   // 16-bit rows gain at every length tried (1152 columns: 7-9 -> 11-15 GB/s); f32 rows gain
   // only when they are not a multiple of 4 KiB, and long f32 rows lose.
   const int64_t row_bytes = in * static_cast<int64_t>(sizeof(W));
-  const bool prefetch = a.T == 1 && row_bytes <= (16 << 10) && (sizeof(W) == 2 || row_bytes % 4096 != 0);
+  const bool prefetch = streamed && row_bytes <= (16 << 10) && (sizeof(W) == 2 || row_bytes % 4096 != 0);
   const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
     Tile<R, C>(w + r * in, a.x + t0 * in, in, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
   };
@@ -182,8 +184,11 @@ void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
   // task starts a new stretch of memory for the hardware prefetchers (and the other thread
   // takes the next one): 64-row tasks of short quantized rows (36 KB) streamed 15 % slower
   // than tasks of 256 KB or more (docs/benchmarks.md). Prefill: as many rows as fit.
-  int64_t panel = T == 1 ? std::clamp<int64_t>((512 << 10) / row_bytes, 16, 4096)
-                         : std::clamp<int64_t>(panel_bytes() / row_bytes, 4, 1024);
+  // A batch of a few decoding sessions (T <= 8) streams like decode, in tasks that still fit
+  // L2 when a second token block re-reads them.
+  int64_t panel = T == 1   ? std::clamp<int64_t>((512 << 10) / row_bytes, 16, 4096)
+                  : T <= 8 ? std::clamp<int64_t>(std::min<int64_t>(512 << 10, panel_bytes()) / row_bytes, 4, 4096)
+                           : std::clamp<int64_t>(panel_bytes() / row_bytes, 4, 1024);
   // At least four tasks per thread, so a core slowed by other work takes fewer of them.
   if (threads > 1) panel = std::min(panel, std::max<int64_t>(4, (w.rows + 4 * threads - 1) / (4 * threads)));
   panel = (panel + 3) / 4 * 4;

@@ -77,7 +77,7 @@ HWY_INLINE void QTile(const Matrix& w, int64_t r0, const float* HWY_RESTRICT x, 
     for (int r = 0; r < R; ++r) vs[r] = hn::Set(df, sg[r * n_groups]);
     if constexpr (kQ4) {
       const uint8_t* gb = codes + g0 / 2;
-      if (C == 1 && prefetch)  // this group of the next R rows, into L2
+      if (prefetch)  // this group of the next R rows, into L2
         for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
       for (int64_t j = 0; j < G / 2; j += N) {
         VF xlo[C], xhi[C];
@@ -98,7 +98,7 @@ HWY_INLINE void QTile(const Matrix& w, int64_t r0, const float* HWY_RESTRICT x, 
       }
     } else {
       const int8_t* gb = reinterpret_cast<const int8_t*>(codes) + g0;
-      if (C == 1 && prefetch)
+      if (prefetch)
         for (int r = 0; r < R; ++r) __builtin_prefetch(gb + (R + r) * row_bytes, 0, 2);
       for (int64_t j = 0; j < G; j += N) {
         VF xv[C];
@@ -125,8 +125,9 @@ void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
   // Decode streams whole rows; prefill works in column blocks of whole groups whose x
   // slice (kTokens rows) fills about 24 KB of L1.
-  const int64_t kc = a.T == 1 ? in : std::max<int64_t>(G, (24 << 10) / (4 * kTokens<kQ4>) / G * G);
-  const bool prefetch = a.T == 1 && row_storage_bytes(a.w) <= (16 << 10);
+  const bool streamed = a.T <= kTokens<kQ4>;  // one token block: as decode
+  const int64_t kc = streamed ? in : std::max<int64_t>(G, (24 << 10) / (4 * kTokens<kQ4>) / G * G);
+  const bool prefetch = streamed && row_storage_bytes(a.w) <= (16 << 10);
   const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
     QTile<R, C, kQ4>(a.w, r, a.x + t0 * in, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
   };
