@@ -6,6 +6,8 @@
 // once the weight bytes a decoded token needs. `--batch 1,2,4,8` adds batched decode: B
 // sessions, each prefilled from its own prompt, decode together (one row each per step), so
 // a step reads the weights once for all B; reported as aggregate and per-sequence tok/s.
+// Prefill is reported against the cores' compute peak, measured in the same run (an
+// in-register FMA loop, and the int8 kernel's byte multiply-add loop, on every thread).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -72,6 +74,34 @@ uint64_t decode_kv_bytes(const runtime::Model& m, int64_t pos, runtime::KvDType 
     bytes += 2 * static_cast<uint64_t>(keys) * op.attend.n_kv_heads * op.attend.head_dim * esize;
   }
   return bytes;
+}
+
+// Arithmetic of a P-token prefill from an empty cache, in steps of `chunk` tokens: every
+// linear over every token (2 flops per weight and token), except the LM head, which runs
+// on the last token of each step only; attention scores and weighted values (4 flops per
+// head dimension and key, keys limited by the window). `int8_share` is the fraction of
+// the linears' flops that run as int8 products (quantized weights, int8 activations).
+struct PrefillWork {
+  double flops = 0;
+  double int8_share = 0;
+};
+
+PrefillWork prefill_work(const runtime::Model& m, int64_t P, int64_t chunk) {
+  const int64_t steps = (P + chunk - 1) / chunk;
+  double linear = 0, int8 = 0, attention = 0;
+  for (const runtime::BoundOp& op : m.ops()) {
+    if (op.kind == runtime::OpKind::kLinear) {
+      const double rows = op.out == m.logits() ? static_cast<double>(steps) : static_cast<double>(P);
+      const double f = 2.0 * static_cast<double>(op.matrix.rows) * static_cast<double>(op.matrix.cols) * rows;
+      linear += f;
+      if (op.xquant == kernels::XQuant::kInt8) int8 += f;
+    } else if (op.kind == runtime::OpKind::kAttend) {
+      double keys = 0;
+      for (int64_t t = 0; t < P; ++t) keys += static_cast<double>(op.attend.window > 0 ? std::min<int64_t>(t + 1, op.attend.window) : t + 1);
+      attention += 4.0 * op.attend.n_heads * op.attend.head_dim * keys;
+    }
+  }
+  return PrefillWork{.flops = linear + attention, .int8_share = linear > 0 ? int8 / linear : 0};
 }
 
 struct Bandwidth {
@@ -235,6 +265,7 @@ Runner add_bench(CLI::App& app) {
     }
     auto bw_pool = threads >= physical_cores() ? pool : std::make_shared<ThreadPool>(physical_cores());
     OG_ASSIGN_OR_RETURN(Bandwidth bw, measure_bandwidth(bw_bytes, bw_pool.get()));
+    const kernels::ComputePeak peak = kernels::compute_peak(pool.get());  // the threads prefill runs on
 
     const int64_t vocab = model->vocab_size();
     const std::vector<int32_t> prompt = bench_tokens(std::max(o->prefill, decode_from), vocab, 1);
@@ -284,6 +315,12 @@ Runner add_bench(CLI::App& app) {
     const uint64_t kv_bytes = decode_kv_bytes(*model, decode_from + o->decode / 2, kv);
     const double pp = median(prefill_tok_s), tg = median(decode_tok_s);
     const double floor_tok_s = bw.gb_s * 1e9 / static_cast<double>(wbytes);
+    // Prefill against the peak of the arithmetic its linears run: int8 products when most
+    // of their flops are int8, else f32 FMAs (bf16/f16 weights widen to f32).
+    const PrefillWork work = prefill_work(*model, o->prefill, chunk);
+    const double prefill_flop_s = work.flops / (static_cast<double>(o->prefill) / pp);
+    const bool int8_peak = work.int8_share > 0.5;
+    const double peak_op_s = int8_peak ? peak.int8_op_s : peak.f32_flop_s;
     nlohmann::ordered_json j;
     j["program"] = o->program;
     j["simd"] = kernels::simd_target();
@@ -303,6 +340,12 @@ Runner add_bench(CLI::App& app) {
     j["kv_bytes_per_token"] = kv_bytes;
     j["decode_floor_tok_s"] = floor_tok_s;
     j["decode_floor_fraction"] = tg / floor_tok_s;
+    j["prefill_flops"] = work.flops;
+    j["prefill_gflop_s"] = prefill_flop_s / 1e9;
+    j["peak_f32_gflop_s"] = peak.f32_flop_s / 1e9;
+    j["peak_int8_gop_s"] = peak.int8_op_s / 1e9;
+    j["prefill_peak"] = int8_peak ? "int8" : "f32";
+    j["prefill_peak_fraction"] = prefill_flop_s / peak_op_s;
     j["prefill_tok_s_runs"] = prefill_tok_s;
     j["decode_tok_s_runs"] = decode_tok_s;
     j["load_average"] = {load_before, load_after};
@@ -334,6 +377,8 @@ Runner add_bench(CLI::App& app) {
                              static_cast<double>(kv_bytes) / 1e6);
     std::cout << fmt::format("  memory read bandwidth {:.2f} GB/s ({} MB buffer, {} threads, best of 5 passes)\n", bw.gb_s,
                              bw.buffer_bytes >> 20, bw.threads);
+    std::cout << fmt::format("  compute peak {:.1f} GFLOP/s f32 FMA, {:.1f} GOP/s int8 ({} threads, best of 5 rounds)\n",
+                             peak.f32_flop_s / 1e9, peak.int8_op_s / 1e9, peak.threads);
     std::cout << fmt::format("  resident memory after decode {:.1f} MB (program file {:.1f} MB, KV caches {:.1f} MB)\n",
                              static_cast<double>(rss) / 1e6, static_cast<double>(model->file().file_size()) / 1e6,
                              static_cast<double>(session->cache_bytes()) / 1e6);
@@ -343,10 +388,12 @@ Runner add_bench(CLI::App& app) {
     if (load_before > 0.5 || load_after > 0.5)
       std::cout << fmt::format("  note: load average {:.2f} before, {:.2f} after: other processes shared the CPU\n",
                                load_before, load_after);
-    std::cout << fmt::format("\n| test | tok/s (median of {}) | range | floor tok/s | of floor |\n|---|---:|---:|---:|---:|\n",
-                             o->runs);
-    std::cout << fmt::format("| pp{} | {:.2f} | {} | | |\n", o->prefill, pp, range(prefill_tok_s));
-    std::cout << fmt::format("| tg{} @ {} | {:.2f} | {} | {:.2f} | {:.2f} |\n", o->decode, decode_from, tg, range(decode_tok_s),
+    std::cout << fmt::format("\n| test | tok/s (median of {}) | range | floor tok/s | of floor | GFLOP/s | of {} peak |\n"
+                             "|---|---:|---:|---:|---:|---:|---:|\n",
+                             o->runs, int8_peak ? "int8" : "f32");
+    std::cout << fmt::format("| pp{} | {:.2f} | {} | | | {:.1f} | {:.2f} |\n", o->prefill, pp, range(prefill_tok_s),
+                             prefill_flop_s / 1e9, prefill_flop_s / peak_op_s);
+    std::cout << fmt::format("| tg{} @ {} | {:.2f} | {} | {:.2f} | {:.2f} | | |\n", o->decode, decode_from, tg, range(decode_tok_s),
                              floor_tok_s, tg / floor_tok_s);
     if (!batch_rows.empty()) {
       // A batched step reads the weights once: its floor is one token's floor for all B rows.

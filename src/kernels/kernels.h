@@ -167,6 +167,16 @@ inline constexpr int32_t kMaxHeadDim = 1024;
 // elided). For measuring memory bandwidth.
 double stream_sum(const float* x, int64_t n, ThreadPool* pool = nullptr);
 
+// The cores' arithmetic rate on the dispatched target, every thread of the pool at once:
+// f32 vector FMAs (2 flops per lane) and the int8-activation kernel's byte multiply-adds
+// (2 ops per byte product), each on registers only. Best of 5 rounds of about 50 ms.
+struct ComputePeak {
+  double f32_flop_s = 0;
+  double int8_op_s = 0;
+  int threads = 0;
+};
+ComputePeak compute_peak(ThreadPool* pool = nullptr);
+
 // Name of the SIMD target the kernels dispatch to ("AVX3", "AVX2", "NEON", ...).
 const char* simd_target();
 // Dispatches to targets no better than `name` from now on (for comparisons, e.g. "AVX2" on

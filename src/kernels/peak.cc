@@ -1,0 +1,157 @@
+// compute_peak: the arithmetic rate of this machine's cores, measured the way a linear's
+// inner loop uses them, so that prefill can be reported as a fraction of it (`bench`).
+//
+// f32: independent accumulators of vector FMAs (acc = acc * a + b) on registers only; each
+// lane of each FMA is 2 flops. int8: the byte multiply-add the int8-activation kernel runs
+// (linear_int8.cc): vpdpbusd on AVX-512 VNNI (4 byte products into each 32-bit lane), else
+// pmaddubsw then pmaddwd-with-ones into 32-bit sums on x86 (ggml's sequence), else 16-bit
+// widening multiply-adds; each byte product is 2 ops. Enough accumulators to cover the
+// instructions' latency on every target (12: 4-cycle latency x 2 ports, plus margin).
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/peak.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/int8_target-inl.h"
+#include "kernels/kernels.h"
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+OG_INT8_TARGET
+namespace og::kernels {
+namespace HWY_NAMESPACE {
+
+inline constexpr int kAcc = 12;
+
+// An empty asm that "changes" v: the compiler can neither fold the loops' constant
+// operands nor hoist their loop-invariant products out of the loop.
+template <class V>
+HWY_INLINE void Opaque(V& v) {
+#if HWY_ARCH_X86 && HWY_TARGET != HWY_SCALAR && HWY_TARGET != HWY_EMU128
+  __asm__ volatile("" : "+v"(v.raw));
+#else
+  (void)v;
+#endif
+}
+
+// iters x kAcc vector FMAs; returns their lane sum (so the loop cannot be elided) and the
+// flops in *ops.
+double F32Loop(int64_t iters, double* ops) {
+  const DF df;
+  const VF a = hn::Set(df, 0.999f), b = hn::Set(df, 1e-3f);
+  VF acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = hn::Set(df, static_cast<float>(i));
+  for (int64_t it = 0; it < iters; ++it) {
+    for (int i = 0; i < kAcc; ++i) acc[i] = hn::MulAdd(acc[i], a, b);
+  }
+  VF s = acc[0];
+  for (int i = 1; i < kAcc; ++i) s = hn::Add(s, acc[i]);
+  *ops = 2.0 * static_cast<double>(iters) * kAcc * static_cast<double>(hn::Lanes(df));
+  return ReduceSumF(df, s);
+}
+
+// iters x kAcc byte multiply-adds into 32-bit lanes; ops = 2 per byte product.
+double Int8Loop(int64_t iters, double* ops) {
+#if OG_X86_BYTES
+  const D8 d8;
+  const DU8 du8;
+  using D32B = hn::Repartition<int32_t, D8>;
+  const D32B d32;
+  auto a = hn::Set(du8, 3);
+  const auto b = hn::Set(d8, -2);
+  hn::Vec<D32B> acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = hn::Set(d32, i);
+  for (int64_t it = 0; it < iters; ++it) {
+    Opaque(a);
+    for (int i = 0; i < kAcc; ++i) {
+#if OG_VNNI
+      acc[i] = hn::Vec<D32B>{_mm512_dpbusd_epi32(acc[i].raw, a.raw, b.raw)};
+#else
+      const hn::Repartition<int16_t, D8> d16;
+      const auto pairs = MulAddBytePairs(a, b);
+      auto unused = hn::Zero(d32);
+      acc[i] = hn::ReorderWidenMulAccumulate(d32, pairs, hn::Set(d16, 1), acc[i], unused);
+#endif
+    }
+  }
+  auto s = acc[0];
+  for (int i = 1; i < kAcc; ++i) s = hn::Add(s, acc[i]);
+  *ops = 2.0 * static_cast<double>(iters) * kAcc * static_cast<double>(hn::Lanes(d8));
+  return static_cast<double>(hn::GetLane(hn::SumOfLanes(d32, s)));
+#else
+  using D16S = hn::ScalableTag<int16_t>;
+  using D32S = hn::Repartition<int32_t, D16S>;
+  const D16S d16;
+  const D32S d32;
+  auto a = hn::Set(d16, 3);
+  const auto b = hn::Set(d16, -2);
+  hn::Vec<D32S> acc[kAcc], odd[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = odd[i] = hn::Set(d32, i);
+  for (int64_t it = 0; it < iters; ++it) {
+    Opaque(a);
+    for (int i = 0; i < kAcc; ++i) acc[i] = hn::ReorderWidenMulAccumulate(d32, a, b, acc[i], odd[i]);
+  }
+  auto s = acc[0];
+  for (int i = 1; i < kAcc; ++i) s = hn::Add(s, hn::Add(acc[i], odd[i]));
+  *ops = 2.0 * static_cast<double>(iters) * kAcc * static_cast<double>(hn::Lanes(d16));
+  return static_cast<double>(hn::GetLane(hn::SumOfLanes(d32, s)));
+#endif
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace og::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace og::kernels {
+
+HWY_EXPORT(F32Loop);
+HWY_EXPORT(Int8Loop);
+
+namespace {
+
+using LoopFn = double (*)(int64_t, double*);
+
+// Ops per second of `fn` running on every thread of the pool at once: the best of 5 timed
+// rounds (after a warm-up), each long enough (about 50 ms) to dwarf the pool's start.
+double rate(LoopFn fn, ThreadPool* pool) {
+  const int threads = pool ? pool->size() : 1;
+  double ops_per_iter = 0;
+  fn(1, &ops_per_iter);
+  int64_t iters = 1 << 16;
+  double best = 0;
+  for (int round = 0; round < 6; ++round) {
+    std::vector<double> sink(static_cast<size_t>(threads));
+    const auto t0 = std::chrono::steady_clock::now();
+    if (pool)
+      pool->run(threads, [&](int64_t t) { double ops; sink[t] = fn(iters, &ops); });
+    else
+      sink[0] = fn(iters, &ops_per_iter);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (round == 0) {  // warm-up: size the rounds to about 50 ms
+      iters = std::max<int64_t>(1 << 12, static_cast<int64_t>(static_cast<double>(iters) * 0.05 / std::max(s, 1e-6)));
+      continue;
+    }
+    double sum = 0;
+    for (double v : sink) sum += v;
+    if (sum == 0.123456789) best = -1;  // keeps the sums alive
+    best = std::max(best, ops_per_iter * static_cast<double>(iters) * threads / s);
+  }
+  return best;
+}
+
+}  // namespace
+
+ComputePeak compute_peak(ThreadPool* pool) {
+  return ComputePeak{.f32_flop_s = rate(HWY_DYNAMIC_DISPATCH(F32Loop), pool),
+                     .int8_op_s = rate(HWY_DYNAMIC_DISPATCH(Int8Loop), pool),
+                     .threads = pool ? pool->size() : 1};
+}
+
+}  // namespace og::kernels
+#endif  // HWY_ONCE
