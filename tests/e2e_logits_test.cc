@@ -25,6 +25,9 @@ struct FamilyCase {
   std::string name = {};  // test name when a family has several cases (default: the family)
 };
 
+// gtest prints a failing case's parameter with this.
+void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << c.overrides.dump(); }
+
 class FamilyE2E : public ::testing::TestWithParam<FamilyCase> {
  protected:
   static int64_t smallest_window(const hf::ModelConfig& c) {
@@ -169,9 +172,12 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                                        {"no_rope_layer_interval", 2}, {"no_rope_layers", nullptr},
                                                        {"layer_types", nullptr}},
                                                       "smollm3_sliding_nope"},
-                                           // An explicit list that the interval would not give: the list wins.
-                                           FamilyCase{"smollm3", 12, {{"no_rope_layers", {0, 1, 0, 1, 1}}},
-                                                      "smollm3_nope_list"}),
+                                           // An explicit list that the interval would not give (the list wins),
+                                           // with attention and MLP biases.
+                                           FamilyCase{"smollm3", 12,
+                                                      {{"no_rope_layers", {0, 1, 0, 1, 1}}, {"attention_bias", true},
+                                                       {"mlp_bias", true}},
+                                                      "smollm3_nope_list_biases"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // SmolLM3's NoPE layers: the program rotates q and k exactly on the layers whose
