@@ -18,13 +18,18 @@ using og::testing::write_file;
 const std::string kConfigs = std::string(OG_TEST_DATA) + "/configs/";
 
 // The layouts the real configs imply, written out from docs/DESIGN.md §3 and the configs' README
-// (tests/data/configs holds byte-identical copies of ../shared/configs; see
-// RealConfigsAreTheSharedOnes). Neither `layout` nor `inspect` computed these.
+// (tests/data/configs holds byte-identical copies of ../shared/configs, plus configs added
+// since, each with its source in PROVENANCE.md; see RealConfigsAreTheSharedOnes). Neither
+// `layout` nor `inspect` computed these.
 struct RealLayout {
   std::string file;    // in tests/data/configs
   std::string family;  // gen-model family for a tiny checkpoint with the same layer structure
   int n_layers;
   std::vector<int> layer_to_cache, kv_heads, head_dims, windows;
+  bool in_shared = true;  // a copy of ../shared/configs/<file>
+  // Set on the tiny checkpoint after the real config's layout fields: what the real config
+  // implies through fields the tiny one shrinks (head_dim = hidden_size / heads), and widths.
+  nlohmann::json tiny_extra = nlohmann::json::object();
 };
 
 std::vector<int> iota(int n) {
@@ -59,6 +64,10 @@ std::vector<RealLayout> real_layouts() {
       {"gemma-4-E2B-it.json", "gemma4", 35,
        cat(iota(15), {13, 13, 13, 13, 14, 13, 13, 13, 13, 14, 13, 13, 13, 13, 14, 13, 13, 13, 13, 14}), V(15, 1),
        with_full_at(V(15, 256), {4, 9, 14}, 512), with_full_at(V(15, 512), {4, 9, 14}, 0)},
+      // 36 layers, explicit layer_types all full (use_sliding_window false) -> 36 caches of
+      // 4 x 128 (no head_dim field: 2048 / 16).
+      {"SmolLM3-3B.json", "smollm3", 36, iota(36), V(36, 4), V(36, 128), V(36, 0), false,
+       {{"head_dim", 128}, {"num_attention_heads", 4}, {"hidden_size", 32}, {"intermediate_size", 32}}},
   };
 }
 
@@ -85,13 +94,15 @@ TEST(CliInspect, ProgramsWithTheRealLayerStructurePublishTheRealLayouts) {
   const char* kLayoutFields[] = {"num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
                                  "global_head_dim", "sliding_window", "sliding_window_pattern", "layer_types",
                                  "num_kv_shared_layers", "use_sliding_window", "max_window_layers",
-                                 "attention_k_eq_v", "num_global_key_value_heads", "activation_sparsity_pattern"};
+                                 "attention_k_eq_v", "num_global_key_value_heads", "activation_sparsity_pattern",
+                                 "no_rope_layers", "no_rope_layer_interval"};
   for (const RealLayout& want : real_layouts()) {
     const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + want.file));
     const nlohmann::json& text = real.contains("text_config") ? real["text_config"] : real;
     nlohmann::json set = nlohmann::json::object();
     for (const char* f : kLayoutFields)
       if (text.contains(f)) set[f] = text[f];
+    set.merge_patch(want.tiny_extra);
     TempDir d;
     write_file(d.file("set.json"), set.dump());
     auto gen = run_offgraph("gen-model --family " + want.family + " --out " + d.file("m") + " --set \"$(cat " +
@@ -109,7 +120,7 @@ TEST(CliLayout, RealConfigsAreTheSharedOnes) {
   const std::string shared = OG_SHARED_CONFIGS;
   if (!std::filesystem::is_directory(shared)) GTEST_SKIP() << shared << " is not beside the checkout";
   for (const RealLayout& r : real_layouts())
-    EXPECT_EQ(read_file(kConfigs + r.file), read_file(shared + "/" + r.file)) << r.file;
+    if (r.in_shared) EXPECT_EQ(read_file(kConfigs + r.file), read_file(shared + "/" + r.file)) << r.file;
 }
 
 TEST(CliLayout, JsonHasExactlyTheLayoutKeys) {
@@ -238,6 +249,20 @@ TEST(CliErrors, LogitsAndExportInputErrors) {
   EXPECT_EQ(g3n.exit_code, 2);
   EXPECT_NE(g3n.err.find("text_config.altup_active_idx"), std::string::npos) << g3n.err;
   EXPECT_FALSE(std::filesystem::exists(d.file("g3n.ogp")));
+  // SmolLM3 with a rope scaling offgraph does not implement (SmolLM3-3B's card suggests yarn for
+  // long contexts), or a partial rotary width its attention cannot apply: exit 2, field named.
+  struct Refused { const char* set; const char* field; };
+  for (const Refused& r : {Refused{R"({"rope_scaling": {"rope_type": "yarn", "factor": 2.0, "original_max_position_embeddings": 4096}})",
+                                   "rope_scaling.rope_type"},
+                           Refused{R"({"partial_rotary_factor": 0.5})", "partial_rotary_factor"}}) {
+    write_file(d.file("set.json"), r.set);
+    ASSERT_EQ(run_offgraph("gen-model --family smollm3 --out " + d.file("s3") + " --set \"$(cat " + d.file("set.json") +
+                           ")\"").exit_code, 0);
+    auto s3 = run_offgraph("export -m " + d.file("s3") + " -o " + d.file("s3.ogp"));
+    EXPECT_EQ(s3.exit_code, 2) << r.set;
+    EXPECT_NE(s3.err.find(r.field), std::string::npos) << s3.err;
+    EXPECT_FALSE(std::filesystem::exists(d.file("s3.ogp")));
+  }
 }
 
 }  // namespace

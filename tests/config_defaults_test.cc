@@ -76,6 +76,14 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
   expect_defaults(shape("qwen3"), {{"head_dim", 128}, {"sliding_window", 4096}});
   expect_defaults(shape("qwen2"), {{"sliding_window", 4096}});
   expect_defaults(shape("phi3"), {{"rms_norm_eps", 1e-5}});
+  // SmolLM3Config (transformers models/smollm3/configuration_smollm3.py): rope_theta 2e6 (the
+  // class's default_theta), a NoPE layer every 4th, sliding off, no biases.
+  expect_defaults(shape("smollm3"), {{"num_key_value_heads", 4}, {"hidden_act", "silu"},
+                                     {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6},
+                                     {"rope_theta", 2000000.0}, {"use_sliding_window", false},
+                                     {"sliding_window", nullptr}, {"no_rope_layers", nullptr},
+                                     {"no_rope_layer_interval", 4}, {"layer_types", nullptr},
+                                     {"attention_bias", false}, {"mlp_bias", false}});
 }
 
 TEST(ConfigDefaults, TypedFieldsAndTyingFollowTheDefaults) {
@@ -91,6 +99,13 @@ TEST(ConfigDefaults, TypedFieldsAndTyingFollowTheDefaults) {
   for (const hf::ModelConfig* c : {&q3.exporter, &q3.reference}) {
     EXPECT_EQ(c->head_dim, 128);
     EXPECT_FALSE(c->tie_word_embeddings);  // Qwen3Config: tie_word_embeddings=False
+  }
+  const BothReadings s3 = read_both(shape("smollm3"));
+  for (const hf::ModelConfig* c : {&s3.exporter, &s3.reference}) {
+    EXPECT_EQ(c->head_dim, 16);                 // SmolLM3Attention: hidden_size / num_attention_heads
+    EXPECT_EQ(c->num_key_value_heads, 4);
+    EXPECT_TRUE(c->tie_word_embeddings);        // SmolLM3Config: tie_word_embeddings=True
+    EXPECT_FALSE(c->sliding_window.has_value());
   }
   const BothReadings l = read_both(shape("llama"));
   for (const hf::ModelConfig* c : {&l.exporter, &l.reference}) {
@@ -110,6 +125,24 @@ TEST(ConfigDefaults, OmittedGemma3PatternGivesTheSameWindowsInBothLayers) {
   auto windows = reference::layer_windows(both.reference);
   ASSERT_TRUE(windows.is_ok()) << windows.status().message();
   EXPECT_EQ(*windows, want);
+}
+
+TEST(ConfigDefaults, OmittedSmolLM3LayerTypesSlideOnTheNoPELayersInBothLayers) {
+  // SmolLM3Config: no_rope_layers from no_rope_layer_interval 4 (layers 3 and 7 NoPE), then
+  // layer_types sliding exactly there, and only with use_sliding_window.
+  json j = shape("smollm3", 8);
+  j["sliding_window"] = 3;
+  for (bool use : {false, true}) {
+    j["use_sliding_window"] = use;
+    const BothReadings both = read_both(j);
+    const std::vector<int64_t> want = use ? std::vector<int64_t>{0, 0, 0, 3, 0, 0, 0, 3} : std::vector<int64_t>(8, 0);
+    auto layout = exporter::resolve_layout(both.exporter);
+    ASSERT_TRUE(layout.is_ok()) << layout.status().message();
+    EXPECT_EQ(std::vector<int64_t>(layout->windows.begin(), layout->windows.end()), want) << use;
+    auto windows = reference::layer_windows(both.reference);
+    ASSERT_TRUE(windows.is_ok()) << windows.status().message();
+    EXPECT_EQ(*windows, want) << use;
+  }
 }
 
 // Exports a checkpoint whose config omits `removed` (a merge patch of nulls on the text
@@ -140,6 +173,17 @@ TEST(ConfigDefaults, Gemma2WithoutSoftcapsAndQueryScalarMatchesReference) {
                                    {{"final_logit_softcapping", nullptr}, {"attn_logit_softcapping", nullptr},
                                     {"query_pre_attn_scalar", nullptr}, {"sliding_window", nullptr}},
                                    52);
+}
+
+TEST(ConfigDefaults, SmolLM3WithoutRopeThetaNoPELayersAndTyingMatchesReference) {
+  // rope_theta 2e6, no_rope_layers from no_rope_layer_interval 4, 4 kv heads, tied head.
+  expect_program_matches_reference("smollm3",
+                                   {{"rope_theta", nullptr}, {"no_rope_layers", nullptr},
+                                    {"no_rope_layer_interval", nullptr}, {"layer_types", nullptr},
+                                    {"num_key_value_heads", nullptr}, {"tie_word_embeddings", nullptr},
+                                    {"rms_norm_eps", nullptr}, {"attention_bias", nullptr}, {"mlp_bias", nullptr},
+                                    {"use_sliding_window", nullptr}, {"hidden_act", nullptr}},
+                                   53);
 }
 
 }  // namespace

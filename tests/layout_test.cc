@@ -96,6 +96,17 @@ TEST(RealConfigs, Gemma4_E2B_Has15CachesFor35Layers) {
   for (int32_t i = 15; i < 35; ++i) EXPECT_EQ(l.layer_to_cache[i], (i + 1) % 5 == 0 ? 14 : 13) << "layer " << i;
 }
 
+TEST(RealConfigs, SmolLM3_3B_Has36FullCachesOf4x128) {
+  // No head_dim field: 2048 / 16. Explicit layer_types, all full (use_sliding_window false).
+  auto l = layout_of_file("SmolLM3-3B.json");
+  EXPECT_EQ(l.n_layers, 36);
+  EXPECT_EQ(l.n_caches(), 36);
+  EXPECT_EQ(l.layer_to_cache, iota(36));
+  EXPECT_EQ(l.kv_heads, std::vector<int32_t>(36, 4));
+  EXPECT_EQ(l.head_dims, std::vector<int32_t>(36, 128));
+  EXPECT_EQ(l.windows, std::vector<int32_t>(36, 0));
+}
+
 json base(const std::string& model_type, int layers = 6) {
   return json{{"model_type", model_type}, {"vocab_size", 32}, {"hidden_size", 16}, {"intermediate_size", 32},
               {"num_hidden_layers", layers}, {"num_attention_heads", 4}, {"num_key_value_heads", 2}};
@@ -133,6 +144,42 @@ TEST(Rules, QwenSlidesFromMaxWindowLayersOnlyWithUseSlidingWindow) {
     EXPECT_EQ(windows_of(j), std::vector<int32_t>(6, 0)) << t;
     j["use_sliding_window"] = true;
     EXPECT_EQ(windows_of(j), (std::vector<int32_t>{0, 0, 0, 0, 5, 5})) << t;
+  }
+}
+
+TEST(Rules, SmolLM3SlidesOnNoPELayersOnlyWithUseSlidingWindow) {
+  json j = base("smollm3", 8);
+  j["sliding_window"] = 5;
+  EXPECT_EQ(windows_of(j), std::vector<int32_t>(8, 0));  // use_sliding_window defaults to false
+  j["use_sliding_window"] = true;
+  EXPECT_EQ(windows_of(j), (std::vector<int32_t>{0, 0, 0, 5, 0, 0, 0, 5}));  // NoPE every 4th layer
+  j["no_rope_layer_interval"] = 3;
+  EXPECT_EQ(windows_of(j), (std::vector<int32_t>{0, 0, 5, 0, 0, 5, 0, 0}));
+  j["no_rope_layers"] = {0, 1, 1, 1, 1, 1, 1, 0, 1};  // the list wins over the interval; extra entries are ignored
+  EXPECT_EQ(windows_of(j), (std::vector<int32_t>{5, 0, 0, 0, 0, 0, 0, 5}));
+  j["sliding_window"] = nullptr;
+  EXPECT_EQ(windows_of(j), std::vector<int32_t>(8, 0));
+}
+
+TEST(Rejections, SmolLM3FieldsItCannotHonourAreNamed) {
+  struct Case { json patch; std::string needle; };
+  std::vector<Case> cases = {
+      // A sliding layer without use_sliding_window: transformers' attention implementations disagree.
+      {{{"sliding_window", 4}, {"layer_types", {"full_attention", "sliding_attention", "full_attention", "full_attention"}}},
+       "use_sliding_window"},
+      {{{"no_rope_layers", {1, 1, 0}}}, "no_rope_layers"},
+      {{{"no_rope_layers", {1, 1, 2, 1}}}, "no_rope_layers"},
+      {{{"no_rope_layers", 1}}, "no_rope_layers"},
+      {{{"no_rope_layer_interval", 0}}, "no_rope_layer_interval"},
+      {{{"use_sliding_window", true}, {"layer_types", {"full_attention", "sliding_attention", "full_attention", "full_attention"}}},
+       "sliding_window"},
+  };
+  for (const Case& c : cases) {
+    json j = base("smollm3", 4);
+    j.merge_patch(c.patch);
+    auto l = layout_of(j);
+    ASSERT_FALSE(l.is_ok()) << c.patch.dump();
+    EXPECT_NE(l.status().message().find(c.needle), std::string::npos) << l.status().message();
   }
 }
 

@@ -670,7 +670,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                          ::testing::Values(QCase{"llama", false, "8w", "", 32}, QCase{"llama", false, "4w", "8w", 64},
                                            QCase{"qwen3", true, "4w", "", 128}, QCase{"gemma3_text", true, "4w", "4w", 32}, QCase{"gemma3_text", true, "4w", "4w", 64}, QCase{"gemma3_text", true, "8w", "", 32}, QCase{"gemma3_text", false, "4w", "", 32},
                                            QCase{"gemma2", true, "8w", "", 64},
-                                           QCase{"gemma4", true, "4w", "8w", 32}, QCase{"gemma3n", true, "8w", "", 32}),
+                                           QCase{"gemma4", true, "4w", "8w", 32}, QCase{"gemma3n", true, "8w", "", 32},
+                                           QCase{"smollm3", true, "4w", "", 32}, QCase{"smollm3", true, "8w", "8w", 64}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -252,6 +252,24 @@ TEST(LayerWindows, MistralAndPhi3WindowEveryLayerLlamaNone) {
   EXPECT_NE(r.status().message().find("layer_types[0]"), std::string::npos) << r.status().message();
 }
 
+TEST(LayerWindows, SmolLM3SlidesOnItsNoPELayersOnlyWithUseSlidingWindow) {
+  Json j = small_config("smollm3");
+  j["num_hidden_layers"] = 8;
+  j["sliding_window"] = 6;
+  EXPECT_EQ(layer_windows(parse(j)).value(), std::vector<int64_t>(8, 0));
+  j["use_sliding_window"] = true;  // NoPE every no_rope_layer_interval = 4th layer: 3 and 7
+  EXPECT_EQ(layer_windows(parse(j)).value(), (std::vector<int64_t>{0, 0, 0, 6, 0, 0, 0, 6}));
+  j["no_rope_layers"] = {1, 0, 1, 1, 1, 1, 1, 1};
+  EXPECT_EQ(layer_windows(parse(j)).value(), (std::vector<int64_t>{0, 6, 0, 0, 0, 0, 0, 0}));
+  j["use_sliding_window"] = false;
+  j["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "full_attention",
+                      "full_attention", "full_attention", "full_attention", "full_attention"};
+  auto r = layer_windows(parse(j));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(r.status().message().find("use_sliding_window"), std::string::npos) << r.status().message();
+}
+
 // Whole forward passes on tiny checkpoints.
 
 // Tensors by name, values in float64; encoded to the dtype chosen at write time.
@@ -502,6 +520,10 @@ std::vector<FamilyCase> family_cases() {
     add_qk_norms(t, rng, 1.0);
     cases.push_back({"qwen3", small_config("qwen3"), t});
   }
+  cases.push_back({"smollm3",
+                   with(small_config("smollm3"),
+                        {{"no_rope_layers", {1, 0}}, {"use_sliding_window", true}, {"sliding_window", 3}}),
+                   llama_tensors(9)});
   Tensors phi3 = llama_tensors(5);
   fuse_like_phi3(phi3);
   cases.push_back({"phi3", with(small_config("phi3"), {{"sliding_window", 3}, {"partial_rotary_factor", 0.5}}), phi3});
@@ -580,6 +602,31 @@ TEST(Forward, Qwen2WithZeroQkvBiasesIsLlama) {
   t.values("model.layers.1.self_attn.k_proj.bias")[0] = 0.5;  // and the biases are used
   auto biased = m.run(small_config("qwen2"), t, {3, 1, 4, 1, 5});
   EXPECT_GT(max_abs_diff(*llama, *biased, llama->size()), 1e-6);
+}
+
+TEST(Forward, SmolLM3IsLlamaWithRopeOnlyOnItsRopeLayers) {
+  const Tensors t = llama_tensors(24);
+  TinyModel m("smollm3");
+  const std::vector<int32_t> ids{3, 1, 4, 1, 5, 9}, swapped{1, 3, 4, 1, 5, 9};  // first two tokens swapped
+  auto llama = m.run(small_config("llama"), t, ids);
+  auto all_rope = m.run(with(small_config("smollm3"), {{"no_rope_layers", {1, 1}}}), t, ids);
+  ASSERT_TRUE(llama.is_ok() && all_rope.is_ok()) << all_rope.status().message();
+  EXPECT_LT(max_abs_diff(*llama, *all_rope, llama->size()), 1e-12);
+  // One layer without rope attends over earlier tokens as a set: the last row cannot tell the
+  // order of the first two tokens (with more layers, the causal mask of the first would). With
+  // rope it can.
+  const size_t last = 5 * 11;
+  for (const Json& flags : {Json::array({0}), Json::array({1})}) {
+    const Json c = with(small_config("smollm3"), {{"num_hidden_layers", 1}, {"no_rope_layers", flags}});
+    auto a = m.run(c, t, ids), b = m.run(c, t, swapped);
+    ASSERT_TRUE(a.is_ok() && b.is_ok()) << a.status().message();
+    const std::vector<double> ra(a->begin() + last, a->end()), rb(b->begin() + last, b->end());
+    if (flags[0] == 0) {
+      EXPECT_LT(max_abs_diff(ra, rb, 11), 1e-12);
+    } else {
+      EXPECT_GT(max_abs_diff(ra, rb, 11), 1e-6);
+    }
+  }
 }
 
 TEST(Forward, Qwen3NormalizesEachHeadOfQSeparately) {
@@ -788,6 +835,9 @@ TEST(ForwardErrors, NameTheFieldOrTensorAtFault) {
   expect_error(run("qwen2", {{"partial_rotary_factor", 0.5}}), kUnsupported, "partial_rotary_factor");
   expect_error(run("phi3", {{"rope_scaling", {{"rope_type", "linear"}, {"factor", 2.0}}}}), kUnsupported, "linear");
   expect_error(run("llama", {{"hidden_act", "mish"}}), kUnsupported, "hidden_act");
+  expect_error(run("smollm3", {{"partial_rotary_factor", 0.5}}), kUnsupported, "partial_rotary_factor");
+  expect_error(run("smollm3", {{"no_rope_layers", {1, 2}}}), kUnsupported, "no_rope_layers[1]");
+  expect_error(run("smollm3", {{"no_rope_layers", {1}}}), ErrorCode::kBadInput, "no_rope_layers");
   expect_error(run("gemma3_text", {{"use_bidirectional_attention", true}}), kUnsupported,
                "use_bidirectional_attention");
   expect_error(m.run(small_config("llama"), t, {1, 11}), ErrorCode::kBadInput, "token 11 (position 1)");

@@ -85,7 +85,7 @@ bool is_shared(const hf::ModelConfig& c, int64_t l) {
 int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& c, bool hub_layout) {
   const int64_t L = c.num_hidden_layers;
   const int64_t head = c.tie_word_embeddings ? 0 : 1;
-  if (family == "llama" || family == "smollm" || family == "mistral")
+  if (family == "llama" || family == "smollm" || family == "mistral" || family == "smollm3")
     return 1 + L * (4 + 3 + 2) + 1 + head;  // q k v o, gate up down, 2 norms
   if (family == "qwen2") return 1 + L * (4 + 3 + 3 + 2) + 1 + head;  // + q/k/v biases
   if (family == "qwen3") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // + q_norm, k_norm
@@ -122,9 +122,9 @@ const std::vector<std::string>& families() {
   return f;
 }
 
-TEST(TestGen, ListsTheElevenFamilies) {
-  const std::vector<std::string> expected = {"llama",  "smollm", "mistral",     "qwen2",  "qwen3", "phi3",
-                                             "gemma2", "gemma3_text", "gemma3", "gemma4", "gemma3n"};
+TEST(TestGen, ListsTheTwelveFamilies) {
+  const std::vector<std::string> expected = {"llama",  "smollm",      "mistral", "qwen2",  "qwen3",  "phi3",
+                                             "smollm3", "gemma2", "gemma3_text", "gemma3", "gemma4", "gemma3n"};
   EXPECT_EQ(families(), expected);
 }
 
@@ -195,6 +195,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
   for (const Case& k : {Case{"llama", "llama", "llama", "llama"}, Case{"smollm", "llama", "llama", "llama"},
                         Case{"mistral", "mistral", "mistral", "mistral"}, Case{"qwen2", "qwen2", "qwen2", "qwen2"},
                         Case{"qwen3", "qwen3", "qwen3", "qwen3"}, Case{"phi3", "phi3", "phi3", "phi3"},
+                        Case{"smollm3", "smollm3", "smollm3", "smollm3"},
                         Case{"gemma2", "gemma2", "gemma2", "gemma2"},
                         Case{"gemma3_text", "gemma3_text", "gemma3_text", "gemma3"},
                         Case{"gemma3", "gemma3", "gemma3_text", "gemma3"},
@@ -213,7 +214,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
 TEST(TestGen, UsualTyingPerFamily) {
   for (const auto& [family, tied] : std::vector<std::pair<std::string, bool>>{
            {"llama", false}, {"smollm", true}, {"mistral", false}, {"qwen2", false}, {"qwen3", true},
-           {"phi3", false}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
+           {"phi3", false}, {"smollm3", true}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
            {"gemma4", true}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
@@ -568,6 +569,26 @@ TEST(TestGen, LayerFieldsFollowAnOverriddenLayerCount) {
     EXPECT_EQ(c.num_kv_shared_layers, 3) << family;
     EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count(family, c, false)) << family;
   }
+}
+
+// SmolLM3Config's derivations follow the overrides: no_rope_layers from the interval, then
+// layer_types sliding on the NoPE layers with use_sliding_window; an overridden field is kept.
+TEST(TestGen, SmolLM3NoRopeLayersAndLayerTypesFollowTheOverrides) {
+  const Json tiny = *tiny_config("smollm3");
+  EXPECT_EQ(tiny["no_rope_layers"], Json({1, 1, 1, 0, 1}));
+  EXPECT_FALSE(tiny.contains("head_dim"));  // as SmolLM3-3B: hidden_size / heads
+  TempDir dir("smollm3_derive");
+  Loaded m = generate_and_load({.family = "smollm3", .out_dir = dir.str(),
+                                .overrides = {{"num_hidden_layers", 6}, {"no_rope_layer_interval", 3},
+                                              {"use_sliding_window", true}, {"sliding_window", 4}}});
+  const Json file = Json::parse(read_file(dir.path() / "config.json"));
+  EXPECT_EQ(file["no_rope_layers"], Json({1, 1, 0, 1, 1, 0}));
+  EXPECT_EQ(m.config.layer_types, (std::vector<std::string>{"full_attention", "full_attention", "sliding_attention",
+                                                            "full_attention", "full_attention", "sliding_attention"}));
+  EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count("smollm3", m.config, false));
+  TempDir kept("smollm3_kept");
+  generate_and_load({.family = "smollm3", .out_dir = kept.str(), .overrides = {{"no_rope_layers", {0, 1, 1, 1, 1}}}});
+  EXPECT_EQ(Json::parse(read_file(kept.path() / "config.json"))["no_rope_layers"], Json({0, 1, 1, 1, 1}));
 }
 
 TEST(TestGen, ExplicitLayerTypesOverrideIsKept) {

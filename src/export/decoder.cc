@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "base/check.h"
 #include "base/half.h"
 #include "export/rope.h"
 
@@ -65,6 +66,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   GraphBuilder& g = ctx.g;
   const int64_t H = c.hidden_size, V = c.vocab_size, Hq = c.num_attention_heads;
   const float eps = static_cast<float>(c.rms_norm_eps);
+  OG_CHECK(o.skip_rope.empty() || static_cast<int64_t>(o.skip_rope.size()) == c.num_hidden_layers);
   // rows of `dim` of x normed: [T, width of x]; the weight [dim] kept f32
   auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
     OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true, .add = o.norm_offset}));
@@ -106,12 +108,15 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn.q_norm.weight", D));
       OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn.k_norm.weight", D));
     }
+    // The rope fields are checked for every layer, including those that apply none.
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
-    // [rotary_dim / 2]
-    OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
-                                                        {static_cast<int64_t>(rope.inv_freq.size())}));
-    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
-    k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim);
+    if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
+      // [rotary_dim / 2]
+      OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
+                                                          {static_cast<int64_t>(rope.inv_freq.size())}));
+      q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
+      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim);
+    }
     AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
                     .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
                     .softcap = o.attn_softcap,

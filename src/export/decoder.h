@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <vector>
 
 #include "export/build_context.h"
 
@@ -25,6 +26,9 @@ struct DecoderOptions {
   float embed_scale = 1.0f;
   float final_softcap = 0.0f;
   std::optional<double> sliding_rope_theta;  // Gemma-3 rope_local_base_freq
+  // Layers whose q and k get no rotary embedding (SmolLM3's NoPE layers): no rope op is
+  // emitted for layer l when skip_rope[l]. Empty: every layer applies rope.
+  std::vector<bool> skip_rope;
 };
 
 Status build_decoder(BuildContext& ctx, const DecoderOptions& o);

@@ -12,9 +12,9 @@
 namespace og::reference {
 
 namespace {
-constexpr std::array<const Family*, 9> kFamilies{
+constexpr std::array<const Family*, 10> kFamilies{
     &kLlamaFamily, &kMistralFamily, &kQwen2Family, &kQwen3Family, &kPhi3Family, &kGemma2Family, &kGemma3Family,
-    &kGemma4Family, &kGemma3nFamily,
+    &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family,
 };
 }  // namespace
 

@@ -5,8 +5,8 @@
 // is the spec; docs/reference.md lists the files followed and every subtle point). It
 // shares no code with the runtime or its kernels: only src/base and src/hf.
 //
-// Families: llama, mistral, qwen2, qwen3, phi3, gemma2, gemma3, gemma4, gemma3n (text and
-// multimodal wrapper). A config field the reference cannot honour is an og::ErrorCode::kUnsupported
+// Families: llama, mistral, qwen2, qwen3, phi3, smollm3, gemma2, gemma3, gemma4, gemma3n (text
+// and multimodal wrapper). A config field the reference cannot honour is an og::ErrorCode::kUnsupported
 // error naming the field, never a silently different model.
 #pragma once
 

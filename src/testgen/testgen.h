@@ -4,10 +4,10 @@
 // model.safetensors.index.json) into a directory, with the tensor names, shapes and dtypes
 // that transformers uses for the family, and no tokenizer files. The config starts from
 // tiny_config(family), takes `overrides` (a JSON merge patch on the text config: a null value
-// removes a field), then, for gemma3n and gemma4, the fields derived from the layer count
-// (layer_types, num_kv_shared_layers, per-layer lists) are recomputed unless the overrides set
-// them. Weights are made from that final config; fields it omits take transformers' class
-// defaults (e.g. head_dim 128 for qwen3, 256 for the Gemmas).
+// removes a field), then, for gemma3n, gemma4 and smollm3, the fields derived from the layer
+// count (layer_types, num_kv_shared_layers, per-layer lists, no_rope_layers) are recomputed
+// unless the overrides set them. Weights are made from that final config; fields it omits take
+// transformers' class defaults (e.g. head_dim 128 for qwen3, 256 for the Gemmas).
 //
 // Values are a pure function of (seed, tensor name, config): each tensor draws from its own
 // std::mt19937_64 seeded from the seed and the name, through a normal approximation built from
@@ -30,8 +30,8 @@
 namespace og::testgen {
 
 struct GenOptions {
-  // One of generator_families(): llama smollm mistral qwen2 qwen3 phi3 gemma2 gemma3_text
-  // gemma3 gemma4 gemma3n.
+  // One of generator_families(): llama smollm mistral qwen2 qwen3 phi3 smollm3 gemma2
+  // gemma3_text gemma3 gemma4 gemma3n.
   std::string family = {};
   std::string out_dir = {};
   DType dtype = DType::kF32;                  // kF32, kBF16 or kF16; norm weights too, as HF stores them

@@ -1,8 +1,9 @@
-// Llama, Mistral, Qwen2, Qwen3 and Phi3: pre-norm decoders with llama-style RMSNorm
+// Llama, Mistral, Qwen2, Qwen3, Phi3 and SmolLM3: pre-norm decoders with llama-style RMSNorm
 // (w * x̂), a gated MLP, scale head_dim^-0.5 and no embedding scale. transformers generates
-// all five from the same modules (modular_mistral/qwen2/qwen3/phi3 inherit Llama's and
-// Mistral's), so one decoder with per-family switches mirrors how they relate. Followed:
-// models/{llama,mistral,qwen2,qwen3,phi3}/modeling_*.py + configuration_*.py, masking_utils.py.
+// them from the same modules (modular_mistral/qwen2/qwen3/phi3/smollm3 inherit Llama's,
+// Mistral's and Qwen2's), so one decoder with per-family switches mirrors how they relate.
+// Followed: models/{llama,mistral,qwen2,qwen3,phi3,smollm3}/modeling_*.py + configuration_*.py,
+// masking_utils.py.
 #include <cmath>
 #include <string>
 
@@ -18,6 +19,7 @@ enum class SlidingRule {
   kNone,        // llama: LlamaModel only ever builds a causal mask
   kEveryLayer,  // mistral, phi3: sliding_window (when not null) on every layer
   kQwen,        // qwen2/3: sliding iff use_sliding_window and layer >= max_window_layers
+  kSmolLM3,     // smollm3: sliding iff use_sliding_window, sliding_window set and a NoPE layer
 };
 
 struct Variant {
@@ -30,6 +32,7 @@ struct Variant {
   bool reads_mlp_bias = false;        // llama: mlp_bias on gate, up and down
   bool partial_rotary = false;        // phi3: partial_rotary_factor
   bool default_rope_only = false;     // phi3: Phi3Config accepts only default (and longrope)
+  bool nope_layers = false;           // smollm3: no_rope_layers / no_rope_layer_interval
 };
 
 constexpr Variant kLlama{.family = "llama", .reads_attention_bias = true, .reads_mlp_bias = true};
@@ -39,6 +42,36 @@ constexpr Variant kQwen3{.family = "qwen3", .sliding = SlidingRule::kQwen, .qk_n
                          .reads_attention_bias = true};
 constexpr Variant kPhi3{.family = "phi3", .sliding = SlidingRule::kEveryLayer, .fused = true,
                         .partial_rotary = true, .default_rope_only = true};
+// SmolLM3's apply_rotary_pos_emb multiplies whole heads by cos/sin, so a partial rotary width
+// could not run in transformers: partial_rotary stays off (an error naming the field).
+constexpr Variant kSmolLM3{.family = "smollm3", .sliding = SlidingRule::kSmolLM3, .reads_attention_bias = true,
+                           .reads_mlp_bias = true, .nope_layers = true};
+
+// SmolLM3Config.no_rope_layers: entry l is 1 when layer l applies RoPE (SmolLM3Attention's
+// `if self.use_rope`), 0 for a NoPE layer; the list may be longer than the model. When it is
+// absent or null the config class builds it as int((l + 1) % no_rope_layer_interval != 0).
+Result<std::vector<bool>> rope_per_layer(const hf::ModelConfig& c) {
+  const hf::JsonFields t = c.text_fields();
+  const int64_t L = c.num_hidden_layers;
+  std::vector<bool> rope;
+  if (!t.has("no_rope_layers")) {
+    OG_ASSIGN_OR_RETURN(int64_t interval, t.get_int("no_rope_layer_interval"));
+    if (interval < 1) return t.invalid("no_rope_layer_interval", "an integer >= 1");
+    for (int64_t l = 0; l < L; ++l) rope.push_back((l + 1) % interval != 0);
+    return rope;
+  }
+  const hf::Json& list = t.raw("no_rope_layers");
+  if (!list.is_array() || static_cast<int64_t>(list.size()) < L)
+    return t.invalid("no_rope_layers", "a list of 0/1 flags with an entry for each of the " + std::to_string(L) + " layers");
+  for (int64_t l = 0; l < L; ++l) {
+    const hf::Json& flag = list[static_cast<size_t>(l)];
+    if (!flag.is_number_integer() || !(flag.get<int64_t>() == 0 || flag.get<int64_t>() == 1))
+      return unsupported("{}: field '{}[{}]' is {}: the reference reads 1 (RoPE) or 0 (NoPE)", c.path,
+                         t.field_name("no_rope_layers"), l, flag.dump());
+    rope.push_back(flag.get<int64_t>() == 1);
+  }
+  return rope;
+}
 
 Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConfig& c) {
   const int64_t L = c.num_hidden_layers;
@@ -58,6 +91,27 @@ Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConf
                            "(sliding_window is null or use_sliding_window is false)",
                            c.path, t.field_name("layer_types"), i);
       windows[static_cast<size_t>(i)] = window;
+    }
+    return windows;
+  }
+  if (var.sliding == SlidingRule::kSmolLM3) {
+    // SmolLM3Config builds layer_types (when absent) as sliding iff use_sliding_window,
+    // sliding_window not None and not no_rope_layers[l]. SmolLM3Attention passes the window
+    // on only with use_sliding_window, while the sliding mask (masking_utils) ignores it.
+    OG_ASSIGN_OR_RETURN(bool use, t.get_bool("use_sliding_window", false));
+    OG_ASSIGN_OR_RETURN(std::vector<bool> rope, rope_per_layer(c));
+    for (int64_t i = 0; i < L; ++i) {
+      const size_t li = static_cast<size_t>(i);
+      const bool sliding = given.empty() ? use && c.sliding_window.has_value() && !rope[li] : given[li];
+      if (!sliding) continue;
+      if (!use)
+        return unsupported("{}: '{}[{}]' is sliding_attention while '{}' is false: transformers' attention "
+                           "implementations disagree on whether it slides",
+                           c.path, t.field_name("layer_types"), i, t.field_name("use_sliding_window"));
+      if (!c.sliding_window)
+        return unsupported("{}: '{}[{}]' is sliding_attention but '{}' is null", c.path, t.field_name("layer_types"),
+                           i, t.field_name("sliding_window"));
+      windows[li] = *c.sliding_window;
     }
     return windows;
   }
@@ -83,6 +137,7 @@ struct Plan {
   Activation act = Activation::kSilu;
   std::vector<int64_t> windows;
   std::vector<double> inv_freq;
+  std::vector<bool> rope;  // per layer: applies RoPE (false: SmolLM3's NoPE layers)
 };
 
 Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
@@ -119,6 +174,11 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
     return unsupported("{}: rotary width int(head_dim {} * partial_rotary_factor {}) = {} is not positive and even",
                        c.path, p.head_dim, partial, rotary_dim);
   p.inv_freq = rope_inv_freq(rope, rotary_dim);
+  if (var.nope_layers) {
+    OG_ASSIGN_OR_RETURN(p.rope, rope_per_layer(c));
+  } else {
+    p.rope.assign(static_cast<size_t>(c.num_hidden_layers), true);
+  }
   return p;
 }
 
@@ -161,7 +221,7 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
     AttentionShape shape{.attn = {.n_heads = p.heads, .n_kv_heads = p.kv_heads, .head_dim = D,
                                   .scale = 1.0 / std::sqrt(static_cast<double>(D)), .softcap = 0,
                                   .window = p.windows[static_cast<size_t>(i)]},
-                         .inv_freq = p.inv_freq};
+                         .inv_freq = p.rope[static_cast<size_t>(i)] ? p.inv_freq : std::vector<double>{}};
 
     MlpWeights mw{.intermediate = I, .act = p.act};
     if (var.fused) {
@@ -208,6 +268,7 @@ constexpr ModelType kMistralTypes[] = {{"mistral", false}};
 constexpr ModelType kQwen2Types[] = {{"qwen2", false}};
 constexpr ModelType kQwen3Types[] = {{"qwen3", false}};
 constexpr ModelType kPhi3Types[] = {{"phi3", false}};
+constexpr ModelType kSmolLM3Types[] = {{"smollm3", false}};
 
 const Family kLlamaFamily{"llama", kLlamaTypes, false, R"({"rms_norm_eps": 1e-6})", &forward_of<kLlama>,
                           &windows_of<kLlama>};
@@ -222,5 +283,14 @@ const Family kQwen3Family{"qwen3", kQwen3Types, false,
                           &forward_of<kQwen3>, &windows_of<kQwen3>};
 const Family kPhi3Family{"phi3", kPhi3Types, false, R"({"rms_norm_eps": 1e-5})", &forward_of<kPhi3>,
                          &windows_of<kPhi3>};
+
+// SmolLM3Config: rope_theta 2e6, 4 kv heads, a NoPE layer every 4th, tied embeddings.
+const Family kSmolLM3Family{"smollm3", kSmolLM3Types, true,
+                            R"({"vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008,
+                                "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+                                "hidden_act": "silu", "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
+                                "rope_theta": 2000000.0, "use_sliding_window": false,
+                                "no_rope_layer_interval": 4, "attention_bias": false, "mlp_bias": false})",
+                            &forward_of<kSmolLM3>, &windows_of<kSmolLM3>};
 
 }  // namespace og::reference
