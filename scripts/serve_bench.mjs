@@ -5,7 +5,15 @@
 //
 //   node scripts/serve_bench.mjs --program model.ogp [--parallel 4] [--threads 0]   # starts and stops a server
 //   node scripts/serve_bench.mjs --port 8080 [--api-key KEY]                        # a running server on 127.0.0.1
-//   options: --concurrency 1,4,8 --requests 4 --max-tokens 64 --prompt "..." --ctx-size N
+//   options: --concurrency 1,4,8 --requests 4 --max-tokens 64 --prompt "..." | --prompt-words N
+//            --ctx-size N --tokenizer PATH (passed to serve) --cache-ram MiB (passed to serve)
+// Each request's prompt starts with its own number, so requests share no cached prefix
+// beyond the chat template's header. Per level it prints each stream's decode rate (1 / mean
+// inter-token gap), to compare a lone stream with `offgraph bench` on the same program.
+//
+//   --gap-test N: instead, 3 streams decode; once each has 8 tokens, a request with an N-word
+//   prompt (about N tokens) arrives; prints the streams' steady inter-token gap (median before
+//   it arrived) and their longest gap while it was prefilled (chunked prefill at work).
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,7 +27,10 @@ const binary = args.binary ?? path.join(root, 'build/release/src/cli/offgraph');
 const levels = (args.concurrency ?? '1,4,8').split(',').map(Number);
 const perClient = Number(args.requests ?? 4);
 const maxTokens = Number(args['max-tokens'] ?? 64);
-const prompt = args.prompt ?? 'Write a short story about a lighthouse keeper who finds a message in a bottle.';
+const words_ = 'the of and to in is was for on that with as by at from his her an which this be or are'.split(' ');
+const prompt = args['prompt-words']
+  ? Array.from({ length: Number(args['prompt-words']) }, (_, i) => words_[(i * 7 + (i >> 3)) % words_.length]).join(' ')
+  : args.prompt ?? 'Write a short story about a lighthouse keeper who finds a message in a bottle.';
 const headers = { 'Content-Type': 'application/json', ...(args['api-key'] ? { Authorization: `Bearer ${args['api-key']}` } : {}) };
 
 let server, port = Number(args.port ?? 0);
@@ -28,6 +39,8 @@ if (args.program) {
   const serveArgs = ['serve', '-m', args.program, '--host', '127.0.0.1', '--port', '0', '--parallel', String(args.parallel ?? maxPar),
                      '--threads', String(args.threads ?? 0)];
   if (args['ctx-size']) serveArgs.push('--ctx-size', args['ctx-size']);
+  if (args.tokenizer) serveArgs.push('--tokenizer', args.tokenizer);
+  if (args['cache-ram']) serveArgs.push('--cache-ram', args['cache-ram']);
   server = spawn(binary, serveArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
   port = await new Promise((resolve, reject) => {
     let log = '';
@@ -42,12 +55,13 @@ if (args.program) {
 }
 const base = `http://127.0.0.1:${port}`;
 
-// One streamed request: [ttft seconds, inter-token gaps, completion tokens].
-async function one(seed) {
+// One streamed request: [ttft seconds, inter-token gaps, completion tokens]; with `times`,
+// also every token's arrival time (ms), and onToken(count) after each token.
+async function one(seed, { times = null, onToken = null, tokensMax = maxTokens, text = prompt } = {}) {
   const t0 = performance.now();
   const r = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST', headers, signal: AbortSignal.timeout(600000),
-    body: JSON.stringify({ messages: [{ role: 'user', content: `${prompt} (${seed})` }], max_tokens: maxTokens,
+    body: JSON.stringify({ messages: [{ role: 'user', content: `(${seed}) ${text}` }], max_tokens: tokensMax,
                            temperature: 0.8, seed, stream: true, stream_options: { include_usage: true } }) });
   if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${await r.text()}`);
   const decoder = new TextDecoder();
@@ -67,6 +81,8 @@ async function one(seed) {
       if (ttft === null) ttft = (now - t0) / 1000;
       else gaps.push((now - last) / 1000);
       last = now;
+      if (times) times.push(now);
+      if (onToken) onToken(times ? times.length : 0);
     }
   }
   return { ttft, gaps, tokens };
@@ -79,10 +95,41 @@ const pct = (xs, p) => {
 };
 const ms = (x) => (x * 1000).toFixed(1).padStart(8);
 
+async function gapTest(words) {
+  const long = Array.from({ length: words }, (_, i) => words_[(i * 11 + (i >> 4)) % words_.length]).join(' ');
+  const times = [[], [], []];
+  let arrived = null, done = null, ready = 0, release;
+  const allReady = new Promise((r) => { release = r; });
+  const streams = times.map((t, k) => one(100 + k, { times: t, tokensMax: 2000, onToken: (n) => {
+    if (n === 8 && ++ready === 3) release();
+  } }));
+  await allReady;
+  arrived = performance.now();
+  const r = await one(200, { text: long, tokensMax: 1 });
+  done = performance.now();
+  // Let the streams run a little past the prefill, then stop waiting for them.
+  await new Promise((res) => setTimeout(res, 2000));
+  if (server) server.kill('SIGTERM');
+  await Promise.allSettled(streams);
+  let steady = [], worst = 0;
+  for (const t of times)
+    for (let i = 1; i < t.length; ++i) {
+      const gap = t[i] - t[i - 1];
+      if (t[i] <= arrived) steady.push(gap);
+      else if (t[i - 1] < done) worst = Math.max(worst, gap);
+    }
+  const med = pct(steady, 50);
+  console.log(`gap test: ${words}-word prompt beside 3 streams, prefilled in ${((done - arrived) / 1000).toFixed(2)} s ` +
+              `(ttft ${r.ttft?.toFixed(2)} s)`);
+  console.log(`  steady gap ${med.toFixed(1)} ms (median of ${steady.length}), longest gap during the prefill ` +
+              `${worst.toFixed(1)} ms = ${(worst / med).toFixed(2)}x steady`);
+}
+
 try {
   await one(0);  // warm-up
+  if (args['gap-test']) { await gapTest(Number(args['gap-test'])); process.exit(0); }
   console.log(`serve_bench: ${base}, ${perClient} requests per client, max_tokens ${maxTokens}`);
-  console.log('clients  requests  tokens    tok/s   ttft p50  ttft p99   itl p50   itl p99  (ms)');
+  console.log('clients  requests  tokens    tok/s   ttft p50  ttft p99   itl p50   itl p99  (ms)  stream tok/s');
   for (const c of levels) {
     const start = performance.now();
     const results = (await Promise.all(Array.from({ length: c }, async (_, k) => {
@@ -94,8 +141,9 @@ try {
     const tokens = results.reduce((a, r) => a + r.tokens, 0);
     const ttfts = results.map((r) => r.ttft).filter((x) => x !== null);
     const gaps = results.flatMap((r) => r.gaps);
+    const streamRate = gaps.length / gaps.reduce((a, g) => a + g, 0);
     console.log(`${String(c).padStart(7)} ${String(results.length).padStart(9)} ${String(tokens).padStart(7)} ${(tokens / wall).toFixed(1).padStart(8)} ` +
-                `${ms(pct(ttfts, 50))}  ${ms(pct(ttfts, 99))}  ${ms(pct(gaps, 50))}  ${ms(pct(gaps, 99))}`);
+                `${ms(pct(ttfts, 50))}  ${ms(pct(ttfts, 99))}  ${ms(pct(gaps, 50))}  ${ms(pct(gaps, 99))}  ${streamRate.toFixed(2).padStart(12)}`);
   }
 } finally {
   if (server) {

@@ -106,7 +106,7 @@ void LinearRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   // 16-bit rows gain at every length tried (1152 columns: 7-9 -> 11-15 GB/s); f32 rows gain
   // only when they are not a multiple of 4 KiB, and long f32 rows lose.
   const int64_t row_bytes = in * static_cast<int64_t>(sizeof(W));
-  const bool prefetch = streamed && row_bytes <= (16 << 10) && (sizeof(W) == 2 || row_bytes % 4096 != 0);
+  const bool prefetch = a.T <= 8 && row_bytes <= (16 << 10) && (sizeof(W) == 2 || row_bytes % 4096 != 0);
   const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
     Tile<R, C>(w + r * in, a.x + t0 * in, in, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
   };

@@ -201,7 +201,7 @@ void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t step = std::max<int64_t>(2, NF) * G;
   const bool streamed = a.T <= kTokensI;  // one token block: as decode
   const int64_t kc = streamed ? in : std::max<int64_t>(step, (16 << 10) / (2 * kTokensI) / step * step);
-  const bool prefetch = streamed && row_storage_bytes(a.w) <= (16 << 10);
+  const bool prefetch = a.T <= 8 && row_storage_bytes(a.w) <= (16 << 10);  // the first token block streams from memory
   const Int8RowLayout layout = RowLayout(a.w);
   const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
     const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};

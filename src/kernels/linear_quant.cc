@@ -127,7 +127,7 @@ void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   // slice (kTokens rows) fills about 24 KB of L1.
   const bool streamed = a.T <= kTokens<kQ4>;  // one token block: as decode
   const int64_t kc = streamed ? in : std::max<int64_t>(G, (24 << 10) / (4 * kTokens<kQ4>) / G * G);
-  const bool prefetch = streamed && row_storage_bytes(a.w) <= (16 << 10);
+  const bool prefetch = a.T <= 8 && row_storage_bytes(a.w) <= (16 << 10);  // the first token block streams from memory
   const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
     QTile<R, C, kQ4>(a.w, r, a.x + t0 * in, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
   };
