@@ -54,7 +54,7 @@ class Reader {
 // Parses the header from `r` (positioned at the start); leaves r at the data.
 Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_t program_checksum, uint32_t kv_type) {
   CacheFileHeader h;
-  OG_TRY(r.get<uint64_t>("magic").status());
+  OG_TRY(r.get<uint64_t>("magic"));
   OG_ASSIGN_OR_RETURN(h.version, r.get<uint32_t>("version"));
   if (h.version < 1 || h.version > kCacheFileVersion)
     return bad_input("{}: cache file version {} is not supported", path, h.version);

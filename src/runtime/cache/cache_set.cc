@@ -122,7 +122,7 @@ Result<StoredPrefix> load_prefix_state(const std::string& path, uint64_t program
     OG_ASSIGN_OR_RETURN(out, prefix_of(h, path, kv_type, true));
     return prefix_views(out.state);
   };
-  OG_TRY(read_cache_file(path, program_checksum, static_cast<uint32_t>(kv_type), into).status());
+  OG_TRY(read_cache_file(path, program_checksum, static_cast<uint32_t>(kv_type), into));
   return out;
 }
 
