@@ -179,6 +179,16 @@ TEST(CliInspect, ReportsStorageBytesAndWindowedCacheBytes) {
   EXPECT_EQ(j["kv_cache_bytes_if_all_full"]["fp32"].get<uint64_t>(), full);
   EXPECT_LT(j["kv_cache_bytes"]["fp32"].get<uint64_t>(), full);
   EXPECT_EQ(j["kv_cache_bytes"]["bf16"].get<uint64_t>() * 2, j["kv_cache_bytes"]["fp32"].get<uint64_t>());
+  // --qhead 4w: the head (here the tied table) is Q4 while the linears are Q8; a bad value is
+  // a usage error.
+  const std::string base = "export -m " + d.file("m") + " --max-ctx-len 64 --prefill-chunk-size 8 --qlinear 8w";
+  ASSERT_EQ(run_offgraph(base + " -o " + d.file("h.ogp") + " --qhead 4w").exit_code, 0);
+  auto h = nlohmann::json::parse(run_offgraph("inspect --json " + d.file("h.ogp")).out);
+  EXPECT_TRUE(h["weights_by_storage"].contains("Q4/g32")) << h["weights_by_storage"].dump();
+  EXPECT_TRUE(h["weights_by_storage"].contains("Q8/g32")) << h["weights_by_storage"].dump();
+  auto bad = run_offgraph(base + " -o " + d.file("x.ogp") + " --qhead 5w");
+  EXPECT_EQ(bad.exit_code, 1) << bad.err;
+  EXPECT_NE(bad.err.find("--qhead '5w': expected 4w or 8w"), std::string::npos) << bad.err;
 }
 
 TEST(CliUsage, BadFlagsExitWith1) {

@@ -2,8 +2,14 @@
 // only their own length; the budget evicts the least recently used), and through the
 // scheduler: a request that shares a prefix with an earlier one restores it and then yields
 // logits bit-identical to a cold run, for flat caches, rings, KV-shared layers and kv dtypes,
-// with cached_tokens counting what was restored.
+// with cached_tokens counting what was restored. The disk tier (`serve --cache-dir`): a cache
+// re-created on the same directory (a restarted server) restores what the first one stored
+// with the logits of a cold run, another program never reads them, damaged files are skipped
+// with a warning, and files stay within their budget.
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include "e2e_support.h"
 #include "generate/scheduler.h"
@@ -156,6 +162,183 @@ TEST_P(PrefixReuse, RestoredPrefixGivesTheLogitsOfAColdRun) {
   EXPECT_GE(t.cached, static_cast<int64_t>(first.size() + a.tokens.size()) - 1);
   auto t_cold = serve(**cold, turn2, 5);
   EXPECT_EQ(t.logits, t_cold.logits);
+}
+
+// A cache with the disk tier in `dir`, collecting its warnings.
+std::shared_ptr<runtime::PrefixCache> disk_cache(const runtime::Model& m, const std::string& dir, runtime::KvDType kv,
+                                                 std::vector<std::string>& warnings, uint64_t ram = 512ull << 20,
+                                                 uint64_t disk = 1ull << 30) {
+  auto c = runtime::PrefixCache::create({.block_tokens = 4,
+                                         .budget_bytes = ram,
+                                         .dir = dir,
+                                         .disk_budget_bytes = disk,
+                                         .program_checksum = m.file().checksum(),
+                                         .kv_type = runtime::kv_elem_type(kv),
+                                         .warn = [&warnings](const std::string& w) { warnings.push_back(w); }});
+  EXPECT_TRUE(c.is_ok()) << c.status().message();
+  return c.is_ok() ? *c : nullptr;
+}
+
+// The snapshot files under a --cache-dir, sorted.
+std::vector<std::string> snapshot_files(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& sub : std::filesystem::directory_iterator(dir))
+    for (const auto& f : std::filesystem::directory_iterator(sub.path()))
+      if (f.path().extension() == ".ogkv") out.push_back(f.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST(PrefixCacheDisk, RestartedCacheRestoresFromDiskWithTheLogitsOfAColdRun) {
+  for (const Case& c : {Case{"llama", runtime::KvDType::kF32}, Case{"gemma3_text", runtime::KvDType::kBF16}}) {
+    SCOPED_TRACE(c.family);
+    auto g = testing::generate({.family = c.family, .seed = 56});
+    auto m = load(*g);
+    const std::string dir = g->dir.file("cache");
+    std::vector<std::string> warnings;
+    const int64_t V = m->vocab_size();
+    const auto system = test_tokens(37, V, 3);
+    const auto first = with_tail(system, test_tokens(5, V, 4)), second = with_tail(system, test_tokens(6, V, 5));
+    {  // the first server: computes and stores
+      auto cache = disk_cache(*m, dir, c.kv, warnings);
+      auto warm = generate::Scheduler::create(
+          m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache, .snapshot_interval = 8});
+      ASSERT_TRUE(warm.is_ok());
+      EXPECT_EQ(serve(**warm, first, 6).cached, 0);
+      cache->flush();
+      EXPECT_GT(cache->counters().disk_entries, 0u);
+    }
+    auto cache = disk_cache(*m, dir, c.kv, warnings);  // restarted: the index read from disk
+    EXPECT_GT(cache->counters().disk_entries, 0u);
+    EXPECT_EQ(cache->counters().bytes, 0u) << "nothing is read into RAM before it is asked for";
+    auto warm = generate::Scheduler::create(
+        m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache, .snapshot_interval = 8});
+    auto cold = generate::Scheduler::create(m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1});
+    ASSERT_TRUE(warm.is_ok() && cold.is_ok());
+    auto b = serve(**warm, second, 6);
+    bool has_window = false;
+    for (int32_t w : m->layout().windows) has_window = has_window || w > 0;
+    EXPECT_EQ(b.cached, has_window ? 32 : 37);
+    EXPECT_EQ(cache->counters().disk_loads, 1u);
+    auto b_cold = serve(**cold, second, 6);
+    EXPECT_EQ(b.tokens, b_cold.tokens);
+    EXPECT_EQ(b.logits, b_cold.logits) << "a prefix restored from disk changed the logits";
+    EXPECT_TRUE(warnings.empty()) << warnings.front();
+  }
+}
+
+TEST(PrefixCacheDisk, AnotherProgramNeverReadsTheSnapshots) {
+  auto g1 = testing::generate({.family = "llama", .seed = 57}), g2 = testing::generate({.family = "llama", .seed = 58});
+  auto m1 = load(*g1), m2 = load(*g2);
+  ASSERT_NE(m1->file().checksum(), m2->file().checksum());
+  const std::string dir = g1->dir.file("cache");
+  std::vector<std::string> warnings;
+  const auto a = test_tokens(32, m1->vocab_size(), 1);
+  {
+    auto c1 = disk_cache(*m1, dir, runtime::KvDType::kF32, warnings);
+    c1->insert(a, state_of(m1, a, 32));
+  }  // destroyed: the write is finished
+  auto c2 = disk_cache(*m2, dir, runtime::KvDType::kF32, warnings);
+  EXPECT_EQ(c2->counters().disk_entries, 0u);
+  EXPECT_FALSE(c2->lookup(with_tail(a, {1})).state);
+  // Nor does the same program with another kv dtype.
+  auto bf16 = disk_cache(*m1, dir, runtime::KvDType::kBF16, warnings);
+  EXPECT_EQ(bf16->counters().disk_entries, 0u);
+  EXPECT_TRUE(warnings.empty());
+  // Even a file moved into the other program's directory is refused by its header.
+  const auto files = snapshot_files(dir);
+  ASSERT_EQ(files.size(), 1u);
+  c2.reset();
+  std::string other_dir;
+  for (const auto& sub : std::filesystem::directory_iterator(dir))
+    if (sub.path().string() != std::filesystem::path(files[0]).parent_path().string() &&
+        sub.path().filename().string().ends_with("-f32"))
+      other_dir = sub.path().string();
+  ASSERT_FALSE(other_dir.empty());
+  std::filesystem::copy_file(files[0], other_dir + "/" + std::filesystem::path(files[0]).filename().string());
+  c2 = disk_cache(*m2, dir, runtime::KvDType::kF32, warnings);
+  EXPECT_EQ(c2->counters().disk_entries, 0u);
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("different program"), std::string::npos) << warnings[0];
+  auto again = disk_cache(*m1, dir, runtime::KvDType::kF32, warnings);  // the owner's file is intact
+  EXPECT_TRUE(again->lookup(with_tail(a, {1})).state);
+}
+
+TEST(PrefixCacheDisk, TruncatedOrCorruptFilesAreSkippedWithAWarning) {
+  auto g = testing::generate({.family = "llama", .seed = 59});
+  auto m = load(*g);
+  const std::string dir = g->dir.file("cache");
+  std::vector<std::string> warnings;
+  const int64_t V = m->vocab_size();
+  const auto a = test_tokens(32, V, 1), b = test_tokens(32, V, 2);
+  {
+    auto c = disk_cache(*m, dir, runtime::KvDType::kF32, warnings);
+    c->insert(a, state_of(m, a, 32));
+    c->insert(b, state_of(m, b, 32));
+  }
+  auto files = snapshot_files(dir);
+  ASSERT_EQ(files.size(), 2u);
+  const std::string whole = read_file(files[0]);
+  write_file(files[0], whole.substr(0, whole.size() - 100));  // truncated in its K/V
+  std::string flipped = read_file(files[1]);
+  flipped[flipped.size() - 100] ^= 0x10;                      // one bit of its K/V
+  write_file(files[1], flipped);
+  auto c = disk_cache(*m, dir, runtime::KvDType::kF32, warnings);
+  ASSERT_EQ(warnings.size(), 1u) << "the truncated file is caught by its size at startup";
+  EXPECT_NE(warnings[0].find("truncated"), std::string::npos) << warnings[0];
+  EXPECT_EQ(c->counters().disk_entries, 1u);
+  EXPECT_FALSE(c->lookup(with_tail(a, {1})).state);
+  EXPECT_FALSE(c->lookup(with_tail(b, {1})).state) << "the corrupt file is caught by its checksum when read";
+  ASSERT_EQ(warnings.size(), 2u);
+  EXPECT_NE(warnings[1].find("checksum mismatch"), std::string::npos) << warnings[1];
+  EXPECT_EQ(c->counters().disk_errors, 2u);
+  EXPECT_EQ(c->counters().entries, 0u);
+  EXPECT_TRUE(snapshot_files(dir).empty()) << "skipped files are deleted";
+  // A scheduler on it computes the request cold.
+  auto s = generate::Scheduler::create(m, {.max_sequences = 1, .threads = 1, .prefix_cache = c});
+  auto cold = generate::Scheduler::create(m, {.max_sequences = 1, .threads = 1});
+  auto warm_b = serve(**s, with_tail(b, {3, 4}), 3), cold_b = serve(**cold, with_tail(b, {3, 4}), 3);
+  EXPECT_EQ(warm_b.cached, 0);
+  EXPECT_EQ(warm_b.logits, cold_b.logits);
+}
+
+TEST(PrefixCacheDisk, RamEvictionKeepsStatesOnDiskWithinTheDiskBudget) {
+  auto g = testing::generate({.family = "llama", .seed = 60});
+  auto m = load(*g);
+  const std::string dir = g->dir.file("cache");
+  std::vector<std::string> warnings;
+  const int64_t V = m->vocab_size();
+  const auto a = test_tokens(32, V, 1), b = test_tokens(32, V, 2), c3 = test_tokens(32, V, 3);
+  const uint64_t one = state_of(m, a, 32)->bytes();
+  uint64_t file_bytes = 0;
+  {
+    auto probe = disk_cache(*m, g->dir.file("probe"), runtime::KvDType::kF32, warnings);
+    probe->insert(a, state_of(m, a, 32));
+    probe->flush();
+    file_bytes = probe->counters().disk_bytes;
+  }
+  // RAM for one state, disk for two files.
+  auto c = disk_cache(*m, dir, runtime::KvDType::kF32, warnings, one + one / 2, 2 * file_bytes + file_bytes / 2);
+  c->insert(a, state_of(m, a, 32));
+  c->flush();
+  c->insert(b, state_of(m, b, 32));
+  c->flush();
+  EXPECT_EQ(c->counters().entries, 2u);
+  EXPECT_LE(c->counters().bytes, one + one / 2);
+  auto hit = c->lookup(with_tail(a, {1}));  // evicted from RAM, read back from disk
+  ASSERT_TRUE(hit.state);
+  EXPECT_EQ(hit.length, 32);
+  EXPECT_EQ(c->counters().disk_loads, 1u);
+  EXPECT_EQ(hit.state->caches[0].k, state_of(m, a, 32)->caches[0].k);
+  c->insert(c3, state_of(m, c3, 32));  // b is the least recently used: its file goes
+  c->flush();
+  EXPECT_EQ(c->counters().disk_entries, 2u);
+  EXPECT_LE(c->counters().disk_bytes, 2 * file_bytes + file_bytes / 2);
+  EXPECT_EQ(snapshot_files(dir).size(), 2u);
+  EXPECT_FALSE(c->lookup(with_tail(b, {1})).state);
+  EXPECT_TRUE(c->lookup(with_tail(a, {1})).state);
+  EXPECT_TRUE(c->lookup(with_tail(c3, {1})).state);
+  EXPECT_TRUE(warnings.empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Caches, PrefixReuse,

@@ -508,9 +508,10 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
 
 std::string export_q(const testing::Generated& g, const std::string& name, const std::string& qlinear,
                      const std::string& qembedding, int32_t group = 32, bool rtn = false,
-                     const std::string& qactivations = "f32") {
+                     const std::string& qactivations = "f32", const std::string& qhead = "") {
   exporter::ExportOptions o;
   o.qlinear = qlinear;
+  o.qhead = qhead;
   o.qembedding = qembedding;
   o.qgroup_size = group;
   o.qround_to_nearest = rtn;
@@ -531,6 +532,7 @@ struct QCase {
   const char* qlinear;
   const char* qembedding;
   int32_t group;
+  const char* qhead = "";  // --qhead ("": the default, 8w)
 };
 
 class QuantE2E : public ::testing::TestWithParam<QCase> {};
@@ -539,7 +541,7 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   const QCase& c = GetParam();
   auto g = testing::generate({.family = c.family, .seed = 3, .tie_word_embeddings = c.tie,
                               .overrides = {{"hidden_size", 128}, {"intermediate_size", 256}}});
-  const std::string prog = export_q(*g, "q.ogp", c.qlinear, c.qembedding, c.group);
+  const std::string prog = export_q(*g, "q.ogp", c.qlinear, c.qembedding, c.group, false, "f32", c.qhead);
   int n_quantized = 0;
   const std::string deq = dequantized_checkpoint(*g, prog, g->dir.file("deq"), &n_quantized);
   EXPECT_GT(n_quantized, 0);
@@ -557,19 +559,20 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   EXPECT_LE(d.relative(), 1e-4);
   EXPECT_TRUE(same_bits(prefill, decode));
 
-  // Storage policy: linears take --qlinear, the head 8w (a tied table: --qembedding if
-  // given), norms stay f32.
+  // Storage policy: linears take --qlinear, the head --qhead, 8w by default (a tied table:
+  // --qembedding if given, else the head's), norms stay f32.
   const auto dt = dtypes(prog);
   const fb::DType lin = std::string(c.qlinear) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
   const std::string p = dt.contains("model.layers.0.mlp.down_proj.weight") ? "model.layers.0." : "model.language_model.layers.0.";
   EXPECT_EQ(dt.at(p + "mlp.down_proj.weight"), lin);
   EXPECT_EQ(dt.at(p + "input_layernorm.weight"), fb::DType::F32);
   const std::string embed = p.substr(0, p.find("layers.")) + "embed_tokens.weight";
+  const fb::DType head = std::string(c.qhead) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
   const fb::DType emb = std::string(c.qembedding) == "4w" ? fb::DType::Q4 : std::string(c.qembedding) == "8w" ? fb::DType::Q8
-                        : c.tie ? fb::DType::Q8 : fb::DType::F32;
+                        : c.tie ? head : fb::DType::F32;
   EXPECT_EQ(dt.at(embed), emb);
   if (!c.tie) {
-    EXPECT_EQ(dt.at("lm_head.weight"), fb::DType::Q8);
+    EXPECT_EQ(dt.at("lm_head.weight"), head);
   }
 }
 
@@ -589,7 +592,7 @@ TEST_P(QuantE2E, Int8ActivationProgramEqualsTheReferenceQuantizingTheSameInputs)
   const QCase& c = GetParam();
   auto g = testing::generate({.family = c.family, .seed = 3, .tie_word_embeddings = c.tie,
                               .overrides = {{"hidden_size", 128}, {"intermediate_size", 256}}});
-  const std::string prog = export_q(*g, "q8a.ogp", c.qlinear, c.qembedding, c.group, false, "int8");
+  const std::string prog = export_q(*g, "q8a.ogp", c.qlinear, c.qembedding, c.group, false, "int8", c.qhead);
   int n_quantized = 0;
   const std::string deq = dequantized_checkpoint(*g, prog, g->dir.file("deq8a"), &n_quantized);
   auto ck = hf::Checkpoint::open(deq);
@@ -671,11 +674,13 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"qwen3", true, "4w", "", 128}, QCase{"gemma3_text", true, "4w", "4w", 32}, QCase{"gemma3_text", true, "4w", "4w", 64}, QCase{"gemma3_text", true, "8w", "", 32}, QCase{"gemma3_text", false, "4w", "", 32},
                                            QCase{"gemma2", true, "8w", "", 64},
                                            QCase{"gemma4", true, "4w", "8w", 32}, QCase{"gemma3n", true, "8w", "", 32},
-                                           QCase{"smollm3", true, "4w", "", 32}, QCase{"smollm3", true, "8w", "8w", 64}),
+                                           QCase{"smollm3", true, "4w", "", 32}, QCase{"smollm3", true, "8w", "8w", 64},
+                                           QCase{"llama", false, "8w", "", 32, "4w"}, QCase{"qwen3", true, "8w", "", 32, "4w"},
+                                           QCase{"gemma3_text", true, "4w", "8w", 32, "4w"}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +
-                                  std::to_string(info.param.group);
+                                  std::to_string(info.param.group) + (info.param.qhead[0] ? std::string("_head") + info.param.qhead : "");
                          });
 
 TEST(QuantE2E, TheFitsLogitsErrorIsBelowLlamaCppStyleRounding) {
@@ -741,6 +746,13 @@ TEST(QuantE2E, BadQuantizationFlagsAreUsageErrors) {
     EXPECT_EQ(s.status().code(), ErrorCode::kUsage);
     EXPECT_NE(s.status().message().find(expect), std::string::npos) << s.status().message();
     EXPECT_FALSE(std::filesystem::exists(o.output));
+  }
+  {
+    exporter::ExportOptions h{.model = g->model_dir(), .output = g->dir.file("x.ogp"), .qlinear = "8w", .qhead = "q4"};
+    auto s = exporter::export_program(h);
+    ASSERT_FALSE(s.is_ok());
+    EXPECT_EQ(s.status().code(), ErrorCode::kUsage);
+    EXPECT_NE(s.status().message().find("--qhead 'q4'"), std::string::npos) << s.status().message();
   }
   exporter::ExportOptions o{.model = g->model_dir(), .output = g->dir.file("x.ogp"), .qlinear = "4w", .qembedding = ""};
   o.qactivations = "int4";

@@ -389,11 +389,49 @@ TEST_F(ServeTest, QueueFullAbortAndShutdown) {
   EXPECT_NE(s.log().find("POST /v1/chat/completions 200 prompt_tokens="), std::string::npos) << s.log();
 }
 
+// `--cache-dir`: a restarted server restores the prompt it saw before from disk and answers
+// exactly as the cold run did; another program (the same checkpoint exported in bf16) shares
+// the directory but reads nothing from it.
+TEST_F(ServeTest, RestartedServerWithCacheDirRestoresPromptsFromDisk) {
+  TempDir dir;
+  const std::string args = " --parallel 1 --threads 1 --ctx-size 256 --cache-dir " + dir.path();
+  const std::string user = "A question long enough to span a few blocks of sixteen tokens, asked before the restart "
+                           "and asked again after it: which numbers follow one, two and three?";
+  const std::string body =
+      json{{"messages", {{{"role", "user"}, {"content", user}}}}, {"max_tokens", 6}, {"temperature", 0}}.dump();
+  auto ask = [&](const std::string& program) {
+    ServerProcess s("-m " + program + args);
+    EXPECT_GT(s.port(), 0) << s.log();
+    httplib::Client c("127.0.0.1", s.port());
+    c.set_read_timeout(60, 0);
+    auto r = c.Post("/v1/chat/completions", body, "application/json");
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no response") << s.log();
+    EXPECT_EQ(s.stop(), 0) << s.log();
+    return r && r->status == 200 ? json::parse(r->body) : json::object();
+  };
+  const json cold = ask(*program_), warm = ask(*program_);
+  ASSERT_TRUE(cold.contains("usage") && warm.contains("usage"));
+  EXPECT_EQ(cold["usage"]["prompt_tokens_details"]["cached_tokens"], 0);
+  EXPECT_EQ(warm["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(),
+            warm["usage"]["prompt_tokens"].get<int64_t>() - 1)
+      << "all but the last prompt token restored from the previous server's files";
+  EXPECT_EQ(warm["choices"][0]["message"]["content"], cold["choices"][0]["message"]["content"]);
+  EXPECT_EQ(warm["choices"][0]["message"]["content"], alone(chat_prompt(user), 6).text);
+  const json other = ask(export_to(*gen_, "p_bf16.ogp", "bf16", 16, 4096));
+  ASSERT_TRUE(other.contains("usage"));
+  EXPECT_EQ(other["usage"]["prompt_tokens_details"]["cached_tokens"], 0) << "another program must not read the files";
+}
+
 TEST(ServeCli, BadFlagsAndUnloadableProgramsExitWithAMessage) {
   auto r = run_offgraph("serve -m nothing.ogp --port 0 --parallel 0");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("--parallel 0 must be at least 1"), std::string::npos) << r.err;
   r = run_offgraph("serve -m nothing.ogp --port 70000");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  r = run_offgraph("serve -m nothing.ogp --cache-dir /tmp --cache-ram 0");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--cache-dir needs"), std::string::npos) << r.err;
+  r = run_offgraph("serve -m nothing.ogp --cache-dir /tmp --cache-dir-mb 0");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   // The port is bound first (so /health can say 503 while loading); a program that cannot
   // load stops the server with the loader's error and its exit code.

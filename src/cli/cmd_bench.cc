@@ -188,7 +188,7 @@ Result<BatchRow> measure_batch(const std::shared_ptr<const runtime::Model>& mode
     for (int64_t i = 0; i < n; ++i) {
       for (int64_t b = 0; b < B; ++b)
         entries[b] = {.session = sessions[b].get(), .ids = std::span<const int32_t>(gens[b].data() + i, 1)};
-      OG_TRY(runner->step(entries).status());
+      OG_TRY(runner->step(entries));
     }
     if (run > 0) secs.push_back(seconds_since(t0));
   }

@@ -1,4 +1,4 @@
-// `offgraph export --model MODEL --output FILE [--dtype ...] [--qlinear 4w|8w] [--qlinear-group-size G]
+// `offgraph export --model MODEL --output FILE [--dtype ...] [--qlinear 4w|8w] [--qhead 4w|8w] [--qlinear-group-size G]
 //  [--qembedding 4w|8w] [--max-ctx-len N] [--prefill-chunk-size C]`
 #include <unistd.h>
 
@@ -15,7 +15,9 @@ Runner add_export(CLI::App& app) {
   cmd->add_option("--model,-m", o->model, "model directory, config.json, or hub id in the local HF cache")->required();
   cmd->add_option("--output,-o", o->output, "program file to write")->required();
   cmd->add_option("--dtype", o->dtype, "weight dtype: fp32, bf16 or fp16")->capture_default_str();
-  cmd->add_option("--qlinear", o->qlinear, "quantize linear weights: 4w or 8w (group-wise, f16 scales; the LM head 8w)");
+  cmd->add_option("--qlinear", o->qlinear, "quantize linear weights: 4w or 8w (group-wise, f16 scales; the LM head: --qhead)");
+  cmd->add_option("--qhead", o->qhead,
+                  "quantize the LM head (a tied embedding table too, unless --qembedding): 4w or 8w (default: 8w with --qlinear)");
   cmd->add_option("--qlinear-group-size", o->qgroup_size, "values per quantization group: 32, 64 or 128")
       ->capture_default_str();
   cmd->add_option("--qembedding", o->qembedding, "quantize embedding tables: 4w or 8w");

@@ -26,6 +26,8 @@ struct ServeOptions {
   int threads = 0;
   double shutdown_grace_s = 10;
   int64_t cache_ram_mib = 1024;
+  std::string cache_dir;
+  int64_t cache_dir_mib = 8192;
   int64_t snapshot_interval = 256;
 };
 
@@ -34,9 +36,18 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
   OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   std::shared_ptr<runtime::PrefixCache> prefix_cache;
-  if (o.cache_ram_mib > 0)
-    prefix_cache = std::make_shared<runtime::PrefixCache>(
-        runtime::PrefixCacheOptions{.budget_bytes = static_cast<uint64_t>(o.cache_ram_mib) << 20});
+  if (o.cache_ram_mib > 0) {
+    OG_ASSIGN_OR_RETURN(prefix_cache, runtime::PrefixCache::create({.budget_bytes = static_cast<uint64_t>(o.cache_ram_mib) << 20,
+                                                                    .dir = o.cache_dir,
+                                                                    .disk_budget_bytes = static_cast<uint64_t>(o.cache_dir_mib) << 20,
+                                                                    .program_checksum = model->file().checksum(),
+                                                                    .kv_type = runtime::kv_elem_type(kv)}));
+    if (!o.cache_dir.empty()) {
+      const auto c = prefix_cache->counters();
+      std::fprintf(stderr, "offgraph serve: --cache-dir %s: %llu prefix states on disk (%.1f MiB)\n", o.cache_dir.c_str(),
+                   static_cast<unsigned long long>(c.disk_entries), static_cast<double>(c.disk_bytes) / (1 << 20));
+    }
+  }
   OG_ASSIGN_OR_RETURN(auto scheduler, generate::Scheduler::create(model, {.max_sequences = o.parallel,
                                                                           .max_ctx_len = o.ctx_size,
                                                                           .kv_dtype = kv,
@@ -69,6 +80,10 @@ Runner add_serve(CLI::App& app) {
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--cache-ram", o->cache_ram_mib, "MiB of prompt-prefix cache states kept for reuse (0: no prefix cache)")
       ->capture_default_str();
+  cmd->add_option("--cache-dir", o->cache_dir,
+                  "also keep prefix cache states in files under DIR (per program and kv dtype), so a restarted server hits");
+  cmd->add_option("--cache-dir-mb", o->cache_dir_mib, "MiB of prefix states kept in --cache-dir (least recently used deleted)")
+      ->capture_default_str();
   cmd->add_option("--prefix-snapshot-interval", o->snapshot_interval,
                   "with sliding-window caches, also keep a prefix state every N prompt tokens")
       ->capture_default_str();
@@ -78,6 +93,8 @@ Runner add_serve(CLI::App& app) {
     if (o->ctx_size < 0) return usage_error("--ctx-size {} must be >= 0", o->ctx_size);
     if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
     if (o->cache_ram_mib < 0) return usage_error("--cache-ram {} must be >= 0", o->cache_ram_mib);
+    if (o->cache_dir_mib < 1) return usage_error("--cache-dir-mb {} must be at least 1", o->cache_dir_mib);
+    if (!o->cache_dir.empty() && o->cache_ram_mib == 0) return usage_error("--cache-dir needs the prefix cache (--cache-ram > 0)");
     if (o->snapshot_interval < 1) return usage_error("--prefix-snapshot-interval {} must be at least 1", o->snapshot_interval);
     if (!(o->shutdown_grace_s >= 0)) return usage_error("--shutdown-grace {} must be >= 0", o->shutdown_grace_s);
     if (o->server.port < 0 || o->server.port > 65535) return usage_error("--port {} must be in [0, 65535]", o->server.port);

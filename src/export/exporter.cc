@@ -108,6 +108,8 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   QuantOptions quant;
   OG_ASSIGN_OR_RETURN(quant.linear, parse_quant_bits(o.qlinear, "--qlinear"));
   OG_ASSIGN_OR_RETURN(quant.embedding, parse_quant_bits(o.qembedding, "--qembedding"));
+  OG_ASSIGN_OR_RETURN(quant.head, parse_quant_bits(o.qhead, "--qhead"));
+  if (o.qhead.empty() && quant.linear != QuantBits::kNone) quant.head = QuantBits::k8;
   if (o.qgroup_size != 32 && o.qgroup_size != 64 && o.qgroup_size != 128)
     return usage_error("--qlinear-group-size {}: expected 32, 64 or 128", o.qgroup_size);
   quant.group_size = o.qgroup_size;

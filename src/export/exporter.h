@@ -22,7 +22,8 @@ struct ExportOptions {
   std::string dtype = "fp32";      // fp32 | bf16 | fp16: weights of linears and embeddings
   int64_t max_ctx_len = 0;         // 0: min(max_position_embeddings, 4096)
   int64_t prefill_chunk_size = 0;  // 0: min(512, max_ctx_len)
-  std::string qlinear;              // "" | 4w | 8w: linear weights (the LM head: 8w)
+  std::string qlinear;              // "" | 4w | 8w: linear weights
+  std::string qhead;                // "" | 4w | 8w: the LM head ("": 8w when qlinear is set, else none)
   std::string qembedding;           // "" | 4w | 8w: embedding tables
   int32_t qgroup_size = 32;         // 32 | 64 | 128
   std::string qactivations = "int8";  // int8 | f32: how quantized linears meet their input

@@ -118,7 +118,7 @@ Status GraphBuilder::write_pending(WeightId id) {
   const uint8_t use = it == uses_.end() ? 0 : it->second;
   if (!o.keep_f32 && cols > 0) {
     if ((use & kEmbeddingUse) && quant_.embedding != QuantBits::kNone) bits = quant_.embedding;
-    else if ((use & kHeadUse) && quant_.linear != QuantBits::kNone) bits = QuantBits::k8;
+    else if ((use & kHeadUse) && quant_.head != QuantBits::kNone) bits = quant_.head;
     else if (use == kLinearUse) bits = quant_.linear;
   }
   if (bits != QuantBits::kNone && cols % quant_.group_size != 0) {

@@ -5,10 +5,10 @@
 //
 // A checkpoint weight is recorded when added and written by write_weights(), once the
 // graph says how it is used: norms, biases and rope tables stay f32; matrices read only by
-// linear ops take --qlinear, tables read by embedding ops --qembedding, the LM head 8w
-// whenever --qlinear is set (the most sensitive matrix, as llama.cpp keeps its output at
-// 6-8 bits; a tied table read by the head and the embedding takes --qembedding if given,
-// else 8w); everything else the program dtype. Weights are converted one at a time from
+// linear ops take --qlinear, tables read by embedding ops --qembedding, the LM head --qhead,
+// which is 8w by default whenever --qlinear is set (the most sensitive matrix, as llama.cpp
+// keeps its output at 6-8 bits); a tied table read by the head and the embedding takes
+// --qembedding if given, else --qhead; everything else the program dtype. Weights are converted one at a time from
 // the mmap'd checkpoint, so an export never holds the whole model.
 #pragma once
 
@@ -54,6 +54,7 @@ struct WeightOptions {
 struct QuantOptions {
   QuantBits linear = QuantBits::kNone;     // --qlinear
   QuantBits embedding = QuantBits::kNone;  // --qembedding
+  QuantBits head = QuantBits::kNone;       // --qhead (the exporter makes it 8w when only --qlinear is given)
   int32_t group_size = 32;                 // --qlinear-group-size (also for embeddings)
   QuantMethod method = QuantMethod::kFit;
   bool int8_activations = true;            // --qactivations int8: quantized linears take int8 x

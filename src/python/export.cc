@@ -14,9 +14,9 @@ void bind_export(py::module_& m) {
       "export",
       [](const std::string& model, const std::string& output, const std::string& dtype, const std::optional<std::string>& qlinear,
          int32_t qlinear_group_size, const std::optional<std::string>& qembedding, const std::string& qactivations,
-         int64_t max_ctx_len, int64_t prefill_chunk_size, const py::object& progress) {
+         int64_t max_ctx_len, int64_t prefill_chunk_size, const py::object& progress, const std::optional<std::string>& qhead) {
         exporter::ExportOptions o{.model = model, .output = output, .dtype = dtype, .max_ctx_len = max_ctx_len,
-                                  .prefill_chunk_size = prefill_chunk_size, .qlinear = qlinear.value_or(""),
+                                  .prefill_chunk_size = prefill_chunk_size, .qlinear = qlinear.value_or(""), .qhead = qhead.value_or(""),
                                   .qembedding = qembedding.value_or(""), .qgroup_size = qlinear_group_size,
                                   .qactivations = qactivations};
         // The callback runs on this thread with the GIL released; an exception it raises is
@@ -49,7 +49,7 @@ void bind_export(py::module_& m) {
       py::arg("model"), py::arg("output"), py::arg("dtype") = d.dtype, py::arg("qlinear") = py::none(),
       py::arg("qlinear_group_size") = d.qgroup_size, py::arg("qembedding") = py::none(),
       py::arg("qactivations") = d.qactivations, py::arg("max_ctx_len") = d.max_ctx_len,
-      py::arg("prefill_chunk_size") = d.prefill_chunk_size, py::arg("progress") = py::none(),
+      py::arg("prefill_chunk_size") = d.prefill_chunk_size, py::arg("progress") = py::none(), py::arg("qhead") = py::none(),
       "Exports a HF checkpoint (directory, config.json or hub id) to a program file, as `offgraph export`; "
       "progress(tensors_written, tensors_expected, bytes_written) is called after each tensor. Returns a summary dict.");
 }

@@ -41,6 +41,16 @@ def test_export_quantized_equals_the_cli(model_dir, tmp_path):
     assert offgraph.Program(str(tmp_path / "py.ogp")).inspect()["checksum"] == a["checksum"]
 
 
+def test_export_qhead_equals_the_cli(model_dir, tmp_path):
+    cli("export", "-m", model_dir, "-o", tmp_path / "cli.ogp", "--qlinear", "8w", "--qhead", "4w", "--max-ctx-len", 64)
+    offgraph.export(str(model_dir), str(tmp_path / "py.ogp"), qlinear="8w", qhead="4w", max_ctx_len=64)
+    a = json.loads(cli("inspect", tmp_path / "cli.ogp", "--json").stdout)
+    assert offgraph.Program(str(tmp_path / "py.ogp")).inspect()["checksum"] == a["checksum"]
+    assert "Q4/g32" in a["weights_by_storage"]
+    with pytest.raises(offgraph.UsageError, match="--qhead '5w'"):
+        offgraph.export(str(model_dir), str(tmp_path / "x.ogp"), qhead="5w", max_ctx_len=64)
+
+
 def test_export_progress_exception_is_raised(model_dir, tmp_path):
     def boom(*args):
         raise RuntimeError("stop here")

@@ -2,7 +2,9 @@
 
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 #include "base/mapped_file.h"
@@ -11,8 +13,10 @@ namespace og::runtime {
 namespace {
 
 constexpr char kMagic[8] = {'O', 'G', 'K', 'V', 'C', 'A', 'C', 'H'};
+constexpr size_t kHeadRead = 64 << 10;  // a header (with its tokens) usually fits in this
 
 size_t elem_size(kernels::ElemType t) { return t == kernels::ElemType::kF32 ? 4 : 2; }
+size_t elem_size(uint32_t t) { return elem_size(static_cast<kernels::ElemType>(t)); }
 
 int64_t used_rows(const kernels::KvStorage& kv, int64_t length) { return kv.ring ? kv.slots : std::min(length, kv.slots); }
 
@@ -23,7 +27,7 @@ void put(std::string& out, T v) {
 
 class Reader {
  public:
-  Reader(const std::string& bytes, const std::string& path) : b_(bytes), path_(path) {}
+  Reader(std::string_view bytes, const std::string& path) : b_(bytes), path_(path) {}
   template <typename T>
   Result<T> get(const char* what) {
     if (pos_ + sizeof(T) > b_.size()) return bad_input("{}: truncated at {}", path_, what);
@@ -32,6 +36,7 @@ class Reader {
     pos_ += sizeof v;
     return v;
   }
+  size_t pos() const { return pos_; }
   size_t remaining() const { return b_.size() - pos_; }
   Status read(void* dst, size_t n) {
     if (pos_ + n > b_.size()) return bad_input("{}: truncated in the cache data", path_);
@@ -41,10 +46,58 @@ class Reader {
   }
 
  private:
-  const std::string& b_;
+  std::string_view b_;
   const std::string& path_;
   size_t pos_ = 0;
 };
+
+// Parses the header from `r` (positioned at the start); leaves r at the data.
+Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_t program_checksum, uint32_t kv_type) {
+  CacheFileHeader h;
+  OG_TRY(r.get<uint64_t>("magic"));
+  OG_ASSIGN_OR_RETURN(h.version, r.get<uint32_t>("version"));
+  if (h.version < 1 || h.version > kCacheFileVersion)
+    return bad_input("{}: cache file version {} is not supported", path, h.version);
+  OG_ASSIGN_OR_RETURN(h.kv_type, r.get<uint32_t>("kv dtype"));
+  OG_ASSIGN_OR_RETURN(uint64_t program, r.get<uint64_t>("program checksum"));
+  if (program != program_checksum)
+    return bad_input("{}: the cache was saved for a different program ({:016x}, this one is {:016x})", path, program,
+                     program_checksum);
+  if (h.kv_type != kv_type) return bad_input("{}: the cache was saved with another --kv-dtype", path);
+  OG_ASSIGN_OR_RETURN(uint64_t length, r.get<uint64_t>("length"));
+  OG_ASSIGN_OR_RETURN(uint32_t n, r.get<uint32_t>("cache count"));
+  if (length > (uint64_t{1} << 40) || n > (1u << 16)) return bad_input("{}: implausible header (length {}, {} caches)", path, length, n);
+  h.length = static_cast<int64_t>(length);
+  uint64_t data = 0;
+  for (uint32_t c = 0; c < n; ++c) {
+    CacheFileHeader::Cache hc;
+    OG_ASSIGN_OR_RETURN(uint64_t slots, r.get<uint64_t>("slots"));
+    OG_ASSIGN_OR_RETURN(uint32_t heads, r.get<uint32_t>("kv heads"));
+    OG_ASSIGN_OR_RETURN(uint32_t dim, r.get<uint32_t>("head dim"));
+    OG_ASSIGN_OR_RETURN(uint64_t rows, r.get<uint64_t>("rows"));
+    uint64_t window = 0;
+    if (h.version >= 2) {
+      OG_ASSIGN_OR_RETURN(window, r.get<uint64_t>("window"));
+    }
+    if (slots > (uint64_t{1} << 40) || rows > slots || heads > (1u << 16) || dim > (1u << 16) || window > (uint64_t{1} << 40))
+      return bad_input("{}: implausible geometry of cache {}", path, c);
+    hc.slots = static_cast<int64_t>(slots);
+    hc.kv_heads = static_cast<int32_t>(heads);
+    hc.head_dim = static_cast<int32_t>(dim);
+    hc.rows = static_cast<int64_t>(rows);
+    hc.window = static_cast<int64_t>(window);
+    data += 2 * rows * heads * dim * elem_size(h.kv_type);
+    h.caches.push_back(hc);
+  }
+  if (h.version >= 2) {
+    OG_ASSIGN_OR_RETURN(uint64_t n_tokens, r.get<uint64_t>("token count"));
+    if (n_tokens > r.remaining() / sizeof(int32_t)) return bad_input("{}: truncated in the tokens", path);
+    h.tokens.resize(n_tokens);
+    OG_TRY(r.read(h.tokens.data(), n_tokens * sizeof(int32_t)));
+  }
+  h.file_bytes = r.pos() + data + sizeof(uint64_t);
+  return h;
+}
 
 }  // namespace
 
@@ -55,12 +108,16 @@ Status write_cache_file(const std::string& path, const CacheImage& img) {
   put<uint64_t>(out, img.program_checksum);
   put<uint64_t>(out, static_cast<uint64_t>(img.length));
   put<uint32_t>(out, static_cast<uint32_t>(img.caches.size()));
-  for (const auto& kv : img.caches) {
+  for (size_t c = 0; c < img.caches.size(); ++c) {
+    const auto& kv = img.caches[c];
     put<uint64_t>(out, static_cast<uint64_t>(kv.slots));
     put<uint32_t>(out, static_cast<uint32_t>(kv.kv_heads));
     put<uint32_t>(out, static_cast<uint32_t>(kv.head_dim));
     put<uint64_t>(out, static_cast<uint64_t>(used_rows(kv, img.length)));
+    put<uint64_t>(out, static_cast<uint64_t>(img.windows.empty() ? 0 : img.windows[c]));
   }
+  put<uint64_t>(out, img.tokens.size());
+  out.append(reinterpret_cast<const char*>(img.tokens.data()), img.tokens.size_bytes());
   for (const auto& kv : img.caches) {
     const size_t row = static_cast<size_t>(kv.head_dim) * elem_size(kv.type);
     const size_t rows = static_cast<size_t>(used_rows(kv, img.length));
@@ -74,14 +131,41 @@ Status write_cache_file(const std::string& path, const CacheImage& img) {
     std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
     if (!f) return resource_error("{}: cannot create", path);
     f.write(out.data(), static_cast<std::streamsize>(out.size()));
-    if (!f) return resource_error("{}: write failed", path);
+    f.close();
+    if (!f) {
+      std::remove(tmp.c_str());
+      return resource_error("{}: write failed", path);
+    }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) return resource_error("{}: cannot rename {}", path, tmp);
   return Status::ok();
 }
 
-Result<int64_t> read_cache_file(const std::string& path, uint64_t program_checksum, uint32_t kv_type,
-                                std::span<const kernels::KvStorage> caches) {
+Result<CacheFileHeader> read_cache_header(const std::string& path, uint64_t program_checksum, uint32_t kv_type) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  if (ec) return bad_input("{}: cannot read: {}", path, ec.message());
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return bad_input("{}: cannot open", path);
+  std::string head(static_cast<size_t>(std::min<uint64_t>(size, kHeadRead)), '\0');
+  f.read(head.data(), static_cast<std::streamsize>(head.size()));
+  if (static_cast<size_t>(f.gcount()) != head.size()) return bad_input("{}: cannot read", path);
+  if (head.size() < 8 + 8 || std::memcmp(head.data(), kMagic, 8) != 0) return bad_input("{}: not an offgraph cache file", path);
+  Reader r(head, path);
+  auto h = parse_header(r, path, program_checksum, kv_type);
+  if (!h.is_ok() && size > head.size()) {  // a header longer than the first read (many tokens)
+    OG_ASSIGN_OR_RETURN(std::string all, read_text_file(path));
+    Reader whole(all, path);
+    h = parse_header(whole, path, program_checksum, kv_type);
+  }
+  if (!h.is_ok()) return h.status();
+  if (h->file_bytes != size)
+    return bad_input("{}: {} bytes, the header describes {} (truncated?)", path, size, h->file_bytes);
+  return h;
+}
+
+Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t program_checksum, uint32_t kv_type,
+                                        const CacheDestinations& destinations) {
   OG_ASSIGN_OR_RETURN(std::string bytes, read_text_file(path));
   if (bytes.size() < 8 + 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
     return bad_input("{}: not an offgraph cache file", path);
@@ -89,46 +173,30 @@ Result<int64_t> read_cache_file(const std::string& path, uint64_t program_checks
   std::memcpy(&stored, bytes.data() + bytes.size() - 8, 8);
   if (XXH3_64bits(bytes.data(), bytes.size() - 8) != stored)
     return bad_input("{}: checksum mismatch; the cache file is corrupt", path);
-  bytes.resize(bytes.size() - 8);
-  Reader r(bytes, path);
-  OG_TRY(r.get<uint64_t>("magic").status());
-  OG_ASSIGN_OR_RETURN(uint32_t version, r.get<uint32_t>("version"));
-  if (version != kCacheFileVersion) return bad_input("{}: cache file version {} is not supported", path, version);
-  OG_ASSIGN_OR_RETURN(uint32_t type, r.get<uint32_t>("kv dtype"));
-  OG_ASSIGN_OR_RETURN(uint64_t program, r.get<uint64_t>("program checksum"));
-  if (program != program_checksum)
-    return bad_input("{}: the cache was saved for a different program ({:016x}, this one is {:016x})", path, program,
-                     program_checksum);
-  if (type != kv_type) return bad_input("{}: the cache was saved with another --kv-dtype", path);
-  OG_ASSIGN_OR_RETURN(uint64_t length, r.get<uint64_t>("length"));
-  OG_ASSIGN_OR_RETURN(uint32_t n, r.get<uint32_t>("cache count"));
-  if (n != caches.size()) return bad_input("{}: {} caches, the session has {}", path, n, caches.size());
-  std::vector<uint64_t> rows(n);
-  for (uint32_t c = 0; c < n; ++c) {
-    OG_ASSIGN_OR_RETURN(uint64_t slots, r.get<uint64_t>("slots"));
-    OG_ASSIGN_OR_RETURN(uint32_t heads, r.get<uint32_t>("kv heads"));
-    OG_ASSIGN_OR_RETURN(uint32_t dim, r.get<uint32_t>("head dim"));
-    OG_ASSIGN_OR_RETURN(rows[c], r.get<uint64_t>("rows"));
+  Reader r(std::string_view(bytes).substr(0, bytes.size() - 8), path);
+  OG_ASSIGN_OR_RETURN(CacheFileHeader h, parse_header(r, path, program_checksum, kv_type));
+  if (h.file_bytes != bytes.size())
+    return bad_input("{}: {} bytes of cache data, the header describes {}", path, r.remaining(),
+                     h.file_bytes - r.pos() - sizeof(uint64_t));
+  OG_ASSIGN_OR_RETURN(std::vector<kernels::KvStorage> caches, destinations(h));
+  if (caches.size() != h.caches.size()) return bad_input("{}: {} caches, the session has {}", path, h.caches.size(), caches.size());
+  for (size_t c = 0; c < caches.size(); ++c) {
     const auto& kv = caches[c];
-    if (slots != static_cast<uint64_t>(kv.slots) || heads != static_cast<uint32_t>(kv.kv_heads) ||
-        dim != static_cast<uint32_t>(kv.head_dim) || rows[c] != static_cast<uint64_t>(used_rows(kv, static_cast<int64_t>(length))) ||
-        length > static_cast<uint64_t>(kv.ring ? INT64_MAX : kv.slots))
+    const auto& hc = h.caches[c];
+    if (hc.slots != kv.slots || hc.kv_heads != kv.kv_heads || hc.head_dim != kv.head_dim ||
+        static_cast<uint32_t>(kv.type) != h.kv_type)
       return bad_input("{}: cache {} geometry differs from this session's (was it saved with another --max-ctx-len?)", path, c);
   }
   // All checks happen before the first byte is copied: a refused file changes nothing.
-  uint64_t data = 0;
-  for (uint32_t c = 0; c < n; ++c)
-    data += 2 * rows[c] * static_cast<uint64_t>(caches[c].kv_heads) * caches[c].head_dim * elem_size(caches[c].type);
-  if (data != r.remaining())
-    return bad_input("{}: {} bytes of cache data, the header describes {}", path, r.remaining(), data);
-  for (uint32_t c = 0; c < n; ++c) {
+  for (size_t c = 0; c < caches.size(); ++c) {
     const auto& kv = caches[c];
     const size_t row = static_cast<size_t>(kv.head_dim) * elem_size(kv.type);
     for (void* base : {kv.k, kv.v})
-      for (int32_t h = 0; h < kv.kv_heads; ++h)
-        OG_TRY(r.read(static_cast<char*>(base) + static_cast<size_t>(h) * kv.slots * row, rows[c] * row));
+      for (int32_t hd = 0; hd < kv.kv_heads; ++hd)
+        OG_TRY(r.read(static_cast<char*>(base) + static_cast<size_t>(hd) * kv.slots * row,
+                      static_cast<size_t>(h.caches[c].rows) * row));
   }
-  return static_cast<int64_t>(length);
+  return h;
 }
 
 }  // namespace og::runtime

@@ -1,13 +1,19 @@
-// Saving a session's caches and position to a file and restoring them, so a long system
-// prompt is prefilled once. The file is tied to one program (its checksum), versioned and
-// checksummed; anything that does not match is refused before the session is touched.
+// Cache files: a session's caches and position saved to disk (so a long system prompt is
+// prefilled once), and the prefix cache's snapshots (runtime/prefix_cache.h, `serve
+// --cache-dir`), in one format. A file is tied to one program (its checksum) and kv dtype,
+// versioned and checksummed; anything that does not match is refused before any cache is
+// touched.
 //
 //   "OGKVCACH" | version u32 | kv dtype u32 | program checksum u64 | length u64 |
-//   n_caches u32 | per cache: slots u64, kv_heads u32, head_dim u32, rows u64 |
-//   data: per cache, K then V, per kv head the first `rows` slots | XXH3-64 of all before
+//   n_caches u32 | per cache: slots u64, kv_heads u32, head_dim u32, rows u64, window u64 (v2) |
+//   n_tokens u64 | tokens i32 [n_tokens] (v2; a snapshot's tokens, none for a session) |
+//   data: per cache, K then V, per kv head `rows` slots from slot 0 | XXH3-64 of all before
+//
+// Version 1 files (no windows, no tokens) are still read.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -17,19 +23,46 @@
 
 namespace og::runtime {
 
-inline constexpr uint32_t kCacheFileVersion = 1;
+inline constexpr uint32_t kCacheFileVersion = 2;
 
 struct CacheImage {
   uint64_t program_checksum = 0;
   uint32_t kv_type = 0;  // kernels::ElemType
   int64_t length = 0;
+  // Rows written per cache: all slots of a ring, min(length, slots) of a flat cache.
   std::vector<kernels::KvStorage> caches;
+  std::vector<int64_t> windows;     // [n_caches] or empty (all 0)
+  std::span<const int32_t> tokens;  // the tokens the caches hold (a prefix snapshot), or empty
 };
 
-// Writes the used rows of every cache (all slots of a ring, `length` rows of a flat cache).
+struct CacheFileHeader {
+  uint32_t version = 0;
+  uint32_t kv_type = 0;
+  int64_t length = 0;
+  struct Cache {
+    int64_t slots = 0;
+    int32_t kv_heads = 0;
+    int32_t head_dim = 0;
+    int64_t rows = 0;    // slots stored, from slot 0
+    int64_t window = 0;  // 0 in version 1
+  };
+  std::vector<Cache> caches;
+  std::vector<int32_t> tokens;
+  uint64_t file_bytes = 0;  // the size the header implies: header, data and checksum
+};
+
 Status write_cache_file(const std::string& path, const CacheImage& image);
-// Reads into caches whose geometry must equal the file's; returns the stored length.
-Result<int64_t> read_cache_file(const std::string& path, uint64_t program_checksum, uint32_t kv_type,
-                                std::span<const kernels::KvStorage> caches);
+
+// Reads only the header (the file's first bytes, not its data): magic, version, program and kv
+// dtype are checked, and the file's size against the header's (a truncated file is refused).
+// Cheap: the prefix cache indexes a directory of snapshots with it at startup.
+Result<CacheFileHeader> read_cache_header(const std::string& path, uint64_t program_checksum, uint32_t kv_type);
+
+// The storages a file's data goes to, given its header (the callback may refuse it); each must
+// have the header's slots, kv heads and head dim, and receives `rows` slots from slot 0.
+using CacheDestinations = std::function<Result<std::vector<kernels::KvStorage>>(const CacheFileHeader&)>;
+// Reads the whole file, verifying its checksum and header before the first byte is copied.
+Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t program_checksum, uint32_t kv_type,
+                                        const CacheDestinations& destinations);
 
 }  // namespace og::runtime

@@ -52,6 +52,85 @@ uint64_t PrefixState::bytes() const {
   return n;
 }
 
+PrefixState PrefixState::shape() const {
+  PrefixState s{.length = length, .kv_type = kv_type};
+  for (const Cache& c : caches)
+    s.caches.push_back({.window = c.window, .kv_heads = c.kv_heads, .head_dim = c.head_dim, .first = c.first, .rows = c.rows});
+  return s;
+}
+
+namespace {
+
+// A prefix state's caches as storages of `rows` slots each (its K/V are [kv_heads, rows, head_dim]).
+std::vector<kernels::KvStorage> prefix_views(const PrefixState& st) {
+  std::vector<kernels::KvStorage> views;
+  for (const PrefixState::Cache& c : st.caches) {
+    kernels::KvStorage kv;
+    kv.k = const_cast<uint8_t*>(c.k.data());  // written to only by load_prefix_state, which owns st
+    kv.v = const_cast<uint8_t*>(c.v.data());
+    kv.type = st.kv_type;
+    kv.kv_heads = c.kv_heads;
+    kv.head_dim = c.head_dim;
+    kv.slots = c.rows;
+    kv.ring = false;
+    views.push_back(kv);
+  }
+  return views;
+}
+
+// The state a file's header describes, K/V sized but not filled (or empty when !with_data).
+Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path, kernels::ElemType kv_type,
+                               bool with_data) {
+  StoredPrefix p;
+  p.tokens = h.tokens;
+  p.file_bytes = h.file_bytes;
+  p.state.length = h.length;
+  p.state.kv_type = kv_type;
+  if (static_cast<int64_t>(h.tokens.size()) != h.length || h.length <= 0)
+    return bad_input("{}: holds {} tokens for a prefix of {}; not a prefix snapshot", path, h.tokens.size(), h.length);
+  for (const CacheFileHeader::Cache& hc : h.caches) {
+    PrefixState::Cache c{.window = hc.window, .kv_heads = hc.kv_heads, .head_dim = hc.head_dim, .rows = hc.rows};
+    c.first = h.length - hc.rows;
+    // The rows a state of this length holds (copy_prefix): anything else is not a snapshot.
+    const int64_t first = hc.window > 0 ? std::max<int64_t>(0, h.length - hc.window + 1) : 0;
+    if (c.first != first || hc.slots != hc.rows) return bad_input("{}: cache rows do not match a prefix of {} tokens", path, h.length);
+    if (with_data) {
+      c.k.resize(static_cast<size_t>(hc.kv_heads) * static_cast<size_t>(hc.rows) * hc.head_dim * kv_elem_size(kv_type));
+      c.v.resize(c.k.size());
+    }
+    p.state.caches.push_back(std::move(c));
+  }
+  return p;
+}
+
+}  // namespace
+
+Status save_prefix_state(const std::string& path, uint64_t program_checksum, const PrefixState& state,
+                         std::span<const int32_t> tokens) {
+  CacheImage img{.program_checksum = program_checksum,
+                 .kv_type = static_cast<uint32_t>(state.kv_type),
+                 .length = state.length,
+                 .caches = prefix_views(state),
+                 .tokens = tokens.first(static_cast<size_t>(state.length))};
+  for (const PrefixState::Cache& c : state.caches) img.windows.push_back(c.window);
+  return write_cache_file(path, img);
+}
+
+Result<StoredPrefix> load_prefix_state(const std::string& path, uint64_t program_checksum, kernels::ElemType kv_type) {
+  StoredPrefix out;
+  auto into = [&](const CacheFileHeader& h) -> Result<std::vector<kernels::KvStorage>> {
+    OG_ASSIGN_OR_RETURN(out, prefix_of(h, path, kv_type, true));
+    return prefix_views(out.state);
+  };
+  OG_TRY(read_cache_file(path, program_checksum, static_cast<uint32_t>(kv_type), into));
+  return out;
+}
+
+Result<StoredPrefix> read_prefix_shape(const std::string& path, uint64_t program_checksum, kernels::ElemType kv_type) {
+  OG_ASSIGN_OR_RETURN(CacheFileHeader h, read_cache_header(path, program_checksum, static_cast<uint32_t>(kv_type)));
+  return prefix_of(h, path, kv_type, false);
+}
+
 Result<CacheSet> CacheSet::create(const CacheSetPlan& plan) {
   // Refuse up front, with the numbers, rather than die on allocation.
   const uint64_t total = plan.bytes();
@@ -85,14 +164,26 @@ Status CacheSet::save(const std::string& path, uint64_t program_checksum, int64_
                  .kv_type = static_cast<uint32_t>(plan_.kv_type),
                  .length = length,
                  .caches = kv_};
+  for (const CachePolicy& p : plan_.policies) img.windows.push_back(p.window);
   return write_cache_file(path, img);
 }
 
 Result<int64_t> CacheSet::load(const std::string& path, uint64_t program_checksum) {
   // read_cache_file checks everything before it copies, so a refused file changes nothing.
-  OG_ASSIGN_OR_RETURN(int64_t n, read_cache_file(path, program_checksum, static_cast<uint32_t>(plan_.kv_type), kv_));
-  if (n > plan_.max_ctx_len) return bad_input("{}: saved length {} exceeds max_ctx_len {}", path, n, plan_.max_ctx_len);
-  return n;
+  auto into_this = [&](const CacheFileHeader& h) -> Result<std::vector<kernels::KvStorage>> {
+    if (h.caches.size() != kv_.size()) return bad_input("{}: {} caches, the session has {}", path, h.caches.size(), kv_.size());
+    for (size_t c = 0; c < kv_.size(); ++c) {
+      const kernels::KvStorage& kv = kv_[c];
+      // A flat cache holds the first `length` rows; a ring all its slots.
+      const int64_t rows = kv.ring ? kv.slots : std::min(h.length, kv.slots);
+      if (h.caches[c].slots != kv.slots || h.caches[c].rows != rows || (!kv.ring && h.length > kv.slots))
+        return bad_input("{}: cache {} geometry differs from this session's (was it saved with another --max-ctx-len?)", path, c);
+    }
+    return kv_;
+  };
+  OG_ASSIGN_OR_RETURN(CacheFileHeader h, read_cache_file(path, program_checksum, static_cast<uint32_t>(plan_.kv_type), into_this));
+  if (h.length > plan_.max_ctx_len) return bad_input("{}: saved length {} exceeds max_ctx_len {}", path, h.length, plan_.max_ctx_len);
+  return h.length;
 }
 
 namespace {
@@ -111,7 +202,8 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
     const kernels::KvStorage& kv = kv_[c];
     PrefixState::Cache pc;
     pc.window = plan_.policies[c].window;
-    pc.ring = plan_.policies[c].ring;
+    pc.kv_heads = kv.kv_heads;
+    pc.head_dim = kv.head_dim;
     pc.first = first_needed(length, plan_.policies[c].window);
     pc.rows = length - pc.first;
     const size_t row = static_cast<size_t>(kv.head_dim) * esize;
@@ -141,8 +233,8 @@ Status CacheSet::restore_prefix(const PrefixState& st, std::optional<int64_t> le
     const kernels::KvStorage& kv = kv_[c];
     const PrefixState::Cache& pc = st.caches[c];
     const size_t want = static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) * kv.head_dim * esize;
-    if (pc.window != plan_.policies[c].window || pc.ring != kv.ring || pc.rows > kv.slots || pc.k.size() != want ||
-        pc.v.size() != want)
+    if (pc.window != plan_.policies[c].window || pc.kv_heads != kv.kv_heads || pc.head_dim != kv.head_dim ||
+        pc.rows > kv.slots || pc.k.size() != want || pc.v.size() != want)
       return bad_input("prefix state of cache {} does not match this session's geometry", c);
   }
   for (size_t c = 0; c < kv_.size(); ++c) {

@@ -53,7 +53,8 @@ struct PrefixState {
   kernels::ElemType kv_type = kernels::ElemType::kF32;
   struct Cache {
     int64_t window = 0;      // the cache's window (0: full history)
-    bool ring = false;       // a ring's state serves only this exact length
+    int32_t kv_heads = 0;
+    int32_t head_dim = 0;
     int64_t first = 0;       // first position held
     int64_t rows = 0;        // positions first .. first + rows - 1
     std::vector<uint8_t> k;  // [kv_heads, rows, head_dim] elements of kv_type
@@ -61,10 +62,26 @@ struct PrefixState {
   };
   std::vector<Cache> caches;  // [n_caches]
   uint64_t bytes() const;
+  // The same state without its K/V (what it can serve, for an index of states kept on disk).
+  PrefixState shape() const;
   // Whether restoring the state's first n tokens is exact: every cache holds the positions a
   // query at n reads (a flat full-history cache: any n <= length; a window: n == length).
   bool can_restore(int64_t n) const;
 };
+
+// A prefix state and the tokens it holds, in a cache file (runtime/cache/cache_file.h) tied to a
+// program checksum; what the prefix cache keeps on disk (`serve --cache-dir`).
+Status save_prefix_state(const std::string& path, uint64_t program_checksum, const PrefixState& state,
+                         std::span<const int32_t> tokens);
+struct StoredPrefix {
+  std::vector<int32_t> tokens;  // [state.length]
+  PrefixState state;            // without K/V when read by read_prefix_shape
+  uint64_t file_bytes = 0;
+};
+// Reads a whole file, verifying its checksum.
+Result<StoredPrefix> load_prefix_state(const std::string& path, uint64_t program_checksum, kernels::ElemType kv_type);
+// Reads the header only (tokens and shape, no K/V); refuses a truncated file, not a corrupt one.
+Result<StoredPrefix> read_prefix_shape(const std::string& path, uint64_t program_checksum, kernels::ElemType kv_type);
 
 class CacheSet {
  public:
@@ -87,7 +104,9 @@ class CacheSet {
   PrefixState copy_prefix(int64_t length) const;
   // Writes back the state of its first n tokens (n = state.length when absent); the sequence
   // then continues at n exactly as if it had computed them here. Refuses a state of another
-  // geometry or kv dtype, or an n the state cannot serve (PrefixState::can_restore).
+  // geometry or kv dtype, or an n the state cannot serve (PrefixState::can_restore). Whether
+  // a windowed cache is a ring or flat (a matter of max_ctx_len) does not matter: positions
+  // are placed by position.
   Status restore_prefix(const PrefixState& state, std::optional<int64_t> n = std::nullopt);
 
  private:
