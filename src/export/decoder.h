@@ -4,6 +4,7 @@
 // A family file fills DecoderOptions from its config and calls build_decoder().
 #pragma once
 
+#include <functional>
 #include <optional>
 
 #include "export/build_context.h"
@@ -25,7 +26,13 @@ struct DecoderOptions {
   float embed_scale = 1.0f;
   float final_softcap = 0.0f;
   std::optional<double> sliding_rope_theta;  // Gemma-3 rope_local_base_freq
+  // A layer's feed-forward block in place of the gated MLP (a mixture of experts): given the
+  // layer and its normed input [T, H], the block's output [T, H], or kNoValue for the gated
+  // MLP (the layers a MoE family keeps dense).
+  std::function<Result<ValueId>(BuildContext& ctx, int64_t layer, ValueId h)> mlp;
 };
+
+inline constexpr ValueId kNoValue = -1;
 
 Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
 

@@ -41,6 +41,7 @@ extern const Family kLlamaFamily;
 extern const Family kMistralFamily;
 extern const Family kQwen2Family;
 extern const Family kQwen3Family;
+extern const Family kQwen3MoeFamily;
 extern const Family kPhi3Family;
 // families/gemma.cc: Gemma2 and Gemma3 (sandwich norms, (1 + w) RMSNorm, scaled embedding).
 extern const Family kGemma2Family;
