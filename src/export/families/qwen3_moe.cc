@@ -100,7 +100,8 @@ class Qwen3MoeFamily final : public Family {
         return unsupported("{}: '{}{}experts.gate_up_proj' is transformers' in-memory fused layout; offgraph reads "
                            "checkpoints with one tensor per expert ({}experts.N.gate_proj.weight)",
                            ctx.ckpt.dir(), ctx.prefix, p, p);
-      OG_ASSIGN_OR_RETURN(WeightId router, ctx.weight(p + "gate.weight", {E, H}));
+      // The router is kept f32 (exact for a bf16 checkpoint): its logits pick the experts.
+      OG_ASSIGN_OR_RETURN(WeightId router, ctx.weight(p + "gate.weight", {E, H}, {.keep_f32 = true}));
       MoeSpec spec{.top_k = static_cast<int32_t>(moe.top_k),
                    .scoring = fb::RouterScoring::SoftmaxTopK,
                    .normalize_top_k = moe.normalize,
