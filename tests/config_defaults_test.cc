@@ -76,6 +76,14 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
   expect_defaults(shape("qwen3"), {{"head_dim", 128}, {"sliding_window", 4096}});
   expect_defaults(shape("qwen2"), {{"sliding_window", 4096}});
   expect_defaults(shape("phi3"), {{"rms_norm_eps", 1e-5}});
+  // Qwen3MoeConfig (no head_dim key: modeling's fallback is hidden_size / heads).
+  json moe = shape("qwen3_moe");
+  moe.erase("intermediate_size");
+  expect_defaults(moe, {{"num_experts", 128}, {"num_experts_per_tok", 8}, {"moe_intermediate_size", 768},
+                        {"norm_topk_prob", false}, {"decoder_sparse_step", 1}, {"intermediate_size", 6144},
+                        {"sliding_window", 4096}, {"rms_norm_eps", 1e-6}, {"head_dim", nullptr}});
+  const BothReadings m = read_both(moe);
+  for (const hf::ModelConfig* c : {&m.exporter, &m.reference}) EXPECT_EQ(c->head_dim, 16);
 }
 
 TEST(ConfigDefaults, TypedFieldsAndTyingFollowTheDefaults) {

@@ -30,7 +30,7 @@
 namespace og::testgen {
 
 struct GenOptions {
-  // One of generator_families(): llama smollm mistral qwen2 qwen3 phi3 gemma2 gemma3_text
+  // One of generator_families(): llama smollm mistral qwen2 qwen3 phi3 qwen3_moe gemma2 gemma3_text
   // gemma3 gemma4 gemma3n.
   std::string family = {};
   std::string out_dir = {};
