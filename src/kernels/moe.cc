@@ -71,8 +71,11 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
   for (int64_t t = 0; t < T; ++t) {
     const float* r = logits + t * E;  // [E]
     for (int64_t e = 0; e < E; ++e) order[static_cast<size_t>(e)] = static_cast<int32_t>(e);
-    std::partial_sort(order.begin(), order.begin() + K, order.end(),
-                      [&](int32_t a, int32_t b) { return r[a] > r[b] || (r[a] == r[b] && a < b); });
+    // A NaN logit ranks below every number (a strict weak order whatever the values).
+    auto key = [&](int32_t e) { return std::isnan(r[e]) ? -INFINITY : r[e]; };
+    std::partial_sort(order.begin(), order.begin() + K, order.end(), [&](int32_t a, int32_t b) {
+      return key(a) > key(b) || (key(a) == key(b) && a < b);
+    });
     const double top = r[order[0]];  // the largest logit
     double denom = 0;
     if (p.scoring == RouterScoring::kSoftmaxTopK) {
