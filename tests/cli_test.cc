@@ -181,7 +181,7 @@ TEST(CliInspect, Qwen3MoeRealConfigLayoutAndActiveBytesPerToken) {
                 "Qwen3-30B-A3B.json");
 
   const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + "Qwen3-30B-A3B.json"));
-  nlohmann::json set = {{"moe_intermediate_size", 32}, {"mlp_only_layers", {1}}};
+  nlohmann::json set = {{"num_hidden_layers", 3}, {"moe_intermediate_size", 32}, {"mlp_only_layers", {1}}};
   for (const char* f : {"num_experts", "num_experts_per_tok", "norm_topk_prob", "decoder_sparse_step"}) set[f] = real[f];
   TempDir d;
   ASSERT_EQ(run_offgraph("gen-model --family qwen3_moe --out " + d.file("m") + " --set '" + set.dump() + "'").exit_code, 0);
