@@ -123,7 +123,8 @@ TEST_P(BatchEveryFamily, EachSessionGetsItsSoloLogitsBitForBit) {
 INSTANTIATE_TEST_SUITE_P(Families, BatchEveryFamily, ::testing::ValuesIn(testgen::generator_families()),
                          [](const auto& info) { return info.param; });
 
-// Weight storages and kv dtypes: bf16 weights, 4w/8w with int8 activations, and sessions of
+// Weight storages and kv dtypes: bf16 weights, 4w/8w with int8 activations (mixture-of-experts
+// rows of several sessions included), and sessions of
 // different kv dtypes in one batch.
 class BatchStorage : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
@@ -144,7 +145,7 @@ TEST_P(BatchStorage, EachSessionGetsItsSoloLogitsBitForBit) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Storages, BatchStorage,
-                         ::testing::Combine(::testing::Values("llama", "gemma3_text", "gemma4"),
+                         ::testing::Combine(::testing::Values("llama", "gemma3_text", "gemma4", "qwen3_moe"),
                                             ::testing::Values("bf16", "4w", "8w")),
                          [](const auto& info) { return std::get<0>(info.param) + "_" + std::get<1>(info.param); });
 

@@ -191,6 +191,55 @@ TEST(CliInspect, ReportsStorageBytesAndWindowedCacheBytes) {
   EXPECT_NE(bad.err.find("--qhead '5w': expected 4w or 8w"), std::string::npos) << bad.err;
 }
 
+// Qwen3-30B-A3B (tests/data/configs, this project's own copy): its layout, and a tiny model with
+// its mixture-of-experts fields whose inspect counts the unchosen experts out of the bytes a
+// token reads.
+TEST(CliInspect, Qwen3MoeRealConfigLayoutAndActiveBytesPerToken) {
+  auto layout = run_offgraph("layout --json " + kConfigs + "Qwen3-30B-A3B.json");
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  using V = std::vector<int>;
+  expect_layout(nlohmann::json::parse(layout.out), {"Qwen3-30B-A3B.json", "qwen3_moe", 48, iota(48), V(48, 4), V(48, 128), V(48, 0)},
+                "Qwen3-30B-A3B.json");
+
+  const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + "Qwen3-30B-A3B.json"));
+  nlohmann::json set = {{"num_hidden_layers", 3}, {"moe_intermediate_size", 32}, {"mlp_only_layers", {1}}};
+  for (const char* f : {"num_experts", "num_experts_per_tok", "norm_topk_prob", "decoder_sparse_step"}) set[f] = real[f];
+  TempDir d;
+  ASSERT_EQ(run_offgraph("gen-model --family qwen3_moe --out " + d.file("m") + " --set '" + set.dump() + "'").exit_code, 0);
+  auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --max-ctx-len 64");
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  auto inspect = run_offgraph("inspect --json " + d.file("p.ogp"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  auto j = nlohmann::json::parse(inspect.out);
+  EXPECT_EQ(j["op_counts"]["moe"], 2);  // layers 0 and 2 (layer 1 in mlp_only_layers)
+  // An expert: gate and up [32, 64] and down [64, 32] in fp32; 128 - 8 unchosen in 2 layers.
+  const uint64_t expert = 3 * 32 * 64 * 4, total = j["weight_bytes"];
+  EXPECT_EQ(j["parameter_bytes"]["total"], total);
+  EXPECT_EQ(j["parameter_bytes"]["active_per_token"].get<uint64_t>(), total - 2 * 120 * expert);
+  auto text = run_offgraph("inspect " + d.file("p.ogp"));
+  EXPECT_NE(text.out.find("mixture of experts"), std::string::npos) << text.out;
+}
+
+// Config fields of qwen3_moe that offgraph cannot honour are errors naming the field.
+TEST(CliExport, Qwen3MoeFieldsOffgraphCannotHonourAreNamed) {
+  TempDir d;
+  ASSERT_EQ(run_offgraph("gen-model --family qwen3_moe --out " + d.file("m")).exit_code, 0);
+  const std::string config = read_file(d.file("m") + "/config.json");
+  for (const auto& [patch, field] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {{{"use_sliding_window", true}, {"sliding_window", 8}}, "use_sliding_window"},
+           {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
+           {{{"decoder_sparse_step", 0}}, "decoder_sparse_step"},
+           {{{"mlp_only_layers", {7}}}, "mlp_only_layers"},
+           {{{"hidden_act", "relu2"}}, "hidden_act"}}) {
+    nlohmann::json c = nlohmann::json::parse(config);
+    c.merge_patch(patch);
+    write_file(d.file("m") + "/config.json", c.dump());
+    auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp"));
+    EXPECT_EQ(ex.exit_code, 2) << patch.dump();
+    EXPECT_NE(ex.err.find(field), std::string::npos) << patch.dump() << ": " << ex.err;
+  }
+}
+
 TEST(CliUsage, BadFlagsExitWith1) {
   EXPECT_EQ(run_offgraph("layout --no-such-flag x").exit_code, 1);
   EXPECT_EQ(run_offgraph("").exit_code, 1);

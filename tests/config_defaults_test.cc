@@ -84,6 +84,14 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
                                      {"sliding_window", nullptr}, {"no_rope_layers", nullptr},
                                      {"no_rope_layer_interval", 4}, {"layer_types", nullptr},
                                      {"attention_bias", false}, {"mlp_bias", false}});
+  // Qwen3MoeConfig (no head_dim key: modeling's fallback is hidden_size / heads).
+  json moe = shape("qwen3_moe");
+  moe.erase("intermediate_size");
+  expect_defaults(moe, {{"num_experts", 128}, {"num_experts_per_tok", 8}, {"moe_intermediate_size", 768},
+                        {"norm_topk_prob", false}, {"decoder_sparse_step", 1}, {"intermediate_size", 6144},
+                        {"sliding_window", 4096}, {"rms_norm_eps", 1e-6}, {"head_dim", nullptr}});
+  const BothReadings m = read_both(moe);
+  for (const hf::ModelConfig* c : {&m.exporter, &m.reference}) EXPECT_EQ(c->head_dim, 16);
 }
 
 TEST(ConfigDefaults, TypedFieldsAndTyingFollowTheDefaults) {

@@ -6,10 +6,16 @@
 // bf16 programs of bf16 checkpoints: the same bound (measured ~4e-7: the weights are exact,
 // only the order of f32 accumulation differs) and greedy argmax equal on >= 99% of positions
 // (measured 100%); bf16 programs of fp32 checkpoints: 5% (measured 0.3%-2%, bf16 rounding);
-// decode vs one-shot prefill within 1e-5 relative (measured: identical).
+// decode vs one-shot prefill within 1e-5 relative (measured: identical). A routed (MoE) model's
+// bf16 program of fp32 weights is held to the reference on its stored values instead (1e-4).
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <set>
+
+#include "base/half.h"
 #include "e2e_support.h"
+#include "hf/safetensors_writer.h"
 #include "program/program_file.h"
 #include "program/validator.h"
 
@@ -27,6 +33,36 @@ struct FamilyCase {
 
 // gtest prints a failing case's parameter with this.
 void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << c.overrides.dump(); }
+// Families whose MoE routing makes logits discontinuous in the weights.
+bool routed(const std::string& family) { return family == "qwen3_moe"; }
+
+// A float32 copy of g's checkpoint holding the values the program stores: each tensor the
+// program keeps in bf16 rounded to bf16 (as the exporter rounds it), the others unchanged.
+std::string stored_values_checkpoint(const Generated& g, const std::string& program, const std::string& dir) {
+  auto pf = program::ProgramFile::open(program);
+  EXPECT_TRUE(pf.is_ok());
+  std::set<std::string> bf16;
+  for (const fb::Tensor* t : *(*pf)->program().tensors())
+    if (t->dtype() == fb::DType::BF16) bf16.insert(t->name()->str());
+  auto ck = hf::Checkpoint::open(g.model_dir());
+  EXPECT_TRUE(ck.is_ok());
+  std::vector<hf::OwnedTensor> out;
+  for (const std::string& name : ck->names()) {
+    const hf::TensorView* t = *ck->get(name);
+    hf::OwnedTensor o{.name = name, .dtype = DType::kF32, .shape = t->shape, .bytes = {}};
+    o.bytes.resize(static_cast<size_t>(t->numel()) * 4);
+    for (int64_t k = 0; k < t->numel(); ++k) {
+      float f = static_cast<float>(t->get(k));
+      if (bf16.contains(name)) f = bf16_to_float(float_to_bf16(f));
+      std::memcpy(&o.bytes[static_cast<size_t>(k) * 4], &f, 4);
+    }
+    out.push_back(std::move(o));
+  }
+  std::filesystem::create_directories(dir);
+  EXPECT_TRUE(hf::write_checkpoint(dir, out).is_ok());
+  std::filesystem::copy_file(g.model_dir() + "/config.json", dir + "/config.json");
+  return dir;
+}
 
 class FamilyE2E : public ::testing::TestWithParam<FamilyCase> {
  protected:
@@ -48,7 +84,9 @@ class FamilyE2E : public ::testing::TestWithParam<FamilyCase> {
 TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   auto g = generate({.family = GetParam().family, .seed = GetParam().seed, .overrides = GetParam().overrides});
   const int64_t w = smallest_window(g->config);
-  if (!GetParam().family.starts_with("llama") && !GetParam().family.starts_with("smollm")) {
+  // qwen3_moe refuses use_sliding_window (see export/families/qwen3_moe.cc).
+  if (!GetParam().family.starts_with("llama") && !GetParam().family.starts_with("smollm") &&
+      GetParam().family != "qwen3_moe") {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
   const auto ids = test_tokens(sequence_length(g->config), g->config.vocab_size, static_cast<uint32_t>(GetParam().seed));
@@ -90,6 +128,9 @@ TEST_P(FamilyE2E, TokenByTokenDecodeEqualsOneShotPrefill) {
   Diff d = compare(run_program(*model, ids, 1), run_program(*model, ids, static_cast<int64_t>(ids.size())),
                    g->config.vocab_size);
   EXPECT_LE(d.relative(), 1e-5);
+  // A mixture of experts groups a prefill's rows by expert; each row's sum stays in its
+  // top-k order, so decode equals prefill bit for bit.
+  if (routed(GetParam().family)) EXPECT_EQ(d.max_abs, 0.0);
 }
 
 TEST_P(FamilyE2E, Bf16SourceWeightsMatchReferenceInFp32AndBf16Programs) {
@@ -115,9 +156,25 @@ TEST_P(FamilyE2E, Bf16ProgramsFromFp32WeightsStayCloseAndAgreeOnArgmax) {
   auto g = generate({.family = GetParam().family, .seed = GetParam().seed + 400, .overrides = GetParam().overrides});
   const auto ids = test_tokens(128, g->config.vocab_size, 9);
   const auto want = reference_logits(*g, ids);
-  auto model = runtime::Model::load(export_to(*g, "p.ogp", "bf16"));
+  const std::string program = export_to(*g, "p.ogp", "bf16");
+  auto model = runtime::Model::load(program);
   ASSERT_TRUE(model.is_ok());
-  Diff d = compare(run_program(*model, ids, 5), want, g->config.vocab_size);
+  const auto got = run_program(*model, ids, 5);
+  Diff d = compare(got, want, g->config.vocab_size);
+  if (routed(GetParam().family)) {
+    // Rounding moves a token near a routing boundary to another expert, a jump of order one
+    // in its logits (measured 19% of max|logit| over these 128 tokens): a routed model's bf16
+    // program is a different model. It must equal the reference on the values it stores.
+    RecordProperty("bf16_relative_diff_to_fp32_weights", std::to_string(d.relative()));
+    auto ck = hf::Checkpoint::open(stored_values_checkpoint(*g, program, g->dir.file("stored")));
+    ASSERT_TRUE(ck.is_ok());
+    auto stored = reference::forward(g->config, *ck, ids);
+    ASSERT_TRUE(stored.is_ok()) << stored.status().message();
+    d = compare(got, *stored, g->config.vocab_size);
+    EXPECT_LE(d.relative(), 1e-4);
+    EXPECT_EQ(d.argmax_agreement, 1.0);
+    return;
+  }
   EXPECT_LE(d.relative(), 5e-2);
   EXPECT_EQ(d.decisive_agreement, 1.0);
   EXPECT_GE(d.argmax_agreement, 0.93);
@@ -162,7 +219,7 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                          ::testing::Values(FamilyCase{"llama", 1}, FamilyCase{"smollm", 2}, FamilyCase{"mistral", 3},
                                            FamilyCase{"qwen2", 4}, FamilyCase{"qwen3", 5, {{"use_sliding_window", true}, {"sliding_window", 5}, {"max_window_layers", 1}}}, FamilyCase{"phi3", 6},
                                            FamilyCase{"gemma2", 7}, FamilyCase{"gemma3_text", 8},
-                                           FamilyCase{"gemma3", 9},
+                                           FamilyCase{"gemma3", 9}, FamilyCase{"qwen3_moe", 10},
                                            // SmolLM3-3B's fields: NoPE layer 3 of 5, all full attention.
                                            FamilyCase{"smollm3", 10, nlohmann::json::object(), "smollm3"},
                                            // Sliding NoPE layers: no_rope_layers and layer_types absent, so

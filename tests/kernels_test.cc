@@ -13,6 +13,7 @@
 
 #include <hwy/targets.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -611,6 +612,160 @@ TEST(StreamSum, SumsEveryElementOnceWithAnyThreadCount) {
   ThreadPool pool(3);
   EXPECT_EQ(kernels::stream_sum(x.data(), static_cast<int64_t>(x.size())), static_cast<double>(x.size()));
   EXPECT_EQ(kernels::stream_sum(x.data(), static_cast<int64_t>(x.size()), &pool), static_cast<double>(x.size()));
+}
+
+
+// ------------------------------------------------------------------------ mixture of experts
+
+// A random mixture of experts in bf16 (exact in the test's float64), with its float64 output.
+struct MoeCase {
+  int64_t H = 32, I = 16, E = 8, K = 2, Is = 24;
+  std::vector<Stored> gate, up, down;  // [E]
+  Stored sg, su, sd, sgate;            // shared expert and its gate [1, H]
+  std::vector<kernels::Matrix> mg, mu, md;
+  kernels::MoeParams p;
+
+  MoeCase(int64_t experts, int64_t k, bool shared, uint32_t seed) : E(experts), K(k) {
+    for (int64_t e = 0; e < E; ++e) {
+      gate.push_back(make_stored(static_cast<size_t>(I * H), ElemType::kBF16, seed + 10 * e));
+      up.push_back(make_stored(static_cast<size_t>(I * H), ElemType::kBF16, seed + 10 * e + 1));
+      down.push_back(make_stored(static_cast<size_t>(H * I), ElemType::kBF16, seed + 10 * e + 2));
+    }
+    for (int64_t e = 0; e < E; ++e) {
+      mg.push_back({.data = gate[e].data(), .type = ElemType::kBF16, .rows = I, .cols = H});
+      mu.push_back({.data = up[e].data(), .type = ElemType::kBF16, .rows = I, .cols = H});
+      md.push_back({.data = down[e].data(), .type = ElemType::kBF16, .rows = H, .cols = I});
+    }
+    p = {.n_experts = E, .top_k = K, .gate = mg.data(), .up = mu.data(), .down = md.data()};
+    if (shared) {
+      sg = make_stored(static_cast<size_t>(Is * H), ElemType::kBF16, seed + 1000);
+      su = make_stored(static_cast<size_t>(Is * H), ElemType::kBF16, seed + 1001);
+      sd = make_stored(static_cast<size_t>(H * Is), ElemType::kBF16, seed + 1002);
+      sgate = make_stored(static_cast<size_t>(H), ElemType::kBF16, seed + 1003);
+      p.has_shared = true;
+      p.shared_gate = {.data = sg.data(), .type = ElemType::kBF16, .rows = Is, .cols = H};
+      p.shared_up = {.data = su.data(), .type = ElemType::kBF16, .rows = Is, .cols = H};
+      p.shared_down = {.data = sd.data(), .type = ElemType::kBF16, .rows = H, .cols = Is};
+      p.has_shared_expert_gate = true;
+      p.shared_expert_gate = {.data = sgate.data(), .type = ElemType::kBF16, .rows = 1, .cols = H};
+    }
+  }
+
+  // down(silu(gate x) * up x) in float64
+  static std::vector<double> mlp(const float* x, const Stored& g, const Stored& u, const Stored& d, int64_t H, int64_t I) {
+    std::vector<double> h(static_cast<size_t>(I)), y(static_cast<size_t>(H), 0.0);
+    for (int64_t i = 0; i < I; ++i) {
+      double a = 0, b = 0;
+      for (int64_t c = 0; c < H; ++c) {
+        a += g.value[i * H + c] * x[c];
+        b += u.value[i * H + c] * x[c];
+      }
+      h[i] = a / (1 + std::exp(-a)) * b;
+    }
+    for (int64_t o = 0; o < H; ++o)
+      for (int64_t i = 0; i < I; ++i) y[o] += d.value[o * I + i] * h[i];
+    return y;
+  }
+
+  // The op's definition (program.fbs MoeAttrs) in float64, for one row.
+  std::vector<double> reference(const float* x, const float* r) const {
+    std::vector<int64_t> idx(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) idx[e] = e;
+    std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return r[a] > r[b]; });
+    double top = r[idx[0]], all = 0, picked = 0;
+    for (int64_t e = 0; e < E; ++e) all += std::exp(r[e] - top);
+    for (int64_t j = 0; j < K; ++j) picked += std::exp(r[idx[j]] - top);
+    std::vector<double> w(static_cast<size_t>(K));
+    double sum = 0;
+    for (int64_t j = 0; j < K; ++j) {
+      w[j] = std::exp(r[idx[j]] - top) / (p.scoring == kernels::RouterScoring::kSoftmaxTopK ? all : picked);
+      sum += w[j];
+    }
+    std::vector<double> y(static_cast<size_t>(H), 0.0);
+    for (int64_t j = 0; j < K; ++j) {
+      const double wj = (p.normalize_top_k ? w[j] / sum : w[j]) * p.routed_scale;
+      const auto f = mlp(x, gate[idx[j]], up[idx[j]], down[idx[j]], H, I);
+      for (int64_t c = 0; c < H; ++c) y[c] += wj * f[c];
+    }
+    if (p.has_shared) {
+      double g = 0;
+      for (int64_t c = 0; c < H; ++c) g += sgate.value[c] * x[c];
+      const auto f = mlp(x, sg, su, sd, H, Is);
+      for (int64_t c = 0; c < H; ++c) y[c] += f[c] / (1 + std::exp(-g));
+    }
+    return y;
+  }
+};
+
+TEST(Moe, MatchesFloat64ForEveryScoringRuleWithAndWithoutASharedExpert) {
+  for (bool shared : {false, true})
+    for (auto scoring : {kernels::RouterScoring::kSoftmaxTopK, kernels::RouterScoring::kTopKSoftmax})
+      for (bool normalize : {false, true})
+        for (int64_t T : {int64_t{1}, int64_t{7}, int64_t{33}}) {
+          MoeCase m(8, 3, shared, 17);
+          m.p.scoring = scoring;
+          m.p.normalize_top_k = normalize;
+          m.p.routed_scale = 2.5f;
+          const auto x = random_floats(static_cast<size_t>(T * m.H), 5);
+          const auto r = random_floats(static_cast<size_t>(T * m.E), 6, -3, 3);
+          for_each_target([&] {
+            std::vector<float> y(static_cast<size_t>(T * m.H));
+            kernels::MoeScratch s;
+            kernels::moe(m.p, x.data(), r.data(), T, y.data(), s);
+            for (int64_t t = 0; t < T; ++t) {
+              const auto want = m.reference(x.data() + t * m.H, r.data() + t * m.E);
+              double top = 0;
+              for (double v : want) top = std::max(top, std::fabs(v));
+              for (int64_t c = 0; c < m.H; ++c)
+                ASSERT_NEAR(y[t * m.H + c], want[c], 1e-5 * top)
+                    << "shared " << shared << " scoring " << int(scoring) << " normalize " << normalize << " T " << T;
+            }
+          });
+        }
+}
+
+TEST(Moe, TiesGoToTheLowerExpertIndex) {
+  MoeCase m(8, 2, false, 3);
+  const auto x = random_floats(static_cast<size_t>(m.H), 1);
+  std::vector<float> r = {0.5f, 1.0f, 0.5f, 1.0f, 1.0f, 0.0f, 0.0f, 0.0f};  // experts 1, 3, 4 tie at the top
+  std::vector<float> y(static_cast<size_t>(m.H));
+  kernels::MoeScratch s;
+  kernels::moe(m.p, x.data(), r.data(), 1, y.data(), s);
+  EXPECT_EQ(s.chosen[0], 1);
+  EXPECT_EQ(s.chosen[1], 3);
+  const auto want = m.reference(x.data(), r.data());
+  for (int64_t c = 0; c < m.H; ++c) EXPECT_NEAR(y[c], want[c], 1e-5);
+}
+
+// A prefill step groups its tokens by expert: each expert's matrices are read at most once
+// per call however many of the 128 tokens chose it, and each row is bit-identical to the same
+// token computed alone (decode), with or without a thread pool.
+TEST(Moe, A128TokenPrefillReadsEachExpertAtMostOnceAndEqualsDecodeBitForBit) {
+  MoeCase m(8, 2, true, 29);
+  m.p.normalize_top_k = true;
+  const int64_t T = 128;
+  const auto x = random_floats(static_cast<size_t>(T * m.H), 8);
+  const auto r = random_floats(static_cast<size_t>(T * m.E), 9, -2, 2);
+  ThreadPool pool(3);
+  for_each_target([&] {
+    std::vector<float> prefill(static_cast<size_t>(T * m.H)), decode(prefill.size());
+    kernels::MoeScratch s;
+    kernels::moe(m.p, x.data(), r.data(), T, prefill.data(), s, &pool);
+    std::vector<bool> chosen(static_cast<size_t>(m.E), false);
+    for (int64_t i = 0; i < T * m.K; ++i) chosen[static_cast<size_t>(s.chosen[i])] = true;
+    int64_t distinct = 0;
+    for (int64_t e = 0; e < m.E; ++e) {
+      EXPECT_EQ(s.expert_reads[e], chosen[e] ? 1 : 0) << "expert " << e;
+      distinct += chosen[e];
+    }
+    EXPECT_EQ(s.experts_read, distinct);
+    EXPECT_GE(distinct, 6) << "128 random tokens should reach most of 8 experts";
+    for (int64_t t = 0; t < T; ++t) {
+      kernels::moe(m.p, x.data() + t * m.H, r.data() + t * m.E, 1, decode.data() + t * m.H, s);
+      EXPECT_EQ(s.experts_read, m.K);
+    }
+    EXPECT_TRUE(same_bits(prefill, decode));
+  });
 }
 
 }  // namespace

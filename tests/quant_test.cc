@@ -563,8 +563,14 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // --qembedding if given, else the head's), norms stay f32.
   const auto dt = dtypes(prog);
   const fb::DType lin = std::string(c.qlinear) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
-  const std::string p = dt.contains("model.layers.0.mlp.down_proj.weight") ? "model.layers.0." : "model.language_model.layers.0.";
-  EXPECT_EQ(dt.at(p + "mlp.down_proj.weight"), lin);
+  const std::string p = dt.contains("model.layers.0.input_layernorm.weight") ? "model.layers.0." : "model.language_model.layers.0.";
+  if (dt.contains(p + "mlp.gate.weight")) {  // a mixture of experts: experts quantized, router f32
+    EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
+    EXPECT_EQ(dt.at(p + "mlp.experts.7.gate_proj.weight"), lin);
+    EXPECT_EQ(dt.at(p + "mlp.gate.weight"), fb::DType::F32);
+  } else {
+    EXPECT_EQ(dt.at(p + "mlp.down_proj.weight"), lin);
+  }
   EXPECT_EQ(dt.at(p + "input_layernorm.weight"), fb::DType::F32);
   const std::string embed = p.substr(0, p.find("layers.")) + "embed_tokens.weight";
   const fb::DType head = std::string(c.qhead) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
@@ -602,12 +608,19 @@ TEST_P(QuantE2E, Int8ActivationProgramEqualsTheReferenceQuantizingTheSameInputs)
     auto pf = program::ProgramFile::open(prog);
     ASSERT_TRUE(pf.is_ok());
     const fb::Program& p = (*pf)->program();
-    for (const fb::Op* op : *p.ops())
-      if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations()) {
-        const fb::Tensor* t = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(a->weight()));
-        const std::string name = t->name()->str();
-        options.int8_linear_inputs[name.substr(0, name.find('['))] = t->group_size();
-      }
+    auto int8_input = [&](int32_t w) {
+      const fb::Tensor* t = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(w));
+      if (t->dtype() != fb::DType::Q8 && t->dtype() != fb::DType::Q4) return;
+      const std::string name = t->name()->str();
+      options.int8_linear_inputs[name.substr(0, name.find('['))] = t->group_size();
+    };
+    for (const fb::Op* op : *p.ops()) {
+      if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations())
+        int8_input(a->weight());
+      if (const fb::MoeAttrs* a = op->attrs_as_MoeAttrs(); a != nullptr && a->int8_activations())
+        for (const auto* list : {a->gate(), a->up(), a->down()})
+          for (int32_t w : *list) int8_input(w);
+    }
   }
   EXPECT_GT(options.int8_linear_inputs.size(), 0u);
   const auto ids = testing::test_tokens(24, g->config.vocab_size, 9);
@@ -676,7 +689,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"gemma4", true, "4w", "8w", 32}, QCase{"gemma3n", true, "8w", "", 32},
                                            QCase{"smollm3", true, "4w", "", 32}, QCase{"smollm3", true, "8w", "8w", 64},
                                            QCase{"llama", false, "8w", "", 32, "4w"}, QCase{"qwen3", true, "8w", "", 32, "4w"},
-                                           QCase{"gemma3_text", true, "4w", "8w", 32, "4w"}),
+                                           QCase{"gemma3_text", true, "4w", "8w", 32, "4w"},
+                                           QCase{"qwen3_moe", false, "4w", "", 32}, QCase{"qwen3_moe", false, "8w", "8w", 64}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -90,6 +90,10 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   if (family == "qwen2") return 1 + L * (4 + 3 + 3 + 2) + 1 + head;  // + q/k/v biases
   if (family == "qwen3") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // + q_norm, k_norm
   if (family == "phi3") return 1 + L * (2 + 2 + 2) + 1 + head;       // o, qkv, gate_up, down
+  if (family == "qwen3_moe") {  // qwen3's attention; dense layers gate up down, sparse router + 3 per expert
+    const int64_t dense = static_cast<int64_t>(c.text.at("mlp_only_layers").size());
+    return 1 + L * (4 + 2 + 2) + dense * 3 + (L - dense) * (1 + 3 * text_int(c, "num_experts")) + 1 + head;
+  }
   if (family == "gemma2") return 1 + L * (4 + 3 + 4) + 1 + head;
   if (family == "gemma3_text" || family == "gemma3") return 1 + L * (4 + 2 + 3 + 4) + 1 + head;
   if (family == "gemma3n") {
@@ -122,9 +126,10 @@ const std::vector<std::string>& families() {
   return f;
 }
 
-TEST(TestGen, ListsTheTwelveFamilies) {
-  const std::vector<std::string> expected = {"llama",  "smollm",      "mistral", "qwen2",  "qwen3",  "phi3",
-                                             "smollm3", "gemma2", "gemma3_text", "gemma3", "gemma4", "gemma3n"};
+TEST(TestGen, ListsTheThirteenFamilies) {
+  const std::vector<std::string> expected = {"llama",   "smollm",    "mistral", "qwen2",       "qwen3",
+                                             "phi3",    "smollm3",   "qwen3_moe", "gemma2",    "gemma3_text",
+                                             "gemma3",  "gemma4",    "gemma3n"};
   EXPECT_EQ(families(), expected);
 }
 
@@ -150,11 +155,22 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.num_attention_heads * c.head_dim, c.hidden_size}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
-    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
+    if (family != "qwen3_moe")
+      EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
   }
   EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.o_proj.weight"),
             (Shape{c.hidden_size, c.num_attention_heads * c.head_dim}));
-  EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[0]}));
+  if (family == "qwen3_moe") {  // layer 0 sparse: router and experts; layer 1 in mlp_only_layers
+    const int64_t E = text_int(c, "num_experts"), I = text_int(c, "moe_intermediate_size");
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate.weight"), (Shape{E, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.experts.0.up_proj.weight"), (Shape{I, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.experts." + std::to_string(E - 1) + ".down_proj.weight"),
+              (Shape{c.hidden_size, I}));
+    EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[1]}));
+    EXPECT_EQ(m.checkpoint.find(p + "layers.1.mlp.gate.weight"), nullptr);
+  } else {
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[0]}));
+  }
   EXPECT_EQ(m.checkpoint.find("lm_head.weight") != nullptr, !c.tie_word_embeddings);
   for (const std::string& name : m.checkpoint.names()) EXPECT_EQ(m.checkpoint.find(name)->dtype, DType::kF32) << name;
   EXPECT_EQ(c.torch_dtype, "float32");
@@ -196,6 +212,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"mistral", "mistral", "mistral", "mistral"}, Case{"qwen2", "qwen2", "qwen2", "qwen2"},
                         Case{"qwen3", "qwen3", "qwen3", "qwen3"}, Case{"phi3", "phi3", "phi3", "phi3"},
                         Case{"smollm3", "smollm3", "smollm3", "smollm3"},
+                        Case{"qwen3_moe", "qwen3_moe", "qwen3_moe", "qwen3_moe"},
                         Case{"gemma2", "gemma2", "gemma2", "gemma2"},
                         Case{"gemma3_text", "gemma3_text", "gemma3_text", "gemma3"},
                         Case{"gemma3", "gemma3", "gemma3_text", "gemma3"},

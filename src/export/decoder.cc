@@ -59,6 +59,31 @@ Result<WeightId> optional_bias(const BuildContext& ctx, bool want, const std::st
   return ctx.weight(name, {n}, {.keep_f32 = true});
 }
 
+// down(act(gate h) * up h) with the layer's mlp.* weights (prefix p): [T, H].
+Result<ValueId> gated_mlp(BuildContext& ctx, const DecoderOptions& o, const std::string& p, ValueId h, int64_t I) {
+  GraphBuilder& g = ctx.g;
+  const int64_t H = ctx.config.hidden_size;
+  ValueId gate, up;  // [T, I] each
+  if (o.fused_gate_up) {
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* gu, ctx.tensor(p + "mlp.gate_up_proj.weight", {2 * I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId wg, g.weight(*gu, {.row_begin = 0, .row_end = I}));
+    OG_ASSIGN_OR_RETURN(WeightId wu, g.weight(*gu, {.row_begin = I, .row_end = 2 * I}));
+    gate = g.linear(h, wg);
+    up = g.linear(h, wu);
+  } else {
+    OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(p + "mlp.gate_proj.weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId bg, optional_bias(ctx, o.mlp_bias, p + "mlp.gate_proj.bias", I));
+    OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(p + "mlp.up_proj.weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId bu, optional_bias(ctx, o.mlp_bias, p + "mlp.up_proj.bias", I));
+    gate = g.linear(h, wg, bg);
+    up = g.linear(h, wu, bu);
+  }
+  const ValueId m = g.act_mul(gate, up, o.activation);  // [T, I]
+  OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(p + "mlp.down_proj.weight", {H, I}));
+  OG_ASSIGN_OR_RETURN(WeightId bd, optional_bias(ctx, o.mlp_bias, p + "mlp.down_proj.bias", H));
+  return g.linear(m, wd, bd);  // [T, H]
+}
+
 }  // namespace
 
 Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
@@ -133,25 +158,9 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
 
     // [T, H]
     OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H));
-    ValueId gate, up;  // [T, I] each
-    if (o.fused_gate_up) {
-      OG_ASSIGN_OR_RETURN(const hf::TensorView* gu, ctx.tensor(p + "mlp.gate_up_proj.weight", {2 * I, H}));
-      OG_ASSIGN_OR_RETURN(WeightId wg, g.weight(*gu, {.row_begin = 0, .row_end = I}));
-      OG_ASSIGN_OR_RETURN(WeightId wu, g.weight(*gu, {.row_begin = I, .row_end = 2 * I}));
-      gate = g.linear(h, wg);
-      up = g.linear(h, wu);
-    } else {
-      OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(p + "mlp.gate_proj.weight", {I, H}));
-      OG_ASSIGN_OR_RETURN(WeightId bg, optional_bias(ctx, o.mlp_bias, p + "mlp.gate_proj.bias", I));
-      OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(p + "mlp.up_proj.weight", {I, H}));
-      OG_ASSIGN_OR_RETURN(WeightId bu, optional_bias(ctx, o.mlp_bias, p + "mlp.up_proj.bias", I));
-      gate = g.linear(h, wg, bg);
-      up = g.linear(h, wu, bu);
-    }
-    ValueId m = g.act_mul(gate, up, o.activation);  // [T, I]
-    OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(p + "mlp.down_proj.weight", {H, I}));
-    OG_ASSIGN_OR_RETURN(WeightId bd, optional_bias(ctx, o.mlp_bias, p + "mlp.down_proj.bias", H));
-    m = g.linear(m, wd, bd);  // [T, H]
+    ValueId m = kNoValue;  // [T, H]
+    if (o.mlp) { OG_ASSIGN_OR_RETURN(m, o.mlp(ctx, l, h)); }
+    if (m == kNoValue) { OG_ASSIGN_OR_RETURN(m, gated_mlp(ctx, o, p, h, I)); }
     if (o.sandwich_norms) { OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H)); }
     x = g.add(x, m);
   }

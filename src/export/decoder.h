@@ -4,6 +4,7 @@
 // A family file fills DecoderOptions from its config and calls build_decoder().
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -29,7 +30,13 @@ struct DecoderOptions {
   // Layers whose q and k get no rotary embedding (SmolLM3's NoPE layers): no rope op is
   // emitted for layer l when skip_rope[l]. Empty: every layer applies rope.
   std::vector<bool> skip_rope;
+  // A layer's feed-forward block in place of the gated MLP (a mixture of experts): given the
+  // layer and its normed input [T, H], the block's output [T, H], or kNoValue for the gated
+  // MLP (the layers a MoE family keeps dense).
+  std::function<Result<ValueId>(BuildContext& ctx, int64_t layer, ValueId h)> mlp;
 };
+
+inline constexpr ValueId kNoValue = -1;
 
 Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
 

@@ -9,6 +9,7 @@ const Family& llama_family();
 const Family& mistral_family();
 const Family& qwen2_family();
 const Family& qwen3_family();
+const Family& qwen3_moe_family();
 const Family& phi3_family();
 const Family& gemma2_family();
 const Family& gemma3_family();
@@ -20,7 +21,7 @@ namespace {
 
 std::span<const Family* const> families() {
   static const std::array<const Family*, 10> kFamilies = {
-      &llama_family(), &mistral_family(), &qwen2_family(), &qwen3_family(), &phi3_family(),
+      &llama_family(), &mistral_family(), &qwen2_family(), &qwen3_family(), &qwen3_moe_family(), &phi3_family(),
       &gemma2_family(), &gemma3_family(), &gemma3n_family(), &gemma4_family(), &smollm3_family(),
   };
   return kFamilies;

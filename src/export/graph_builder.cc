@@ -94,12 +94,17 @@ Status GraphBuilder::write_weights() {
   for (const auto& [id, p] : pending_) OG_TRY(write_pending(id));
   pending_.clear();
   // Linears whose weight ended up quantized take int8 activations (--qactivations int8).
+  auto quantized = [&](WeightId w) {
+    const fb::DType dt = program_.tensors[static_cast<size_t>(w)]->dtype;
+    return dt == fb::DType::Q8 || dt == fb::DType::Q4;
+  };
   if (quant_.int8_activations)
-    for (auto& op : program_.ops)
-      if (auto* a = op->attrs.AsLinearAttrs()) {
-        const fb::DType dt = program_.tensors[static_cast<size_t>(a->weight)]->dtype;
-        a->int8_activations = dt == fb::DType::Q8 || dt == fb::DType::Q4;
-      }
+    for (auto& op : program_.ops) {
+      if (auto* a = op->attrs.AsLinearAttrs()) a->int8_activations = quantized(a->weight);
+      if (auto* a = op->attrs.AsMoeAttrs())
+        a->int8_activations = std::any_of(a->down.begin(), a->down.end(), quantized) ||
+                              std::any_of(a->gate.begin(), a->gate.end(), quantized);
+    }
   return Status::ok();
 }
 
@@ -246,6 +251,39 @@ ValueId GraphBuilder::linear(ValueId x, WeightId weight, WeightId bias) {
 ValueId GraphBuilder::lm_head(ValueId x, WeightId weight) {
   uses_[weight] |= kHeadUse;
   return linear(x, weight);
+}
+
+ValueId GraphBuilder::router(ValueId x, WeightId weight) {
+  uses_[weight] |= kRouterUse;
+  fb::LinearAttrsT a;
+  a.weight = weight;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, static_cast<int32_t>(weight_shape(weight)[0]), std::move(u));
+}
+
+ValueId GraphBuilder::moe(ValueId x, ValueId router_logits, const MoeSpec& s) {
+  fb::MoeAttrsT a;
+  a.top_k = s.top_k;
+  a.scoring = s.scoring;
+  a.normalize_top_k = s.normalize_top_k;
+  a.routed_scale = s.routed_scale;
+  a.activation = s.activation;
+  a.gate = s.gate;
+  a.up = s.up;
+  a.down = s.down;
+  a.shared_gate = s.shared_gate;
+  a.shared_up = s.shared_up;
+  a.shared_down = s.shared_down;
+  a.shared_expert_gate = s.shared_expert_gate;
+  for (const auto* ws : {&s.gate, &s.up, &s.down})
+    for (WeightId w : *ws) uses_[w] |= kLinearUse;
+  for (WeightId w : {s.shared_gate, s.shared_up, s.shared_down})
+    if (w != kNoWeight) uses_[w] |= kLinearUse;
+  if (s.shared_expert_gate != kNoWeight) uses_[s.shared_expert_gate] |= kRouterUse;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x, router_logits}, width(x), std::move(u));
 }
 
 ValueId GraphBuilder::rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim) {

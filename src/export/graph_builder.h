@@ -42,6 +42,19 @@ struct AttendSpec {
   bool writes_cache = true;
 };
 
+// A mixture-of-experts op (MoeAttrs): per expert gate/up [I, H] and down [H, I], an optional
+// shared expert with its optional sigmoid gate [1, H].
+struct MoeSpec {
+  int32_t top_k = 1;
+  fb::RouterScoring scoring = fb::RouterScoring::SoftmaxTopK;
+  bool normalize_top_k = false;
+  float routed_scale = 1.0f;
+  fb::Activation activation = fb::Activation::Silu;
+  std::vector<WeightId> gate, up, down;  // [n_experts]
+  WeightId shared_gate = kNoWeight, shared_up = kNoWeight, shared_down = kNoWeight;
+  WeightId shared_expert_gate = kNoWeight;
+};
+
 // How a checkpoint tensor becomes a program weight.
 struct WeightOptions {
   bool keep_f32 = false;     // norms, biases: stored f32 whatever the program dtype
@@ -76,6 +89,12 @@ class GraphBuilder {
   ValueId rms_norm(ValueId x, WeightId weight, float eps, int32_t dim);
   ValueId linear(ValueId x, WeightId weight, WeightId bias = kNoWeight);
   ValueId lm_head(ValueId x, WeightId weight);  // a linear whose weight is stored as the head
+  // A linear whose weight stays in the program dtype under --qlinear: a mixture of experts'
+  // router (its logits pick the experts; llama.cpp keeps it unquantized too).
+  ValueId router(ValueId x, WeightId weight);
+  // x [T, H], router logits [T, n_experts] -> [T, H]. Expert matrices are stored as linear
+  // weights (--qlinear); the shared expert's sigmoid gate as a router.
+  ValueId moe(ValueId x, ValueId router_logits, const MoeSpec& spec);
   ValueId rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim);
   ValueId attend(ValueId q, ValueId k, ValueId v, const AttendSpec& spec);  // k, v = -1 when !writes_cache
   ValueId add(ValueId a, ValueId b);
@@ -122,7 +141,7 @@ class GraphBuilder {
   Status write_pending(WeightId id);
 
   // How ops read a weight (decides its storage).
-  enum Use : uint8_t { kLinearUse = 1, kEmbeddingUse = 2, kHeadUse = 4 };
+  enum Use : uint8_t { kLinearUse = 1, kEmbeddingUse = 2, kHeadUse = 4, kRouterUse = 8 };
   struct Pending {
     hf::TensorView tensor;  // a view into the mmap'd checkpoint
     WeightOptions options;

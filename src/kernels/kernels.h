@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace og {
 class ThreadPool;
@@ -130,6 +131,50 @@ void embedding_overlay(const float* x, const int32_t* ids, int64_t T, const Matr
 // Per row of x [rows, dim]: y = max(x - (mean + multiplier * std), 0), std the population one
 // (mean and std in double).
 void gaussian_top_k(const float* x, int64_t rows, int64_t dim, float multiplier, float* y);
+
+// Mixture of experts (moe.cc), per token row of x [T, H] with router logits [T, n_experts]:
+// the top_k experts by logit (largest first, ties to the lower index) e_1..e_k, weights
+// w_j from the scoring rule (softmax over all logits then pick, or softmax over the k picked;
+// in double), optionally renormalized to sum 1, times routed_scale; then
+//   y = sum_{j = 1..k in that order} w_j * down_e(act(gate_e x) * up_e x)   (+ shared)
+// with the shared expert's MLP (times sigmoid(shared_expert_gate . x) if that is set) added
+// last. Each expert's matrices are read once per call: the rows routed to an expert are
+// gathered and go through its three linears together (kernels::linear, so each row's
+// arithmetic does not depend on which other rows are there), and each row's k outputs are
+// summed in f32 in top-k order. So a row's result is the same in any batch.
+enum class RouterScoring : uint8_t { kSoftmaxTopK, kTopKSoftmax };
+struct MoeParams {
+  int64_t n_experts = 0;
+  int64_t top_k = 0;
+  RouterScoring scoring = RouterScoring::kSoftmaxTopK;
+  bool normalize_top_k = false;
+  float routed_scale = 1.0f;
+  Activation act = Activation::kSilu;
+  const Matrix* gate = nullptr;  // [n_experts] each [I, H]
+  const Matrix* up = nullptr;    // [n_experts] each [I, H]
+  const Matrix* down = nullptr;  // [n_experts] each [H, I]
+  bool has_shared = false;
+  Matrix shared_gate, shared_up, shared_down;  // [Is, H], [Is, H], [H, Is]
+  bool has_shared_expert_gate = false;
+  Matrix shared_expert_gate;                   // [1, H]
+  XQuant xquant = XQuant::kNone;               // for the quantized expert matrices
+};
+// Working memory of moe() (grown on demand, reused across calls) and what the last call did.
+struct MoeScratch {
+  std::vector<int32_t> chosen;        // [T, top_k] expert per slot
+  std::vector<float> weight;          // [T, top_k]
+  std::vector<int32_t> slots;         // slots grouped by expert, tokens ascending
+  std::vector<int64_t> first;         // [n_experts + 1] start of each expert's slots
+  std::vector<float> xg, gate, up, h, out, shared;  // gathered rows and intermediates
+  std::vector<float> slot_out;        // [T * top_k, H]
+  std::vector<uint8_t> xq, hq;        // int8 inputs of the expert linears
+  // Statistics of the last call: how many times each expert's matrices were read (at most
+  // once per call by construction; tests check it) and how many experts were read.
+  std::vector<int32_t> expert_reads;  // [n_experts]
+  int64_t experts_read = 0;
+};
+void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, float* y, MoeScratch& s,
+         ThreadPool* pool = nullptr);
 
 // One cache's storage: K and V as [kv_heads, slots, head_dim] in `type`. Position p lives
 // in slot p (flat) or p % slots (ring).

@@ -110,7 +110,7 @@ class Checker {
       return bad_input("op {}: weight '{}' must be F32", op, w->name() ? w->name()->str() : "?");
     if (w->dtype() == fb::DType::I32) return bad_input("op {}: weight is I32", op);
     if (is_quantized(w->dtype()) && !quantized_ok)
-      return bad_input("op {}: weight '{}' is quantized; only linear and embedding read quantized weights", op,
+      return bad_input("op {}: weight '{}' is quantized; only linear, embedding and moe read quantized weights", op,
                        w->name() ? w->name()->str() : "?");
     return Status::ok();
   }
@@ -292,9 +292,52 @@ class Checker {
                            a->first_id(), width(in[0]));
         return need_tensor(i, t, {rows, wo}, false);
       }
+      case fb::OpAttrs::MoeAttrs: return check_moe(i, *op.attrs_as_MoeAttrs(), in, wo);
       default:
         return bad_input("op {}: unknown op kind {}", i, static_cast<int>(op.attrs_type()));
     }
+  }
+
+  // Inputs x [T, H] and router logits [T, n_experts]; every expert of one geometry.
+  Status check_moe(int32_t i, const fb::MoeAttrs& a, const std::vector<int32_t>& in, int32_t wo) {
+    OG_TRY(arity(i, in, 2, 2));
+    const int64_t H = width(in[0]);
+    if (a.gate() == nullptr || a.up() == nullptr || a.down() == nullptr || a.gate()->size() == 0 ||
+        a.up()->size() != a.gate()->size() || a.down()->size() != a.gate()->size())
+      return bad_input("op {} (moe): gate, up and down must list the same number (>= 1) of experts", i);
+    const int64_t E = a.gate()->size();
+    if (width(in[1]) != E || wo != H)
+      return bad_input("op {} (moe): router logits width {} for {} experts, output width {} for hidden {}", i,
+                       width(in[1]), E, wo, H);
+    if (a.top_k() < 1 || a.top_k() > E || a.top_k() > 64 || !std::isfinite(a.routed_scale()) ||
+        a.scoring() > fb::RouterScoring::MAX || a.activation() > fb::Activation::MAX)
+      return bad_input("op {} (moe): top_k {} of {} experts (at most 64), routed_scale {}, scoring or activation "
+                       "out of range", i, a.top_k(), E, a.routed_scale());
+    auto rows_of = [&](int32_t t) -> int64_t {
+      if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()) || p_.tensors()->Get(t)->shape()->size() != 2) return -1;
+      return p_.tensors()->Get(t)->shape()->Get(0);
+    };
+    const int64_t I = rows_of(a.gate()->Get(0));
+    if (I < 1) return bad_input("op {} (moe): expert 0's gate is not a matrix", i);
+    for (int64_t e = 0; e < E; ++e) {
+      const auto k = static_cast<flatbuffers::uoffset_t>(e);
+      OG_TRY(need_tensor(i, a.gate()->Get(k), {I, H}, false, true));
+      OG_TRY(need_tensor(i, a.up()->Get(k), {I, H}, false, true));
+      OG_TRY(need_tensor(i, a.down()->Get(k), {H, I}, false, true));
+    }
+    const bool shared = a.shared_gate() >= 0 || a.shared_up() >= 0 || a.shared_down() >= 0;
+    if (shared) {
+      const int64_t Is = rows_of(a.shared_gate());
+      if (Is < 1) return bad_input("op {} (moe): the shared expert needs gate, up and down matrices", i);
+      OG_TRY(need_tensor(i, a.shared_gate(), {Is, H}, false, true));
+      OG_TRY(need_tensor(i, a.shared_up(), {Is, H}, false, true));
+      OG_TRY(need_tensor(i, a.shared_down(), {H, Is}, false, true));
+    }
+    if (a.shared_expert_gate() >= 0) {
+      if (!shared) return bad_input("op {} (moe): shared_expert_gate without a shared expert", i);
+      OG_TRY(need_tensor(i, a.shared_expert_gate(), {1, H}, false));
+    }
+    return Status::ok();
   }
 
   const fb::Program& p_;
@@ -322,6 +365,7 @@ const char* op_name(fb::OpAttrs kind) {
     case fb::OpAttrs::RmsMatchAttrs: return "rms_match";
     case fb::OpAttrs::GaussianTopKAttrs: return "gaussian_top_k";
     case fb::OpAttrs::EmbeddingOverlayAttrs: return "embedding_overlay";
+    case fb::OpAttrs::MoeAttrs: return "moe";
     default: return "unknown";
   }
 }

@@ -1,5 +1,9 @@
 #include "reference/blocks.h"
 
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
 #include "base/check.h"
 
 namespace og::reference {
@@ -50,6 +54,40 @@ Mat gated_mlp(const Mat& x, const MlpWeights& w) {
   }
   for (size_t i = 0; i < gate.v.size(); ++i) gate.v[i] = activate(w.act, gate.v[i]) * up.v[i];
   return linear(gate, *w.down, w.down_bias);
+}
+
+Mat sparse_moe(const Mat& x, const MoeWeights& w) {
+  const int64_t T = x.rows, E = static_cast<int64_t>(w.experts.size()), K = w.top_k;
+  const Mat logits = linear(x, *w.router);  // [T, E]
+  // routing[e] = (token, weight) pairs of the tokens that chose expert e.
+  std::vector<std::vector<std::pair<int64_t, double>>> routing(static_cast<size_t>(E));
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<double> prob(static_cast<size_t>(E));
+    double top = logits.at(t, 0), sum = 0;
+    for (int64_t e = 0; e < E; ++e) top = std::max(top, logits.at(t, e));
+    for (int64_t e = 0; e < E; ++e) sum += prob[static_cast<size_t>(e)] = std::exp(logits.at(t, e) - top);
+    for (double& p : prob) p /= sum;
+    std::vector<int64_t> idx(static_cast<size_t>(E));
+    std::iota(idx.begin(), idx.end(), int64_t{0});
+    std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return prob[a] > prob[b]; });
+    double chosen = 0;
+    for (int64_t j = 0; j < K; ++j) chosen += prob[static_cast<size_t>(idx[j])];
+    for (int64_t j = 0; j < K; ++j) {
+      const int64_t e = idx[static_cast<size_t>(j)];
+      routing[static_cast<size_t>(e)].push_back({t, w.normalize ? prob[e] / chosen : prob[e]});
+    }
+  }
+  Mat out(T, x.cols);
+  for (int64_t e = 0; e < E; ++e) {
+    const auto& rows = routing[static_cast<size_t>(e)];
+    if (rows.empty()) continue;
+    Mat xe(static_cast<int64_t>(rows.size()), x.cols);  // the tokens routed to e
+    for (size_t i = 0; i < rows.size(); ++i) std::copy(x.row(rows[i].first), x.row(rows[i].first) + x.cols, xe.row(static_cast<int64_t>(i)));
+    const Mat ye = gated_mlp(xe, w.experts[static_cast<size_t>(e)]);
+    for (size_t i = 0; i < rows.size(); ++i)
+      for (int64_t c = 0; c < x.cols; ++c) out.at(rows[i].first, c) += rows[i].second * ye.at(static_cast<int64_t>(i), c);
+  }
+  return out;
 }
 
 }  // namespace og::reference

@@ -55,4 +55,17 @@ struct MlpWeights {
 // x [T, hidden] (already normalized) -> down(act(gate(x)) * up(x)) [T, hidden].
 Mat gated_mlp(const Mat& x, const MlpWeights& w);
 
+// A sparse mixture-of-experts block as transformers' Mixtral/Qwen-MoE blocks compute it:
+// router logits = x router^T [T, n_experts]; probabilities = softmax over all experts; each
+// token takes its top_k experts by probability (ties: the lower expert index first), their
+// probabilities renormalized to sum 1 when `normalize`; the output is the sum over the chosen
+// experts of probability * expert(x), each expert a gated MLP.
+struct MoeWeights {
+  const hf::TensorView* router = nullptr;  // [n_experts, hidden]
+  std::vector<MlpWeights> experts;         // [n_experts]
+  int64_t top_k = 1;
+  bool normalize = false;
+};
+Mat sparse_moe(const Mat& x, const MoeWeights& w);
+
 }  // namespace og::reference

@@ -17,6 +17,14 @@ kernels::ElemType elem_type(fb::DType t) {
   }
 }
 
+kernels::Activation activation(fb::Activation a) {
+  switch (a) {
+    case fb::Activation::GeluTanh: return kernels::Activation::kGeluTanh;
+    case fb::Activation::Tanh: return kernels::Activation::kTanh;
+    default: return kernels::Activation::kSilu;
+  }
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Model>> Model::load(const std::string& path) {
@@ -109,11 +117,7 @@ Status Model::bind() {
         break;
       case fb::OpAttrs::ActAttrs:
         b.kind = op->inputs()->size() == 2 ? OpKind::kActMul : OpKind::kAct;
-        switch (op->attrs_as_ActAttrs()->activation()) {
-          case fb::Activation::Silu: b.act = kernels::Activation::kSilu; break;
-          case fb::Activation::GeluTanh: b.act = kernels::Activation::kGeluTanh; break;
-          case fb::Activation::Tanh: b.act = kernels::Activation::kTanh; break;
-        }
+        b.act = activation(op->attrs_as_ActAttrs()->activation());
         break;
       case fb::OpAttrs::SoftcapAttrs:
         b.kind = OpKind::kSoftcap;
@@ -148,6 +152,39 @@ Status Model::bind() {
         b.matrix = matrix(op->attrs_as_EmbeddingOverlayAttrs()->table());
         b.dim = op->attrs_as_EmbeddingOverlayAttrs()->first_id();
         break;
+      case fb::OpAttrs::MoeAttrs: {
+        auto a = op->attrs_as_MoeAttrs();
+        b.kind = OpKind::kMoe;
+        auto m = std::make_unique<MoeBinding>();
+        for (uint32_t e = 0; e < a->gate()->size(); ++e) {
+          m->gate.push_back(matrix(a->gate()->Get(e)));
+          m->up.push_back(matrix(a->up()->Get(e)));
+          m->down.push_back(matrix(a->down()->Get(e)));
+        }
+        kernels::MoeParams& mp = m->params;
+        mp.n_experts = static_cast<int64_t>(m->gate.size());
+        mp.top_k = a->top_k();
+        mp.scoring = a->scoring() == fb::RouterScoring::TopKSoftmax ? kernels::RouterScoring::kTopKSoftmax
+                                                                     : kernels::RouterScoring::kSoftmaxTopK;
+        mp.normalize_top_k = a->normalize_top_k();
+        mp.routed_scale = a->routed_scale();
+        mp.act = activation(a->activation());
+        mp.gate = m->gate.data();
+        mp.up = m->up.data();
+        mp.down = m->down.data();
+        mp.has_shared = a->shared_gate() >= 0;
+        if (mp.has_shared) {
+          mp.shared_gate = matrix(a->shared_gate());
+          mp.shared_up = matrix(a->shared_up());
+          mp.shared_down = matrix(a->shared_down());
+        }
+        mp.has_shared_expert_gate = a->shared_expert_gate() >= 0;
+        if (mp.has_shared_expert_gate) mp.shared_expert_gate = matrix(a->shared_expert_gate());
+        mp.xquant = a->int8_activations() ? kernels::XQuant::kInt8 : kernels::XQuant::kNone;
+        b.moe = static_cast<int32_t>(moe_.size());
+        moe_.push_back(std::move(m));
+        break;
+      }
       default:
         return bad_input("unknown op kind");
     }

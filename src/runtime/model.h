@@ -16,7 +16,7 @@ namespace og::runtime {
 
 enum class OpKind : uint8_t {
   kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap, kSlice,
-  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay
+  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay, kMoe
 };
 
 struct BoundOp {
@@ -43,6 +43,7 @@ struct BoundOp {
   kernels::Activation act = kernels::Activation::kSilu;
   std::vector<int32_t> remap_ids;  // embedding: ids read as remap_to
   int32_t remap_to = 0;
+  int32_t moe = -1;                // mixture of experts: index of its Model::moe() parameters
 };
 
 class Model {
@@ -71,13 +72,21 @@ class Model {
   // gives each prefill_chunk_size rows.
   const std::vector<int64_t>& int8_buffer_row_bytes() const { return int8_row_bytes_; }
   uint64_t weight_bytes() const;
+  // A mixture-of-experts op's bound parameters (BoundOp::moe).
+  const kernels::MoeParams& moe(int32_t i) const { return moe_[static_cast<size_t>(i)]->params; }
 
  private:
   Status bind();
   void plan_memory();
   void plan_int8_inputs();
 
+  struct MoeBinding {
+    std::vector<kernels::Matrix> gate, up, down;  // [n_experts]; params points into them
+    kernels::MoeParams params;
+  };
+
   std::shared_ptr<program::ProgramFile> file_;
+  std::vector<std::unique_ptr<MoeBinding>> moe_;  // [moe ops]
   program::CacheLayout layout_;
   std::vector<BoundOp> ops_;            // [n_ops] in program order
   std::vector<int32_t> widths_;         // [n_values] elements per token row

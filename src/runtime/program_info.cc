@@ -70,6 +70,22 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
   for (const auto& [key, v] : storage) by_storage[key] = {{"tensors", v.first}, {"bytes", v.second}};
   j["n_tensors"] = p.tensors()->size();
   j["weight_bytes"] = weight_bytes;
+  // Bytes a token reads: everything but the experts a mixture of experts does not choose
+  // (of each moe op's experts, the top_k largest count as read; embedding and head whole).
+  auto matrix_bytes = [&](int32_t t) {
+    const fb::Tensor* w = p.tensors()->Get(t);
+    return w->nbytes() + (program::is_quantized(w->dtype()) ? p.tensors()->Get(w->scales())->nbytes() : 0);
+  };
+  uint64_t unchosen = 0;
+  for (const fb::Op* op : *p.ops())
+    if (const fb::MoeAttrs* a = op->attrs_as_MoeAttrs(); a != nullptr) {
+      std::vector<uint64_t> experts;  // [n_experts] bytes of gate + up + down
+      for (uint32_t e = 0; e < a->gate()->size(); ++e)
+        experts.push_back(matrix_bytes(a->gate()->Get(e)) + matrix_bytes(a->up()->Get(e)) + matrix_bytes(a->down()->Get(e)));
+      std::sort(experts.begin(), experts.end(), std::greater<>());
+      for (size_t e = static_cast<size_t>(a->top_k()); e < experts.size(); ++e) unchosen += experts[e];
+    }
+  j["parameter_bytes"] = {{"total", weight_bytes}, {"active_per_token", weight_bytes - unchosen}};
   j["weights_by_storage"] = by_storage;
   int64_t int8_linears = 0;  // linears over quantized weights that take int8 activations
   for (const fb::Op* op : *p.ops())

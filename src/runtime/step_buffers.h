@@ -25,6 +25,9 @@ struct StepBuffers {
   // linears that read it with one weight layout; rows numbered as the value's rows.
   std::vector<std::vector<uint8_t>> int8_memory;  // [buffer][capacity * row_bytes]
   std::vector<kernels::Int8Input> int8;            // [buffer] views of int8_memory
+  // Mixture-of-experts working memory, shared by the model's moe ops (they run one at a time);
+  // after a step it describes the step's last moe op (kernels::MoeScratch's statistics).
+  kernels::MoeScratch moe;
 };
 
 }  // namespace og::runtime

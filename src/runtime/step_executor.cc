@@ -121,6 +121,11 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
       }
       case OpKind::kEmbeddingOverlay: kernels::embedding_overlay(in(0), ids, n, op.matrix, op.dim, out); break;
       case OpKind::kGaussianTopK: kernels::gaussian_top_k(in(0), n, op.width, op.scalar, out); break;
+      case OpKind::kMoe: {
+        const float* x = in(0);
+        kernels::moe(m.moe(op.moe), x, in(1), n, out, b.moe, pool);
+        break;
+      }
     }
   }
 }

@@ -1,8 +1,11 @@
-// Llama-shaped families: llama, smollm (llama model_type), mistral, qwen2, qwen3, phi3, smollm3.
+// Llama-shaped families: llama, smollm (llama model_type), mistral, qwen2, qwen3, phi3, smollm3,
+// qwen3_moe.
 // Tensor names follow transformers' modeling_llama.py / modeling_mistral.py /
 // modeling_qwen2.py / modeling_qwen3.py / modeling_phi3.py / modeling_smollm3.py (LlamaForCausalLM layout:
 // model.embed_tokens, model.layers.N.{self_attn,mlp,input_layernorm,post_attention_layernorm},
 // model.norm, lm_head unless tied).
+#include <algorithm>
+#include <cstdio>
 #include <string>
 
 #include <fmt/format.h>
@@ -85,6 +88,48 @@ Result<std::vector<TensorSpec>> qwen3_tensors(const Json& text, const FamilyCont
   OG_ASSIGN_OR_RETURN(shape.qkv_bias, flag(text, ctx, "attention_bias"));
   shape.o_bias = shape.qkv_bias;
   return llama_shaped_tensors(text, ctx, shape);
+}
+
+// Qwen3MoeForCausalLM: Qwen3's attention; the MLP of layer i is Qwen3MoeSparseMoeBlock when i
+// is not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0 (num_experts > 0): the
+// router mlp.gate [num_experts, hidden] and experts mlp.experts.E.{gate,up,down}_proj of
+// moe_intermediate_size, as the published checkpoints name them (transformers v5 fuses them
+// in memory only); else Qwen3MoeMLP (mlp.{gate,up,down}_proj of intermediate_size).
+Result<std::vector<TensorSpec>> qwen3_moe_tensors(const Json& text, const FamilyContext& ctx) {
+  LlamaShape shape{.qk_norm = true};
+  OG_ASSIGN_OR_RETURN(shape.qkv_bias, flag(text, ctx, "attention_bias"));
+  shape.o_bias = shape.qkv_bias;
+  OG_ASSIGN_OR_RETURN(std::vector<TensorSpec> dense, llama_shaped_tensors(text, ctx, shape));
+  OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
+  hf::JsonFields f(text, ctx.what);
+  OG_ASSIGN_OR_RETURN(int64_t experts, f.get_int("num_experts"));
+  OG_ASSIGN_OR_RETURN(int64_t inter, f.get_int("moe_intermediate_size"));
+  OG_ASSIGN_OR_RETURN(int64_t step, f.get_int("decoder_sparse_step", 1));
+  std::vector<int64_t> dense_layers;
+  if (f.has("mlp_only_layers")) { OG_ASSIGN_OR_RETURN(dense_layers, f.get_int_list("mlp_only_layers")); }
+  if (step < 1) return f.invalid("decoder_sparse_step", "positive");
+  std::vector<TensorSpec> out;
+  for (TensorSpec& t : dense) {
+    int64_t layer = -1;
+    if (std::sscanf(t.name.c_str(), "model.layers.%ld.mlp.", &layer) == 1 && t.name.find(".mlp.") != std::string::npos &&
+        experts > 0 && (layer + 1) % step == 0 &&
+        std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end()) {
+      if (t.name.ends_with("mlp.gate_proj.weight")) {  // the sparse block replaces the MLP here
+        const std::string p = fmt::format("model.layers.{}.mlp.", layer);
+        SpecList s;
+        s.linear(p + "gate", experts, d.hidden);
+        for (int64_t e = 0; e < experts; ++e) {
+          s.linear(fmt::format("{}experts.{}.gate_proj", p, e), inter, d.hidden);
+          s.linear(fmt::format("{}experts.{}.up_proj", p, e), inter, d.hidden);
+          s.linear(fmt::format("{}experts.{}.down_proj", p, e), d.hidden, inter);
+        }
+        for (TensorSpec& m : s.take()) out.push_back(std::move(m));
+      }
+      continue;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 Result<std::vector<TensorSpec>> phi3_tensors(const Json& text, const FamilyContext& ctx) {
@@ -245,6 +290,47 @@ Json qwen3_config() {
   };
 }
 
+// Qwen3-30B-A3B's field set (head_dim 32 against hidden_size / heads = 16) at 8 experts of
+// which 2 per token, with norm_topk_prob, and layer 1 kept dense (mlp_only_layers) so that
+// both MLP kinds and the sparse-layer rule are exercised.
+Json qwen3_moe_config() {
+  return {
+      {"architectures", {"Qwen3MoeForCausalLM"}},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 1},
+      {"decoder_sparse_step", 1},
+      {"eos_token_id", 2},
+      {"head_dim", 32},
+      {"hidden_act", "silu"},
+      {"hidden_size", 64},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 128},
+      {"max_position_embeddings", 4096},
+      {"max_window_layers", 4},
+      {"mlp_only_layers", {1}},
+      {"model_type", "qwen3_moe"},
+      {"moe_intermediate_size", 64},
+      {"norm_topk_prob", true},
+      {"num_attention_heads", 4},
+      {"num_experts", 8},
+      {"num_experts_per_tok", 2},
+      {"num_hidden_layers", 4},
+      {"num_key_value_heads", 2},
+      {"output_router_logits", false},
+      {"rms_norm_eps", 1e-6},
+      {"rope_scaling", nullptr},
+      {"rope_theta", 1000000.0},
+      {"router_aux_loss_coef", 0.001},
+      {"sliding_window", nullptr},
+      {"tie_word_embeddings", false},
+      {"transformers_version", "4.51.0"},
+      {"use_cache", true},
+      {"use_sliding_window", false},
+      {"vocab_size", 320},
+  };
+}
+
 // Phi-3-mini's field set (sliding window on every layer, here 7) with GQA and Phi-4-mini's
 // partial_rotary_factor 0.75 (12 of 16 head dims rotated).
 Json phi3_config() {
@@ -352,6 +438,7 @@ const std::vector<FamilyDef>& llama_like_families() {
       {"phi3", false, "torch_dtype", false, 0, 0, phi3_config, nullptr, phi3_tensors},
       // SmolLM3Attention/MLP: Llama's biases (attention_bias, mlp_bias); SmolLM3Config: 4 kv heads, tied.
       {"smollm3", false, "torch_dtype", true, 0, 4, smollm3_config, smollm3_derive, llama_tensors},
+      {"qwen3_moe", false, "torch_dtype", false, 0, 0, qwen3_moe_config, nullptr, qwen3_moe_tensors},
   };
   return defs;
 }

@@ -30,8 +30,8 @@
 namespace og::testgen {
 
 struct GenOptions {
-  // One of generator_families(): llama smollm mistral qwen2 qwen3 phi3 smollm3 gemma2
-  // gemma3_text gemma3 gemma4 gemma3n.
+  // One of generator_families(): llama smollm mistral qwen2 qwen3 phi3 smollm3 qwen3_moe
+  // gemma2 gemma3_text gemma3 gemma4 gemma3n.
   std::string family = {};
   std::string out_dir = {};
   DType dtype = DType::kF32;                  // kF32, kBF16 or kF16; norm weights too, as HF stores them

@@ -41,6 +41,7 @@ extern const Family kLlamaFamily;
 extern const Family kMistralFamily;
 extern const Family kQwen2Family;
 extern const Family kQwen3Family;
+extern const Family kQwen3MoeFamily;
 extern const Family kPhi3Family;
 extern const Family kSmolLM3Family;  // Llama's block with NoPE layers (no_rope_layers)
 // families/gemma.cc: Gemma2 and Gemma3 (sandwich norms, (1 + w) RMSNorm, scaled embedding).

@@ -1,9 +1,12 @@
-// Llama, Mistral, Qwen2, Qwen3, Phi3 and SmolLM3: pre-norm decoders with llama-style RMSNorm
-// (w * x̂), a gated MLP, scale head_dim^-0.5 and no embedding scale. transformers generates
-// them from the same modules (modular_mistral/qwen2/qwen3/phi3/smollm3 inherit Llama's,
-// Mistral's and Qwen2's), so one decoder with per-family switches mirrors how they relate.
-// Followed: models/{llama,mistral,qwen2,qwen3,phi3,smollm3}/modeling_*.py + configuration_*.py,
+// Llama, Mistral, Qwen2, Qwen3, Qwen3-MoE, Phi3 and SmolLM3: pre-norm decoders with
+// llama-style RMSNorm (w * x̂), a gated MLP, scale head_dim^-0.5 and no embedding scale.
+// transformers generates them from the same modules (modular_mistral/qwen2/qwen3/phi3/smollm3
+// inherit Llama's, Mistral's and Qwen2's), so one decoder with per-family switches mirrors
+// how they relate. Qwen3-MoE is Qwen3's attention with a sparse mixture-of-experts block
+// (blocks.h sparse_moe) on the layers its config makes sparse. Followed:
+// models/{llama,mistral,qwen2,qwen3,qwen3_moe,phi3,smollm3}/modeling_*.py + configuration_*.py,
 // masking_utils.py.
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -33,6 +36,7 @@ struct Variant {
   bool partial_rotary = false;        // phi3: partial_rotary_factor
   bool default_rope_only = false;     // phi3: Phi3Config accepts only default (and longrope)
   bool nope_layers = false;           // smollm3: no_rope_layers / no_rope_layer_interval
+  bool moe = false;                   // qwen3_moe: Qwen3MoeSparseMoeBlock on the sparse layers
 };
 
 constexpr Variant kLlama{.family = "llama", .reads_attention_bias = true, .reads_mlp_bias = true};
@@ -40,6 +44,7 @@ constexpr Variant kMistral{.family = "mistral", .sliding = SlidingRule::kEveryLa
 constexpr Variant kQwen2{.family = "qwen2", .sliding = SlidingRule::kQwen, .qkv_bias = true};
 constexpr Variant kQwen3{.family = "qwen3", .sliding = SlidingRule::kQwen, .qk_norm = true,
                          .reads_attention_bias = true};
+constexpr Variant kQwen3Moe{.family = "qwen3_moe", .qk_norm = true, .reads_attention_bias = true, .moe = true};
 constexpr Variant kPhi3{.family = "phi3", .sliding = SlidingRule::kEveryLayer, .fused = true,
                         .partial_rotary = true, .default_rope_only = true};
 // SmolLM3's apply_rotary_pos_emb multiplies whole heads by cos/sin, so a partial rotary width
@@ -138,7 +143,35 @@ struct Plan {
   std::vector<int64_t> windows;
   std::vector<double> inv_freq;
   std::vector<bool> rope;  // per layer: applies RoPE (false: SmolLM3's NoPE layers)
+  // Mixture of experts (Qwen3MoeConfig): a layer is sparse iff it is not in mlp_only_layers,
+  // num_experts > 0 and (layer + 1) % decoder_sparse_step == 0.
+  int64_t experts = 0, top_k = 0, moe_intermediate = 0, sparse_step = 1;
+  bool norm_topk_prob = false;
+  std::vector<int64_t> mlp_only_layers;
+  bool sparse(int64_t layer) const {
+    return experts > 0 && (layer + 1) % sparse_step == 0 &&
+           std::find(mlp_only_layers.begin(), mlp_only_layers.end(), layer) == mlp_only_layers.end();
+  }
 };
+
+// Qwen3MoeConfig's fields. use_sliding_window is refused: transformers 4.5x slid the layers
+// from max_window_layers on, later versions every layer, so no one answer is transformers'.
+Status read_moe(const hf::ModelConfig& c, Plan& p) {
+  const hf::JsonFields t = c.text_fields();
+  OG_ASSIGN_OR_RETURN(bool sliding, t.get_bool("use_sliding_window", false));
+  if (sliding)
+    return unsupported("{}: field '{}' is true: the reference does not run qwen3_moe with a sliding window", c.path,
+                       t.field_name("use_sliding_window"));
+  OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_experts"));
+  OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
+  OG_ASSIGN_OR_RETURN(p.moe_intermediate, t.get_int("moe_intermediate_size"));
+  OG_ASSIGN_OR_RETURN(p.sparse_step, t.get_int("decoder_sparse_step"));
+  OG_ASSIGN_OR_RETURN(p.norm_topk_prob, t.get_bool("norm_topk_prob", false));
+  if (t.has("mlp_only_layers")) { OG_ASSIGN_OR_RETURN(p.mlp_only_layers, t.get_int_list("mlp_only_layers")); }
+  if (p.experts > 0 && (p.top_k < 1 || p.top_k > p.experts)) return t.invalid("num_experts_per_tok", "in [1, num_experts]");
+  if (p.sparse_step < 1) return t.invalid("decoder_sparse_step", "positive");
+  return Status::ok();
+}
 
 Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   const hf::JsonFields t = c.text_fields();
@@ -159,6 +192,7 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_act", "silu"));
   OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_act") + "'"));
   OG_ASSIGN_OR_RETURN(p.windows, windows_for(var, c));
+  if (var.moe) OG_TRY(read_moe(c, p));
 
   OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
   if (var.default_rope_only && rope.type != "default")
@@ -223,6 +257,24 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
                                   .window = p.windows[static_cast<size_t>(i)]},
                          .inv_freq = p.rope[static_cast<size_t>(i)] ? p.inv_freq : std::vector<double>{}};
 
+    OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + "input_layernorm.weight", H));
+    OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
+    if (var.moe && p.sparse(i)) {
+      MoeWeights moe{.top_k = p.top_k, .normalize = p.norm_topk_prob};
+      OG_ASSIGN_OR_RETURN(moe.router, tensor(mlp + "gate.weight", {p.experts, H}));
+      const int64_t Ie = p.moe_intermediate;
+      for (int64_t e = 0; e < p.experts; ++e) {
+        const std::string ex = mlp + "experts." + std::to_string(e) + ".";
+        MlpWeights ew{.intermediate = Ie, .act = p.act};
+        OG_ASSIGN_OR_RETURN(ew.gate, tensor(ex + "gate_proj.weight", {Ie, H}));
+        OG_ASSIGN_OR_RETURN(ew.up, tensor(ex + "up_proj.weight", {Ie, H}));
+        OG_ASSIGN_OR_RETURN(ew.down, tensor(ex + "down_proj.weight", {H, Ie}));
+        moe.experts.push_back(ew);
+      }
+      add_inplace(x, self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
+      add_inplace(x, sparse_moe(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), moe));
+      continue;
+    }
     MlpWeights mw{.intermediate = I, .act = p.act};
     if (var.fused) {
       OG_ASSIGN_OR_RETURN(mw.gate_up, tensor(mlp + "gate_up_proj.weight", {2 * I, H}));
@@ -236,8 +288,6 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       OG_ASSIGN_OR_RETURN(mw.up_bias, tensor(mlp + "up_proj.bias", {I}));
       OG_ASSIGN_OR_RETURN(mw.down_bias, tensor(mlp + "down_proj.bias", {H}));
     }
-    OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + "input_layernorm.weight", H));
-    OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
 
     add_inplace(x, self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
     add_inplace(x, gated_mlp(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), mw));
@@ -269,6 +319,7 @@ constexpr ModelType kQwen2Types[] = {{"qwen2", false}};
 constexpr ModelType kQwen3Types[] = {{"qwen3", false}};
 constexpr ModelType kPhi3Types[] = {{"phi3", false}};
 constexpr ModelType kSmolLM3Types[] = {{"smollm3", false}};
+constexpr ModelType kQwen3MoeTypes[] = {{"qwen3_moe", false}};
 
 const Family kLlamaFamily{"llama", kLlamaTypes, false, R"({"rms_norm_eps": 1e-6})", &forward_of<kLlama>,
                           &windows_of<kLlama>};
@@ -281,6 +332,12 @@ const Family kQwen2Family{"qwen2", kQwen2Types, false, R"({"rms_norm_eps": 1e-6,
 const Family kQwen3Family{"qwen3", kQwen3Types, false,
                           R"({"rms_norm_eps": 1e-6, "head_dim": 128, "sliding_window": 4096})",
                           &forward_of<kQwen3>, &windows_of<kQwen3>};
+// Qwen3MoeConfig: no head_dim key (modeling falls back to hidden_size / heads).
+const Family kQwen3MoeFamily{"qwen3_moe", kQwen3MoeTypes, false,
+                             R"({"rms_norm_eps": 1e-6, "sliding_window": 4096, "intermediate_size": 6144,
+                                 "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
+                                 "norm_topk_prob": false, "decoder_sparse_step": 1})",
+                             &forward_of<kQwen3Moe>, &windows_of<kQwen3Moe>};
 const Family kPhi3Family{"phi3", kPhi3Types, false, R"({"rms_norm_eps": 1e-5})", &forward_of<kPhi3>,
                          &windows_of<kPhi3>};
 

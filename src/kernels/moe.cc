@@ -1,0 +1,153 @@
+// Mixture of experts (kernels.h): routing, grouping rows by expert, the experts' gated MLPs
+// through the linear kernels, and the per-row weighted sum. The routing and the sums are
+// scalar: k values per token next to 3 * k matrix-vector products.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "base/check.h"
+#include "kernels/kernels.h"
+
+namespace og::kernels {
+namespace {
+
+bool is_quantized(const Matrix& m) { return m.type == ElemType::kQ8 || m.type == ElemType::kQ4; }
+
+template <typename T>
+T* grown(std::vector<T>& v, size_t n) {
+  if (v.size() < n) v.resize(n);
+  return v.data();
+}
+
+// Quantizes x [n, w.cols] into `memory` for w's layout (kernels::quantize_int8).
+Int8Input quantized(const float* x, int64_t n, const Matrix& w, std::vector<uint8_t>& memory) {
+  const int64_t row_bytes = int8_row_bytes(w);
+  Int8Input xq{.data = grown(memory, static_cast<size_t>(n * row_bytes)), .row_bytes = row_bytes};
+  quantize_int8(x, n, w, xq, 0);
+  return xq;
+}
+
+bool int8_input(const Matrix& w, XQuant xquant) { return xquant == XQuant::kInt8 && is_quantized(w); }
+
+// down(act(gate x) * up x) for the n rows of x [n, H] into out [n, H]; gate and up read one
+// quantization of x when they share a layout, as the runtime's linears do.
+void gated_mlp(const float* x, int64_t n, const Matrix& g, const Matrix& u, const Matrix& d, Activation act,
+               XQuant xquant, MoeScratch& s, float* out, ThreadPool* pool) {
+  const int64_t I = g.rows;
+  float* gate = grown(s.gate, static_cast<size_t>(n * I));  // [n, I]
+  float* up = grown(s.up, static_cast<size_t>(n * I));      // [n, I]
+  float* h = grown(s.h, static_cast<size_t>(n * I));        // [n, I]
+  if (int8_input(g, xquant)) {
+    const Int8Input xq = quantized(x, n, g, s.xq);
+    linear(xq, 0, n, g, nullptr, gate, pool);
+    if (int8_input(u, xquant) && u.type == g.type && u.group_size == g.group_size) {
+      linear(xq, 0, n, u, nullptr, up, pool);
+    } else if (int8_input(u, xquant)) {
+      linear(quantized(x, n, u, s.hq), 0, n, u, nullptr, up, pool);
+    } else {
+      linear(x, n, u, nullptr, up, pool);
+    }
+  } else {
+    linear(x, n, g, nullptr, gate, pool);
+    if (int8_input(u, xquant)) linear(quantized(x, n, u, s.xq), 0, n, u, nullptr, up, pool);
+    else linear(x, n, u, nullptr, up, pool);
+  }
+  act_mul(gate, up, n * I, act, h);
+  if (int8_input(d, xquant)) linear(quantized(h, n, d, s.hq), 0, n, d, nullptr, out, pool);
+  else linear(h, n, d, nullptr, out, pool);
+}
+
+}  // namespace
+
+void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, float* y, MoeScratch& s,
+         ThreadPool* pool) {
+  const int64_t E = p.n_experts, K = p.top_k, H = p.gate[0].cols;
+  OG_CHECK(K >= 1 && K <= E);
+  int32_t* chosen = grown(s.chosen, static_cast<size_t>(T * K));  // [T, K]
+  float* weight = grown(s.weight, static_cast<size_t>(T * K));    // [T, K]
+
+  // 1. Route each row: top-k by logit (largest first, ties to the lower index), weights in double.
+  std::vector<int32_t> order(static_cast<size_t>(E));
+  for (int64_t t = 0; t < T; ++t) {
+    const float* r = logits + t * E;  // [E]
+    for (int64_t e = 0; e < E; ++e) order[static_cast<size_t>(e)] = static_cast<int32_t>(e);
+    // A NaN logit ranks below every number (a strict weak order whatever the values).
+    auto key = [&](int32_t e) { return std::isnan(r[e]) ? -INFINITY : r[e]; };
+    std::partial_sort(order.begin(), order.begin() + K, order.end(), [&](int32_t a, int32_t b) {
+      return key(a) > key(b) || (key(a) == key(b) && a < b);
+    });
+    const double top = r[order[0]];  // the largest logit
+    double denom = 0;
+    if (p.scoring == RouterScoring::kSoftmaxTopK) {
+      for (int64_t e = 0; e < E; ++e) denom += std::exp(static_cast<double>(r[e]) - top);
+    } else {
+      for (int64_t j = 0; j < K; ++j) denom += std::exp(static_cast<double>(r[order[j]]) - top);
+    }
+    double w[64], sum = 0;
+    OG_CHECK(K <= 64);
+    for (int64_t j = 0; j < K; ++j) {
+      w[j] = std::exp(static_cast<double>(r[order[j]]) - top) / denom;
+      sum += w[j];
+    }
+    for (int64_t j = 0; j < K; ++j) {
+      double v = p.normalize_top_k ? w[j] / sum : w[j];
+      chosen[t * K + j] = order[static_cast<size_t>(j)];
+      weight[t * K + j] = static_cast<float>(v * static_cast<double>(p.routed_scale));
+    }
+  }
+
+  // 2. Group the T * K slots by expert (counting sort: tokens ascending within an expert).
+  int64_t* first = grown(s.first, static_cast<size_t>(E + 1));
+  std::fill(first, first + E + 1, 0);
+  for (int64_t i = 0; i < T * K; ++i) ++first[chosen[i] + 1];
+  for (int64_t e = 0; e < E; ++e) first[e + 1] += first[e];
+  int32_t* slots = grown(s.slots, static_cast<size_t>(T * K));
+  {
+    std::vector<int64_t> fill(first, first + E);
+    for (int64_t i = 0; i < T * K; ++i) slots[fill[static_cast<size_t>(chosen[i])]++] = static_cast<int32_t>(i);
+  }
+
+  // 3. Each chosen expert once, over all rows routed to it; outputs land in their slots.
+  s.expert_reads.assign(static_cast<size_t>(E), 0);
+  s.experts_read = 0;
+  float* slot_out = grown(s.slot_out, static_cast<size_t>(T * K * H));  // [T * K, H]
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t n = first[e + 1] - first[e];
+    if (n == 0) continue;
+    float* xg = grown(s.xg, static_cast<size_t>(n * H));    // [n, H]
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(xg + i * H, x + (slots[first[e] + i] / K) * H, static_cast<size_t>(H) * sizeof(float));
+    float* out = grown(s.out, static_cast<size_t>(n * H));  // [n, H]
+    gated_mlp(xg, n, p.gate[e], p.up[e], p.down[e], p.act, p.xquant, s, out, pool);
+    ++s.expert_reads[static_cast<size_t>(e)];
+    ++s.experts_read;
+    for (int64_t i = 0; i < n; ++i)
+      std::memcpy(slot_out + slots[first[e] + i] * H, out + i * H, static_cast<size_t>(H) * sizeof(float));
+  }
+
+  // 4. Each row's weighted sum in top-k order.
+  for (int64_t t = 0; t < T; ++t) {
+    float* yt = y + t * H;  // [H]
+    for (int64_t c = 0; c < H; ++c) yt[c] = weight[t * K] * slot_out[(t * K) * H + c];
+    for (int64_t j = 1; j < K; ++j) {
+      const float wj = weight[t * K + j];
+      const float* o = slot_out + (t * K + j) * H;
+      for (int64_t c = 0; c < H; ++c) yt[c] += wj * o[c];
+    }
+  }
+
+  // 5. The shared expert over every row, gated by sigmoid(shared_expert_gate . x) if set.
+  if (!p.has_shared) return;
+  float* shared = grown(s.shared, static_cast<size_t>(T * H));  // [T, H]
+  gated_mlp(x, T, p.shared_gate, p.shared_up, p.shared_down, p.act, p.xquant, s, shared, pool);
+  std::vector<float> g(static_cast<size_t>(T), 0.0f);  // [T] gate logits
+  if (p.has_shared_expert_gate) linear(x, T, p.shared_expert_gate, nullptr, g.data(), pool);
+  for (int64_t t = 0; t < T; ++t) {
+    const float scale = p.has_shared_expert_gate
+                            ? static_cast<float>(1.0 / (1.0 + std::exp(-static_cast<double>(g[static_cast<size_t>(t)]))))
+                            : 1.0f;
+    for (int64_t c = 0; c < H; ++c) y[t * H + c] += scale * shared[t * H + c];
+  }
+}
+
+}  // namespace og::kernels
