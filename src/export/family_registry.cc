@@ -20,7 +20,7 @@ const Family& smollm3_family();
 namespace {
 
 std::span<const Family* const> families() {
-  static const std::array<const Family*, 10> kFamilies = {
+  static const std::array<const Family*, 11> kFamilies = {
       &llama_family(), &mistral_family(), &qwen2_family(), &qwen3_family(), &qwen3_moe_family(), &phi3_family(),
       &gemma2_family(), &gemma3_family(), &gemma3n_family(), &gemma4_family(), &smollm3_family(),
   };

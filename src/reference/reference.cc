@@ -12,7 +12,7 @@
 namespace og::reference {
 
 namespace {
-constexpr std::array<const Family*, 10> kFamilies{
+constexpr std::array<const Family*, 11> kFamilies{
     &kLlamaFamily, &kMistralFamily, &kQwen2Family, &kQwen3Family, &kQwen3MoeFamily, &kPhi3Family, &kGemma2Family, &kGemma3Family,
     &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family,
 };
