@@ -248,8 +248,10 @@ ValueId GraphBuilder::lm_head(ValueId x, WeightId weight) {
   return linear(x, weight);
 }
 
-ValueId GraphBuilder::rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim) {
+ValueId GraphBuilder::rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim,
+                           float scale) {
   fb::RopeAttrsT a;
+  a.scale = scale;
   a.inv_freq = inv_freq;
   a.n_heads = n_heads;
   a.head_dim = head_dim;
@@ -269,6 +271,7 @@ ValueId GraphBuilder::attend(ValueId q, ValueId k, ValueId v, const AttendSpec& 
   a.head_dim = s.head_dim;
   a.v_head_dim = s.head_dim;
   a.writes_cache = s.writes_cache;
+  a.sinks = s.sinks;
   fb::OpAttrsUnion u;
   u.Set(std::move(a));
   std::vector<int32_t> in = s.writes_cache ? std::vector<int32_t>{q, k, v, positions_} : std::vector<int32_t>{q, positions_};

@@ -40,6 +40,7 @@ struct AttendSpec {
   int32_t n_kv_heads = 0;
   int32_t head_dim = 0;
   bool writes_cache = true;
+  WeightId sinks = kNoWeight;  // f32 [n_heads]: a sink logit per query head (program.fbs AttendAttrs)
 };
 
 // How a checkpoint tensor becomes a program weight.
@@ -76,7 +77,9 @@ class GraphBuilder {
   ValueId rms_norm(ValueId x, WeightId weight, float eps, int32_t dim);
   ValueId linear(ValueId x, WeightId weight, WeightId bias = kNoWeight);
   ValueId lm_head(ValueId x, WeightId weight);  // a linear whose weight is stored as the head
-  ValueId rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim);
+  // scale: cos and sin times scale (YaRN's attention factor)
+  ValueId rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim,
+               float scale = 1.0f);
   ValueId attend(ValueId q, ValueId k, ValueId v, const AttendSpec& spec);  // k, v = -1 when !writes_cache
   ValueId add(ValueId a, ValueId b);
   ValueId mul(ValueId a, ValueId b);
