@@ -114,8 +114,10 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       // [rotary_dim / 2]
       OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
                                                           {static_cast<int64_t>(rope.inv_freq.size())}));
-      q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
-      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim);
+      q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
+                 rope.attention_factor);
+      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
+                 rope.attention_factor);
     }
     AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
                     .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
