@@ -67,6 +67,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   const int64_t H = c.hidden_size, V = c.vocab_size, Hq = c.num_attention_heads;
   const float eps = static_cast<float>(c.rms_norm_eps);
   OG_CHECK(o.skip_rope.empty() || static_cast<int64_t>(o.skip_rope.size()) == c.num_hidden_layers);
+  OG_CHECK(!(o.mlp && o.sandwich_norms));  // the MLP hook replaces the feed-forward block without its norms
   // rows of `dim` of x normed: [T, width of x]; the weight [dim] kept f32
   auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
     OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true, .add = o.norm_offset}));
@@ -119,13 +120,16 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
                  rope.attention_factor);
     }
+    WeightId sinks = kNoWeight;  // [Hq]
+    if (o.attention_sinks) { OG_ASSIGN_OR_RETURN(sinks, ctx.weight(p + "self_attn.sinks", {Hq}, {.keep_f32 = true})); }
     AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
                     .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
                     .softcap = o.attn_softcap,
                     .n_heads = static_cast<int32_t>(Hq),
                     .n_kv_heads = static_cast<int32_t>(Hkv),
                     .head_dim = static_cast<int32_t>(D),
-                    .writes_cache = true};
+                    .writes_cache = true,
+                    .sinks = sinks};
     ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
     OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "self_attn.o_proj.weight", {H, Hq * D}));
     OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, p + "self_attn.o_proj.bias", H));
@@ -135,6 +139,11 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
 
     // [T, H]
     OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H));
+    if (o.mlp) {
+      OG_ASSIGN_OR_RETURN(ValueId m, o.mlp(ctx, h, l));  // [T, H]
+      x = g.add(x, m);
+      continue;
+    }
     ValueId gate, up;  // [T, I] each
     if (o.fused_gate_up) {
       OG_ASSIGN_OR_RETURN(const hf::TensorView* gu, ctx.tensor(p + "mlp.gate_up_proj.weight", {2 * I, H}));

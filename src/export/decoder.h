@@ -4,6 +4,7 @@
 // A family file fills DecoderOptions from its config and calls build_decoder().
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -29,6 +30,12 @@ struct DecoderOptions {
   // Layers whose q and k get no rotary embedding (SmolLM3's NoPE layers): no rope op is
   // emitted for layer l when skip_rope[l]. Empty: every layer applies rope.
   std::vector<bool> skip_rope;
+  // gpt-oss: each layer's self_attn.sinks [Hq] (kept f32) joins its attention's softmax
+  // denominator (program.fbs AttendAttrs.sinks).
+  bool attention_sinks = false;
+  // Replaces the gated MLP of layer l: h [T, H] (post_attention_layernorm applied) -> [T, H].
+  // gpt-oss's mixture of experts goes here once the MoE op exists.
+  std::function<Result<ValueId>(BuildContext& ctx, ValueId h, int64_t layer)> mlp;
 };
 
 Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
