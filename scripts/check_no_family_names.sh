@@ -10,7 +10,7 @@ for d in runtime kernels program generate base hf serve python; do
   [[ -d "$root/src/$d" ]] && folders+=("$root/src/$d")
 done
 # A name at the start of a word (so gemma3_text, Gemma-3n and llama.cpp all count).
-pattern='(^|[^[:alnum:]])(llama|gemma|qwen|mistral|phi3|smollm)'
+pattern='(^|[^[:alnum:]])(llama|gemma|qwen|mistral|phi3|smollm|gpt[-_]?oss)'
 if hits=$(grep -rniE "$pattern" "${folders[@]}"); then
   echo "family names in family-free folders (reword, or move the code to src/export/families):"
   echo "$hits"

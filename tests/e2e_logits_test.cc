@@ -18,6 +18,7 @@
 #include "hf/safetensors_writer.h"
 #include "program/program_file.h"
 #include "program/validator.h"
+#include "reference/rope.h"
 
 namespace og {
 namespace {
@@ -266,6 +267,61 @@ TEST(E2E, SmolLM3RotatesOnlyItsRopeLayersAndDecodeEqualsPrefillBitForBit) {
     ASSERT_TRUE(whole.is_ok());
     EXPECT_EQ(decode, run_program(*whole, ids, static_cast<int64_t>(ids.size()))) << overrides.dump();
     EXPECT_LE(compare(decode, reference_logits(*g, ids), g->config.vocab_size).relative(), 1e-4) << overrides.dump();
+  }
+}
+
+// YaRN rope scaling (Qwen3's documented long-context setting, truncate by default; SmolLM3 with
+// gpt-oss's truncate false): the program's inv_freq tables equal the reference's frequencies
+// (computed separately, src/reference/rope.cc) to float rounding, each rope op carries the
+// attention factor, the logits match the reference's, and decode equals prefill bit for bit.
+// The yarn model is far from the same weights without yarn, so the test sees the scaling.
+TEST(E2E, YarnRopeMatchesReferenceAndDecodeEqualsPrefill) {
+  struct Case {
+    const char* family;
+    nlohmann::json rope_scaling;
+    double attention_factor;  // 0.1 ln(factor) + 1
+  };
+  const Case cases[] = {
+      {"qwen3", {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 64}},
+       0.1 * std::log(4.0) + 1},
+      {"smollm3",
+       {{"rope_type", "yarn"}, {"factor", 8.0}, {"original_max_position_embeddings", 128}, {"beta_fast", 16.0},
+        {"beta_slow", 2.0}, {"truncate", false}},
+       0.1 * std::log(8.0) + 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.family);
+    auto g = generate({.family = c.family, .seed = 31, .overrides = {{"rope_scaling", c.rope_scaling}}});
+    auto plain = generate({.family = c.family, .seed = 31});
+    auto model = runtime::Model::load(export_to(*g, "p.ogp", "fp32", 3));
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    const fb::Program& p = (*model)->program();
+    const hf::JsonFields rs(c.rope_scaling, g->config.path, "rope_scaling.");
+    const double theta = g->config.text.value("rope_theta", 10000.0);
+    auto spec = reference::parse_rope_params(&rs, theta, g->config.max_position_embeddings);
+    ASSERT_TRUE(spec.is_ok()) << spec.status().message();
+    EXPECT_DOUBLE_EQ(spec->attention_factor, c.attention_factor);
+    const std::vector<double> want_freq = reference::rope_inv_freq(*spec, g->config.head_dim);
+    int ropes = 0;
+    for (const fb::Op* op : *p.ops()) {
+      if (op->attrs_type() != fb::OpAttrs::RopeAttrs) continue;
+      ++ropes;
+      const auto* a = op->attrs_as_RopeAttrs();
+      EXPECT_EQ(a->scale(), static_cast<float>(c.attention_factor));
+      const float* f = reinterpret_cast<const float*>((*model)->file().tensor_data(a->inv_freq()));
+      ASSERT_EQ(static_cast<size_t>(a->rotary_dim() / 2), want_freq.size());
+      for (size_t i = 0; i < want_freq.size(); ++i)
+        EXPECT_NEAR(f[i], want_freq[i], 6e-8 * want_freq[i]) << "pair " << i;
+    }
+    EXPECT_GT(ropes, 0);
+    const auto ids = test_tokens(24, g->config.vocab_size, 31);
+    const auto want = reference_logits(*g, ids);
+    const auto decode = run_program(*model, ids, 1);
+    EXPECT_EQ(decode, run_program(*model, ids, 3));
+    const Diff d = compare(decode, want, g->config.vocab_size);
+    EXPECT_LE(d.relative(), 1e-4) << "max|diff| " << d.max_abs << " vs max|logit| " << d.max_ref;
+    const Diff scaled = compare(decode, reference_logits(*plain, ids), g->config.vocab_size);
+    EXPECT_GT(scaled.relative(), 1e-2);
   }
 }
 

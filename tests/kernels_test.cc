@@ -235,6 +235,7 @@ struct AttendCase {
   bool ring;
   float softcap;
   int64_t p0 = 0;  // position of the step; 0: wrap a ring 3 times, or 40 for flat storage
+  bool sinks = false;  // a sink logit per query head, in [-4, 6]: from negligible to dominant
 };
 
 // Writes positions 0 .. p0 + T - 1 in steps of at most `chunk` (the last step: T tokens at
@@ -260,8 +261,10 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
   }
   kernels::kv_write(k.data() + p0 * kvw, v.data() + p0 * kvw, c.T, p0, kv);
   const float scale = 2.0f / std::sqrt(static_cast<float>(D));
+  const std::vector<float> sinks = random_floats(c.n_heads, 14, -4, 6);
   const kernels::AttendParams params{.scale = scale, .softcap = c.softcap, .window = static_cast<int32_t>(c.window),
-                                     .n_heads = c.n_heads, .n_kv_heads = c.n_kv_heads, .head_dim = c.head_dim};
+                                     .n_heads = c.n_heads, .n_kv_heads = c.n_kv_heads, .head_dim = c.head_dim,
+                                     .sinks = c.sinks ? sinks.data() : nullptr};
   // float64 reference [T, n_heads * D] and max|v| of each query's keys.
   std::vector<double> want(c.T * qw), vmax(c.T, 0.0);
   const int32_t group = c.n_heads / c.n_kv_heads;
@@ -269,8 +272,10 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
     const int64_t pos = p0 + t, first = c.window > 0 ? std::max<int64_t>(0, pos - c.window + 1) : 0;
     for (int32_t h = 0; h < c.n_heads; ++h) {
       const int64_t kvh = h / group;
+      // transformers' eager attention with sinks: logits [s_first .. s_pos, sink], minus
+      // their max, softmax, the sink's column dropped.
       std::vector<double> s;
-      double mx = -INFINITY;
+      double mx = c.sinks ? static_cast<double>(sinks[h]) : -INFINITY;
       for (int64_t j = first; j <= pos; ++j) {
         double dot = 0;
         for (int64_t i = 0; i < D; ++i)
@@ -280,7 +285,7 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
         s.push_back(dot);
         mx = std::max(mx, dot);
       }
-      double sum = 0;
+      double sum = c.sinks ? std::exp(sinks[h] - mx) : 0.0;
       for (double& x : s) sum += (x = std::exp(x - mx));
       for (int64_t i = 0; i < D; ++i) {
         double o = 0;
@@ -333,6 +338,34 @@ TEST(Attend, MatchesFloat64OverFlatAndRingStorageAtEverySize) {
         }
       }
   }
+}
+
+// Sinks enlarge each head's denominator and carry no value, over flat and ring storage,
+// every kv dtype, windows, softcap and GQA groups split across tasks; each query alone
+// (decode) equals it within a step (prefill) bit for bit (check_attend).
+TEST(Attend, SinksJoinTheDenominatorOnlyAtEverySize) {
+  ThreadPool pool(2);
+  for (const Tol& tol : kTol) {
+    SCOPED_TRACE(tol.name);
+    for (int64_t D : kSizes)
+      for (int64_t T : {int64_t{1}, int64_t{7}, int64_t{33}}) {
+        const int32_t d = static_cast<int32_t>(D);
+        const std::vector<AttendCase> cases = {
+            {4, 2, d, T, 0, 33, false, 0.0f, 0, true},
+            {8, 1, d, T, 5, 33, false, 0.0f, 0, true},
+            {6, 3, d, T, 5, T, true, 0.0f, 0, true},
+            {2, 2, d, T, 33, 33, true, 3.0f, 0, true},
+            {16, 2, d, T, 0, 33, false, 0.0f, 1, true},  // position 1: two keys at most
+        };
+        for (const AttendCase& c : cases) {
+          SCOPED_TRACE(::testing::Message() << "D " << D << " T " << T << " heads " << c.n_heads << "/" << c.n_kv_heads
+                                          << " window " << c.window << (c.ring ? " ring" : " flat") << " p0 " << c.p0);
+          check_attend(c, tol, &pool);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+  }
+  check_attend({16, 1, 64, 3, 200, 8, true, 0.0f, 700, true}, kTol[1], &pool);
 }
 
 TEST(Attend, LongHistoryWithGqaGroupsLargerThanATask) {
@@ -398,7 +431,9 @@ TEST(RmsNorm, EpsilonDecidesTinyAndAllZeroRows) {
   }
 }
 
+// scale: YaRN's attention factor multiplies cos and sin, so the rotated dims only.
 TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
+  for (float scale : {1.0f, 1.3465736f})
   for (int64_t head_dim : {int64_t{2}, int64_t{32}, int64_t{64}, int64_t{258}})
     for (int32_t rotary : {static_cast<int32_t>(head_dim), static_cast<int32_t>(head_dim / 2 / 2 * 2)}) {
       if (rotary == 0) continue;
@@ -409,7 +444,7 @@ TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
       const int64_t T = static_cast<int64_t>(pos.size()), width = n_heads * head_dim;
       const std::vector<float> x = random_floats(T * width, 31);
       const kernels::RopeParams p{.n_heads = n_heads, .head_dim = static_cast<int32_t>(head_dim), .rotary_dim = rotary,
-                                  .inv_freq = inv_freq.data()};
+                                  .inv_freq = inv_freq.data(), .scale = scale};
       for_each_target([&] {
         std::vector<float> y(x.size());
         kernels::rope(x.data(), pos.data(), T, p, y.data());
@@ -421,10 +456,12 @@ TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
               double want = xh[i];
               if (i < rotary) {
                 const int64_t f = i % half;
-                const double a = static_cast<double>(pos[t]) * inv_freq[f], c = std::cos(a), s = std::sin(a);
+                const double a = static_cast<double>(pos[t]) * inv_freq[f];
+                const double c = std::cos(a) * scale, s = std::sin(a) * scale;
                 want = i < half ? xh[i] * c - xh[i + half] * s : xh[i] * c + xh[i - half] * s;
               }
-              ASSERT_NEAR(y[t * width + h * head_dim + i], want, 1e-6) << "head_dim " << head_dim << " i " << i;
+              ASSERT_NEAR(y[t * width + h * head_dim + i], want, 1.5e-6)
+                  << "scale " << scale << " head_dim " << head_dim << " i " << i;
             }
       });
     }

@@ -5,9 +5,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "export/exporter.h"
 #include "export/family.h"
 #include "export/layout_resolver.h"
+#include "export/rope.h"
 #include "hf/model_config.h"
+#include "hf/safetensors_writer.h"
 
 namespace og {
 namespace {
@@ -105,6 +114,93 @@ TEST(RealConfigs, SmolLM3_3B_Has36FullCachesOf4x128) {
   EXPECT_EQ(l.kv_heads, std::vector<int32_t>(36, 4));
   EXPECT_EQ(l.head_dims, std::vector<int32_t>(36, 128));
   EXPECT_EQ(l.windows, std::vector<int32_t>(36, 0));
+}
+
+TEST(RealConfigs, GptOss20bHas24CachesAlternatingSlidingAndFullAndYarnRope) {
+  // Explicit layer_types: sliding (128) at even layers, full at odd ones; 8 kv heads x 64.
+  auto l = layout_of_file("gpt-oss-20b.json");
+  EXPECT_EQ(l.n_layers, 24);
+  EXPECT_EQ(l.n_caches(), 24);
+  EXPECT_EQ(l.layer_to_cache, iota(24));
+  EXPECT_EQ(l.kv_heads, std::vector<int32_t>(24, 8));
+  EXPECT_EQ(l.head_dims, std::vector<int32_t>(24, 64));
+  for (int32_t i = 0; i < 24; ++i) EXPECT_EQ(l.windows[i], i % 2 == 0 ? 128 : 0) << "layer " << i;
+  // Its yarn rope (factor 32, original 4096, theta 1.5e5, beta 32/1, truncate false), against
+  // the values of reference_test RopeInvFreq.Yarn*, computed by hand from the formulas.
+  auto c = exporter::load_model_config(std::string(OG_TEST_DATA) + "/configs/gpt-oss-20b.json");
+  ASSERT_TRUE(c.is_ok());
+  for (const char* type : {"sliding_attention", "full_attention"}) {
+    auto r = exporter::rope_for_layer(*c, type, 64);
+    ASSERT_TRUE(r.is_ok()) << r.status().message();
+    EXPECT_EQ(r->rotary_dim, 64);
+    EXPECT_EQ(r->attention_factor, static_cast<float>(0.1 * std::log(32.0) + 1));
+    EXPECT_EQ(r->inv_freq[0], 1.0f);
+    EXPECT_EQ(r->inv_freq[8], static_cast<float>(0.050813274815461475));
+    EXPECT_EQ(r->inv_freq[9], static_cast<float>(0.03170569618466377));
+    EXPECT_EQ(r->inv_freq[17], static_cast<float>(0.0001293187012450632));
+    EXPECT_EQ(r->inv_freq[31], static_cast<float>(3.0235114281192144e-07));
+  }
+}
+
+// gpt_oss without the MoE op: export reads the config (defaults, layer types), builds layer
+// 0's attention (biases, sinks, yarn rope) from the checkpoint, then refuses at its MLP,
+// naming num_local_experts. A wrong sinks tensor is caught before that.
+TEST(GptOss, ExportBuildsTheAttentionThenNamesTheMissingExpertsOp) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("offgraph-gptoss-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const int64_t V = 32, H = 16, Hq = 4, Hkv = 2, D = 8, E = 4;
+  auto write = [&](int64_t sinks_len) {
+    json cfg = {{"model_type", "gpt_oss"}, {"architectures", {"GptOssForCausalLM"}}, {"vocab_size", V},
+                {"hidden_size", H}, {"intermediate_size", 8}, {"num_hidden_layers", 2}, {"num_attention_heads", Hq},
+                {"num_key_value_heads", Hkv}, {"head_dim", D}, {"num_local_experts", E}, {"num_experts_per_tok", 2},
+                {"sliding_window", 4}, {"max_position_embeddings", 256},
+                {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 64},
+                                  {"beta_fast", 32.0}, {"beta_slow", 1.0}, {"truncate", false}}}};
+    std::ofstream(dir / "config.json") << cfg.dump();
+    std::vector<hf::OwnedTensor> t;
+    auto add = [&](const std::string& name, std::vector<int64_t> shape) {
+      int64_t n = 1;
+      for (int64_t s : shape) n *= s;
+      t.push_back({.name = name, .dtype = DType::kF32, .shape = shape, .bytes = std::vector<uint8_t>(n * 4, 0)});
+    };
+    add("model.embed_tokens.weight", {V, H});
+    add("lm_head.weight", {V, H});
+    add("model.norm.weight", {H});
+    for (int l = 0; l < 2; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      add(p + "input_layernorm.weight", {H});
+      add(p + "post_attention_layernorm.weight", {H});
+      for (const char* proj : {"q_proj", "k_proj", "v_proj"}) {
+        const int64_t out = proj[0] == 'q' ? Hq * D : Hkv * D;
+        add(p + "self_attn." + proj + ".weight", {out, H});
+        add(p + "self_attn." + proj + ".bias", {out});
+      }
+      add(p + "self_attn.o_proj.weight", {H, Hq * D});
+      add(p + "self_attn.o_proj.bias", {H});
+      add(p + "self_attn.sinks", {sinks_len});
+      add(p + "mlp.router.weight", {E, H});
+      add(p + "mlp.router.bias", {E});
+    }
+    ASSERT_TRUE(hf::write_checkpoint(dir.string(), t).is_ok());
+  };
+  auto export_error = [&]() {
+    exporter::ExportOptions o;
+    o.model = dir.string();
+    o.output = (dir / "p.ogp").string();
+    auto r = exporter::export_program(o);
+    EXPECT_FALSE(r.is_ok());
+    EXPECT_FALSE(std::filesystem::exists(o.output));
+    return r.is_ok() ? std::string() : r.status().message();
+  };
+  write(Hq);
+  std::string e = export_error();
+  EXPECT_NE(e.find("'num_local_experts'"), std::string::npos) << e;
+  EXPECT_NE(e.find("layer 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("mixture of 4 experts, top 2"), std::string::npos) << e;
+  write(Hq + 1);
+  e = export_error();
+  EXPECT_NE(e.find("model.layers.0.self_attn.sinks"), std::string::npos) << e;
+  std::filesystem::remove_all(dir);
 }
 
 json base(const std::string& model_type, int layers = 6) {

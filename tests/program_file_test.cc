@@ -136,10 +136,10 @@ TEST(ExportErrors, BiasesTheConfigDoesNotDeclareAreRefused) {
 
 TEST(ExportErrors, UnimplementedRopeTypeNamesTheField) {
   auto g = generate({.family = "llama", .seed = 1});
-  patch_config(*g, {{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}});
+  patch_config(*g, {{"rope_scaling", {{"rope_type", "dynamic"}, {"factor", 4.0}}}});
   const std::string e = export_error(*g);
   EXPECT_NE(e.find("rope_scaling.rope_type"), std::string::npos) << e;
-  EXPECT_NE(e.find("yarn"), std::string::npos);
+  EXPECT_NE(e.find("dynamic"), std::string::npos);
 }
 
 TEST(ExportErrors, UnsupportedActivationNamesTheField) {

@@ -85,6 +85,106 @@ TEST(RopeInvFreq, Llama3KeepsHighScalesLowAndSmoothsTheMiddleBand) {
   EXPECT_NEAR(f[31], std::pow(500000.0, -62.0 / 64.0) / 32.0, 1e-22);
 }
 
+// YaRN, values from the formulas (modeling_rope_utils._compute_yarn_parameters) evaluated
+// by hand in Python float64. gpt-oss-20b: theta 1.5e5, dim 64, factor 32, original 4096,
+// beta 32/1, truncate false:
+//   n(r) = 32 ln(4096 / (2π r)) / ln(1.5e5): lo = n(32) = 8.092779, hi = n(1) = 17.398025
+//   pair 9: w = (9 - 8.092779) / 9.305245 = 0.097496, f = 1.5e5^(-18/64) = 0.035009,
+//           f (1 - w) + w f / 32 = 0.031706
+//   pairs <= 8 keep f (pair 0: 1); pairs >= 18 are f / 32; attention factor 0.1 ln 32 + 1.
+TEST(RopeInvFreq, YarnRampsFromExtrapolationToInterpolationBetweenTheCorrectionDims) {
+  const Json dict = {{"rope_type", "yarn"}, {"factor", 32.0}, {"beta_fast", 32.0}, {"beta_slow", 1.0},
+                     {"truncate", false}, {"original_max_position_embeddings", 4096}};
+  const hf::JsonFields f(dict, "config.json", "rope_scaling.");
+  auto spec = parse_rope_params(&f, 150000.0, 131072);
+  ASSERT_TRUE(spec.is_ok()) << spec.status().message();
+  EXPECT_DOUBLE_EQ(spec->attention_factor, 1.3465735902799727);
+  const auto inv = rope_inv_freq(*spec, 64);
+  ASSERT_EQ(inv.size(), 32u);
+  EXPECT_DOUBLE_EQ(inv[0], 1.0);
+  EXPECT_NEAR(inv[8], 0.050813274815461475, 1e-17);   // below lo: unchanged
+  EXPECT_NEAR(inv[9], 0.03170569618466377, 1e-17);    // in the ramp
+  EXPECT_NEAR(inv[12], 0.006794959489732219, 1e-17);
+  EXPECT_NEAR(inv[17], 0.0001293187012450632, 1e-19);
+  EXPECT_NEAR(inv[18], 3.8308812373753384e-05, 1e-20);  // above hi: f / 32
+  EXPECT_NEAR(inv[31], 3.0235114281192144e-07, 1e-22);
+  EXPECT_NEAR(inv[31], std::pow(150000.0, -62.0 / 64.0) / 32.0, 1e-22);
+
+  // Qwen3's documented yarn (factor 4, original 32768, theta 1e6, head_dim 128), truncate by
+  // default: lo = floor(23.60) = 23, hi = ceil(39.65) = 40; attention factor 0.1 ln 4 + 1.
+  const Json qwen = {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 32768}};
+  const hf::JsonFields qf(qwen, "config.json", "rope_scaling.");
+  auto q = parse_rope_params(&qf, 1e6, 40960);
+  ASSERT_TRUE(q.is_ok()) << q.status().message();
+  EXPECT_DOUBLE_EQ(q->factor, 4.0);  // the dict's factor, not 40960 / 32768
+  EXPECT_DOUBLE_EQ(q->attention_factor, 1.138629436111989);
+  const auto qi = rope_inv_freq(*q, 128);
+  EXPECT_NEAR(qi[11], 0.0930572040929699, 1e-17);
+  EXPECT_NEAR(qi[20], 0.01333521432163324, 1e-17);
+  EXPECT_NEAR(qi[40], 4.445698525097307e-05, 1e-20);  // at hi: fully interpolated
+  EXPECT_NEAR(qi[41], 3.582531425592407e-05, 1e-20);
+
+  // attention_factor given wins; mscale / mscale_all_dim (DeepSeek) when both non-zero; a
+  // missing factor is max_position_embeddings / original; beta 0 means the default.
+  auto parse = [](const Json& d, int64_t max_pos) {
+    const hf::JsonFields fields(d, "config.json", "rope_scaling.");
+    return parse_rope_params(&fields, 10000.0, max_pos);
+  };
+  auto given = parse({{"rope_type", "yarn"}, {"factor", 8.0}, {"attention_factor", 0.75}}, 4096);
+  ASSERT_TRUE(given.is_ok());
+  EXPECT_DOUBLE_EQ(given->attention_factor, 0.75);
+  auto ms = parse({{"rope_type", "yarn"}, {"factor", 40.0}, {"mscale", 0.707}, {"mscale_all_dim", 1.0}}, 4096);
+  ASSERT_TRUE(ms.is_ok());
+  EXPECT_NEAR(ms->attention_factor, (0.1 * 0.707 * std::log(40.0) + 1) / (0.1 * std::log(40.0) + 1), 1e-15);
+  auto ms0 = parse({{"rope_type", "yarn"}, {"factor", 40.0}, {"mscale", 0.707}, {"mscale_all_dim", 0}}, 4096);
+  ASSERT_TRUE(ms0.is_ok());
+  EXPECT_NEAR(ms0->attention_factor, 0.1 * std::log(40.0) + 1, 1e-15);
+  auto derived = parse({{"rope_type", "yarn"}, {"original_max_position_embeddings", 1024}, {"beta_fast", 0}}, 4096);
+  ASSERT_TRUE(derived.is_ok());
+  EXPECT_DOUBLE_EQ(derived->factor, 4.0);
+  EXPECT_DOUBLE_EQ(derived->beta_fast, 32.0);
+  auto small = parse({{"rope_type", "yarn"}, {"factor", 1.0}}, 4096);  // factor <= 1: mscale 1
+  ASSERT_TRUE(small.is_ok());
+  EXPECT_DOUBLE_EQ(small->attention_factor, 1.0);
+}
+
+TEST(Rope, AttentionFactorScalesOnlyTheRotatedDims) {
+  Mat x(2, 6);
+  for (int64_t i = 0; i < 6; ++i) x.at(1, i) = 0.5 + static_cast<double>(i);
+  apply_rope(x, 1, 6, std::vector<double>{1.0, 0.1}, 1.5);
+  EXPECT_NEAR(x.at(1, 0), 1.5 * (0.5 * std::cos(1.0) - 2.5 * std::sin(1.0)), 1e-15);
+  EXPECT_NEAR(x.at(1, 3), 1.5 * (3.5 * std::cos(0.1) + 1.5 * std::sin(0.1)), 1e-15);
+  EXPECT_DOUBLE_EQ(x.at(1, 4), 4.5);  // pass-through dims keep their value
+}
+
+// Attention sinks as transformers' eager_attention_forward applies them, by hand: one head,
+// head_dim 1, scale 1, q = 1, keys 0 and ln 2, values 3 and 5, sink ln 4. Position 1 sees both
+// keys: logits [0, ln 2, ln 4] -> e^s = [1, 2, 4], out = (1*3 + 2*5) / (1 + 2 + 4) = 13/7.
+// Position 0: (1*3) / (1 + 4) = 3/5. Without the sink: 13/3 and 3.
+TEST(Attention, SinkJoinsTheDenominatorWithoutAValue) {
+  Mat q(2, 1), k(2, 1), v(2, 1);
+  q.at(0, 0) = q.at(1, 0) = 1;
+  k.at(0, 0) = 0;
+  k.at(1, 0) = std::log(2.0);
+  v.at(0, 0) = 3;
+  v.at(1, 0) = 5;
+  AttentionParams p{.n_heads = 1, .n_kv_heads = 1, .head_dim = 1, .scale = 1, .softcap = 0, .window = 0,
+                    .sinks = {std::log(4.0)}};
+  Mat o = attention(q, k, v, p);
+  EXPECT_NEAR(o.at(0, 0), 3.0 / 5.0, 1e-15);
+  EXPECT_NEAR(o.at(1, 0), 13.0 / 7.0, 1e-15);
+  // A sink far above every score takes the whole softmax mass: the output goes to 0 (the
+  // max subtraction includes the sink, so nothing overflows).
+  p.sinks = {800.0};
+  o = attention(q, k, v, p);
+  EXPECT_EQ(o.at(1, 0), 0.0);
+  // A window of 1: position 1 sees only itself, e^(ln 2) = 2 against the sink's 4.
+  p.sinks = {std::log(4.0)};
+  p.window = 1;
+  o = attention(q, k, v, p);
+  EXPECT_NEAR(o.at(1, 0), 2.0 * 5.0 / 6.0, 1e-15);
+}
+
 TEST(Softcap, IsCapTimesTanhOfValueOverCapAndZeroMeansNone) {
   EXPECT_NEAR(softcap(100.0, 50.0), 48.20137900379085, 1e-12);
   EXPECT_NEAR(softcap(-100.0, 50.0), -48.20137900379085, 1e-12);
@@ -828,7 +928,7 @@ TEST(ForwardErrors, NameTheFieldOrTensorAtFault) {
   TinyModel m("errors");
   auto run = [&](const std::string& type, const Json& extra) { return m.run(with(small_config(type), extra), t, {1}); };
   const ErrorCode kUnsupported = ErrorCode::kUnsupported;
-  expect_error(run("llama", {{"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}}}}), kUnsupported,
+  expect_error(run("llama", {{"rope_scaling", {{"rope_type", "longrope"}, {"factor", 4.0}}}}), kUnsupported,
                "rope_scaling.rope_type");
   expect_error(run("llama", {{"rope_parameters", {{"type", "dynamic"}, {"factor", 2.0}}}}), kUnsupported,
                "rope_parameters.type");

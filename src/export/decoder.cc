@@ -92,6 +92,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   const int64_t H = c.hidden_size, V = c.vocab_size, Hq = c.num_attention_heads;
   const float eps = static_cast<float>(c.rms_norm_eps);
   OG_CHECK(o.skip_rope.empty() || static_cast<int64_t>(o.skip_rope.size()) == c.num_hidden_layers);
+  OG_CHECK(!(o.mlp && o.sandwich_norms));  // the MLP hook replaces the feed-forward block without its norms
   // rows of `dim` of x normed: [T, width of x]; the weight [dim] kept f32
   auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
     OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true, .add = o.norm_offset}));
@@ -139,16 +140,21 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       // [rotary_dim / 2]
       OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
                                                           {static_cast<int64_t>(rope.inv_freq.size())}));
-      q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
-      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim);
+      q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
+                 rope.attention_factor);
+      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
+                 rope.attention_factor);
     }
+    WeightId sinks = kNoWeight;  // [Hq]
+    if (o.attention_sinks) { OG_ASSIGN_OR_RETURN(sinks, ctx.weight(p + "self_attn.sinks", {Hq}, {.keep_f32 = true})); }
     AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
                     .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
                     .softcap = o.attn_softcap,
                     .n_heads = static_cast<int32_t>(Hq),
                     .n_kv_heads = static_cast<int32_t>(Hkv),
                     .head_dim = static_cast<int32_t>(D),
-                    .writes_cache = true};
+                    .writes_cache = true,
+                    .sinks = sinks};
     ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
     OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "self_attn.o_proj.weight", {H, Hq * D}));
     OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, p + "self_attn.o_proj.bias", H));

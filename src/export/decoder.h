@@ -34,6 +34,9 @@ struct DecoderOptions {
   // layer and its normed input [T, H], the block's output [T, H], or kNoValue for the gated
   // MLP (the layers a MoE family keeps dense).
   std::function<Result<ValueId>(BuildContext& ctx, int64_t layer, ValueId h)> mlp;
+  // gpt-oss: each layer's self_attn.sinks [Hq] (kept f32) joins its attention's softmax
+  // denominator (program.fbs AttendAttrs.sinks).
+  bool attention_sinks = false;
 };
 
 inline constexpr ValueId kNoValue = -1;

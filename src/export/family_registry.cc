@@ -16,13 +16,15 @@ const Family& gemma3_family();
 const Family& gemma3n_family();
 const Family& gemma4_family();
 const Family& smollm3_family();
+const Family& gpt_oss_family();
 
 namespace {
 
 std::span<const Family* const> families() {
-  static const std::array<const Family*, 11> kFamilies = {
+  static const std::array<const Family*, 12> kFamilies = {
       &llama_family(), &mistral_family(), &qwen2_family(), &qwen3_family(), &qwen3_moe_family(), &phi3_family(),
       &gemma2_family(), &gemma3_family(), &gemma3n_family(), &gemma4_family(), &smollm3_family(),
+      &gpt_oss_family(),
   };
   return kFamilies;
 }

@@ -286,8 +286,10 @@ ValueId GraphBuilder::moe(ValueId x, ValueId router_logits, const MoeSpec& s) {
   return push({x, router_logits}, width(x), std::move(u));
 }
 
-ValueId GraphBuilder::rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim) {
+ValueId GraphBuilder::rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim,
+                           float scale) {
   fb::RopeAttrsT a;
+  a.scale = scale;
   a.inv_freq = inv_freq;
   a.n_heads = n_heads;
   a.head_dim = head_dim;
@@ -307,6 +309,7 @@ ValueId GraphBuilder::attend(ValueId q, ValueId k, ValueId v, const AttendSpec& 
   a.head_dim = s.head_dim;
   a.v_head_dim = s.head_dim;
   a.writes_cache = s.writes_cache;
+  a.sinks = s.sinks;
   fb::OpAttrsUnion u;
   u.Set(std::move(a));
   std::vector<int32_t> in = s.writes_cache ? std::vector<int32_t>{q, k, v, positions_} : std::vector<int32_t>{q, positions_};

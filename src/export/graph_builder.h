@@ -40,6 +40,7 @@ struct AttendSpec {
   int32_t n_kv_heads = 0;
   int32_t head_dim = 0;
   bool writes_cache = true;
+  WeightId sinks = kNoWeight;  // f32 [n_heads]: a sink logit per query head (program.fbs AttendAttrs)
 };
 
 // A mixture-of-experts op (MoeAttrs): per expert gate/up [I, H] and down [H, I], an optional
@@ -95,7 +96,9 @@ class GraphBuilder {
   // x [T, H], router logits [T, n_experts] -> [T, H]. Expert matrices are stored as linear
   // weights (--qlinear); the shared expert's sigmoid gate as a router.
   ValueId moe(ValueId x, ValueId router_logits, const MoeSpec& spec);
-  ValueId rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim);
+  // scale: cos and sin times scale (YaRN's attention factor)
+  ValueId rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim,
+               float scale = 1.0f);
   ValueId attend(ValueId q, ValueId k, ValueId v, const AttendSpec& spec);  // k, v = -1 when !writes_cache
   ValueId add(ValueId a, ValueId b);
   ValueId mul(ValueId a, ValueId b);

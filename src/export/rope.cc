@@ -1,5 +1,6 @@
 #include "export/rope.h"
 
+#include <algorithm>
 #include <cmath>
 #include <numbers>
 
@@ -14,6 +15,11 @@ struct RopeParams {
   double high_freq_factor = 4.0;
   double original_max = 8192.0;
   double partial_rotary_factor = 1.0;
+  // yarn
+  std::optional<double> yarn_factor;  // absent: max_position_embeddings / original_max
+  std::optional<double> attention_factor, mscale, mscale_all_dim;
+  double beta_fast = 32.0, beta_slow = 1.0;
+  bool truncate = true;
   std::string where;  // field path for messages
 };
 
@@ -40,8 +46,71 @@ Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
     if (p.high_freq_factor == p.low_freq_factor) return f.invalid("high_freq_factor", "different from low_freq_factor");
     return Status::ok();
   }
-  return unsupported("{}: field '{}' is '{}': offgraph implements rope types default, linear, llama3 and proportional", f.file(),
-                     f.field_name("rope_type"), type);
+  if (type == "yarn") {
+    // transformers' _compute_yarn_parameters (v5): factor, else the context ratio;
+    // original_max_position_embeddings, else max_position_embeddings (standardize_rope_params);
+    // beta_fast/beta_slow `or` 32/1 (so 0 means the default too); truncate defaults to true.
+    OG_ASSIGN_OR_RETURN(p.yarn_factor, f.get_optional_double("factor"));
+    OG_ASSIGN_OR_RETURN(p.original_max, f.get_double("original_max_position_embeddings", p.original_max));
+    OG_ASSIGN_OR_RETURN(p.attention_factor, f.get_optional_double("attention_factor"));
+    OG_ASSIGN_OR_RETURN(p.mscale, f.get_optional_double("mscale"));
+    OG_ASSIGN_OR_RETURN(p.mscale_all_dim, f.get_optional_double("mscale_all_dim"));
+    OG_ASSIGN_OR_RETURN(p.beta_fast, f.get_double("beta_fast", 32.0));
+    OG_ASSIGN_OR_RETURN(p.beta_slow, f.get_double("beta_slow", 1.0));
+    if (p.beta_fast == 0) p.beta_fast = 32.0;
+    if (p.beta_slow == 0) p.beta_slow = 1.0;
+    OG_ASSIGN_OR_RETURN(p.truncate, f.get_bool("truncate", true));
+    if (p.yarn_factor && !(*p.yarn_factor > 0)) return f.invalid("factor", "positive");
+    if (!(p.original_max > 0)) return f.invalid("original_max_position_embeddings", "positive");
+    if (!(p.beta_fast > 0) || !(p.beta_slow > 0)) return f.invalid("beta_fast", "beta_fast and beta_slow positive");
+    return Status::ok();
+  }
+  return unsupported("{}: field '{}' is '{}': offgraph implements rope types default, linear, llama3, proportional and "
+                     "yarn", f.file(), f.field_name("rope_type"), type);
+}
+
+// YaRN (arXiv 2309.00071) as transformers' _compute_yarn_parameters computes it, with
+// d = rotary dim, b = theta, L = original_max_position_embeddings, s = factor:
+//   corr(r) = d ln(L / (2π r)) / (2 ln b)            the dim index that turns r times over L
+//   lo = corr(beta_fast), hi = corr(beta_slow)       floor / ceil when truncate
+//   lo = max(lo, 0), hi = min(hi, d - 1); hi += 0.001 when lo == hi
+//   ramp_i = clamp((i - lo) / (hi - lo), 0, 1)        i < d / 2
+//   inv_freq_i = (1 - ramp_i) b^(-2i/d) + ramp_i b^(-2i/d) / s
+// attention factor: attention_factor if given, else mscale(s, mscale) / mscale(s, mscale_all_dim)
+// when both are set and non-zero, else mscale(s, 1), with mscale(s, m) = 1 for s <= 1 and
+// 0.1 m ln(s) + 1 otherwise.
+RopeTable yarn_table(const RopeParams& p, int64_t dim, double max_position_embeddings) {
+  const double s = p.yarn_factor ? *p.yarn_factor : max_position_embeddings / p.original_max;
+  auto mscale = [&](double m) { return s <= 1 ? 1.0 : 0.1 * m * std::log(s) + 1.0; };
+  double af = 0;
+  if (p.attention_factor) {
+    af = *p.attention_factor;
+  } else if (p.mscale && p.mscale_all_dim && *p.mscale != 0 && *p.mscale_all_dim != 0) {
+    af = mscale(*p.mscale) / mscale(*p.mscale_all_dim);
+  } else {
+    af = mscale(1.0);
+  }
+  const double d = static_cast<double>(dim);
+  auto corr = [&](double rotations) {
+    return d * std::log(p.original_max / (rotations * 2 * std::numbers::pi)) / (2 * std::log(p.theta));
+  };
+  double lo = corr(p.beta_fast), hi = corr(p.beta_slow);
+  if (p.truncate) {
+    lo = std::floor(lo);
+    hi = std::ceil(hi);
+  }
+  lo = std::max(lo, 0.0);
+  hi = std::min(hi, d - 1);
+  if (lo == hi) hi += 0.001;
+  RopeTable out;
+  out.rotary_dim = static_cast<int32_t>(dim);
+  out.attention_factor = static_cast<float>(af);
+  for (int64_t i = 0; i < dim / 2; ++i) {
+    const double base_freq = 1.0 / std::pow(p.theta, static_cast<double>(2 * i) / d);
+    const double ramp = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);
+    out.inv_freq.push_back(static_cast<float>((1 - ramp) * base_freq + ramp * base_freq / s));
+  }
+  return out;
 }
 
 }  // namespace
@@ -92,6 +161,7 @@ Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& la
   // transformers: dim = int(head_dim * partial_rotary_factor)
   const int64_t dim = static_cast<int64_t>(static_cast<double>(head_dim) * p.partial_rotary_factor);
   if (dim < 2 || dim % 2 != 0) return t.invalid("partial_rotary_factor", "a factor giving an even rotary dim");
+  if (p.type == "yarn") return yarn_table(p, dim, static_cast<double>(c.max_position_embeddings));
   RopeTable out;
   out.rotary_dim = static_cast<int32_t>(dim);
   for (int64_t i = 0; i < dim / 2; ++i) {

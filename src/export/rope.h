@@ -1,5 +1,6 @@
 // RoPE parameters from config.json and the inverse frequencies they imply, computed as
-// transformers' modeling_rope_utils does (default, linear, llama3), in float64 at export.
+// transformers' modeling_rope_utils does (default, linear, llama3, proportional, yarn), in
+// float64 at export.
 // The runtime only sees the table: one rope kernel serves every scaling scheme.
 #pragma once
 
@@ -15,6 +16,7 @@ namespace og::exporter {
 struct RopeTable {
   std::vector<float> inv_freq;  // [rotary_dim / 2]
   int32_t rotary_dim = 0;
+  float attention_factor = 1.0f;  // cos and sin times this (YaRN; 1 for the other types)
 };
 
 // RoPE of a layer of `layer_type` with head dim `head_dim`: rope_theta, overridden by

@@ -5,7 +5,9 @@
 // Per query, keys go in blocks of kBlock: the block's scores (scale, softcap), one rescale
 // of the running sum and accumulator when the block raises the maximum, then the block's
 // values. A task is one token and up to kMaxGroup query heads of one kv head, so each key
-// and value row is loaded once for the heads that share it. The arithmetic of one query
+// and value row is loaded once for the heads that share it. A head's sink (when the op has
+// sinks) is the running softmax's starting state: maximum = sink, sum = e^0 = 1, no value;
+// so it joins the denominator and the maximum exactly as a key with value 0 would. The arithmetic of one query
 // depends only on its position and the stored keys, never on T, the task or the threads.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention.cc"
@@ -33,9 +35,10 @@ static_assert(kMaxLanesF <= kBlock, "a block of scores must hold whole vectors")
 // Padding lanes of a block: exp(kMasked - m) is exactly 0 for any finite running max m.
 inline constexpr float kMasked = -1e30f;
 
+// sink: the sinks of these G heads, or null.
 template <int G, typename K>
-void AttendHeads(const AttendParams& p, const float* const* qh, int64_t pos, const K* kbase, const K* vbase,
-                 const KvStorage& kv, float* const* oh) {
+void AttendHeads(const AttendParams& p, const float* const* qh, const float* sink, int64_t pos, const K* kbase,
+                 const K* vbase, const KvStorage& kv, float* const* oh) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df)), D = p.head_dim;
   const int64_t first = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;
@@ -44,8 +47,8 @@ void AttendHeads(const AttendParams& p, const float* const* qh, int64_t pos, con
   float m[G], l[G];
   for (int g = 0; g < G; ++g) {
     std::fill(acc[g], acc[g] + D, 0.0f);
-    m[g] = -std::numeric_limits<float>::infinity();
-    l[g] = 0;
+    m[g] = sink ? sink[g] : -std::numeric_limits<float>::infinity();
+    l[g] = sink ? 1.0f : 0.0f;
   }
   const VF vscale = hn::Set(df, p.scale);
   const VF vcap = hn::Set(df, p.softcap), vinv_cap = hn::Set(df, p.softcap > 0 ? 1.0f / p.softcap : 0.0f);
@@ -85,7 +88,7 @@ void AttendHeads(const AttendParams& p, const float* const* qh, int64_t pos, con
       for (int b = nb; b < kBlock; ++b) s[g][b] = kMasked;
       // Running softmax: rescale what was accumulated when the maximum rises.
       if (mb > m[g]) {
-        const float c = std::exp(m[g] - mb);  // 0 for the first block (m = -inf)
+        const float c = std::exp(m[g] - mb);  // 0 for the first block (m = -inf) without a sink
         l[g] *= c;
         const VF vc = hn::Set(df, c);
         int64_t i = 0;
@@ -145,11 +148,12 @@ void AttendTaskT(const AttendArgs& a, int64_t task) {
   const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvh} * kv.slots * D;
   const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvh} * kv.slots * D;
   const int64_t pos = a.p0 + t;
+  const float* sink = p.sinks ? p.sinks + h0 : nullptr;
   switch (h1 - h0) {
-    case 1: return AttendHeads<1>(p, qh, pos, kbase, vbase, kv, oh);
-    case 2: return AttendHeads<2>(p, qh, pos, kbase, vbase, kv, oh);
-    case 3: return AttendHeads<3>(p, qh, pos, kbase, vbase, kv, oh);
-    default: return AttendHeads<4>(p, qh, pos, kbase, vbase, kv, oh);
+    case 1: return AttendHeads<1>(p, qh, sink, pos, kbase, vbase, kv, oh);
+    case 2: return AttendHeads<2>(p, qh, sink, pos, kbase, vbase, kv, oh);
+    case 3: return AttendHeads<3>(p, qh, sink, pos, kbase, vbase, kv, oh);
+    default: return AttendHeads<4>(p, qh, sink, pos, kbase, vbase, kv, oh);
   }
 }
 

@@ -109,8 +109,8 @@ void Rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, fl
     for (int32_t i = 0; i < half; ++i) {
       // The angle in double: positions up to 2^30 times small frequencies keep f32 precision.
       const double angle = static_cast<double>(pos[t]) * static_cast<double>(p.inv_freq[i]);
-      cs[i] = static_cast<float>(std::cos(angle));
-      sn[i] = static_cast<float>(std::sin(angle));
+      cs[i] = static_cast<float>(std::cos(angle)) * p.scale;  // exact when scale is 1
+      sn[i] = static_cast<float>(std::sin(angle)) * p.scale;
     }
     for (int32_t h = 0; h < p.n_heads; ++h) {
       const float* xh = x + t * width + int64_t{h} * p.head_dim;

@@ -94,6 +94,7 @@ struct RopeParams {
   int32_t head_dim = 0;
   int32_t rotary_dim = 0;      // first rotary_dim dims of each head rotate (rotate-half pairing)
   const float* inv_freq = nullptr;  // [rotary_dim / 2]
+  float scale = 1.0f;          // cos and sin times scale (YaRN's attention factor)
 };
 // y[T, n_heads * head_dim] = rope(x) at positions pos[T]
 void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y);
@@ -199,6 +200,9 @@ struct AttendParams {
   int32_t n_heads = 0;
   int32_t n_kv_heads = 0;
   int32_t head_dim = 0;
+  // [n_heads] or null: a logit per query head in the softmax's denominator only (no value):
+  // out = sum_j e^(s_j - m) v_j / (e^(sink - m) + sum_j e^(s_j - m)), m = max(sink, s_j).
+  const float* sinks = nullptr;
 };
 // out[T, n_heads * head_dim]: causal (and windowed) softmax attention of q [T, n_heads *
 // head_dim] at positions p0.. over the keys stored in kv (one pass, running softmax).

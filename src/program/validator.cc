@@ -195,6 +195,7 @@ class Checker {
         if (a->head_dim() <= 0 || a->n_heads() <= 0 || a->rotary_dim() <= 0 || a->rotary_dim() % 2 != 0 ||
             a->rotary_dim() > a->head_dim() || int64_t{a->n_heads()} * a->head_dim() != width(in[0]) || wo != width(in[0]))
           return bad_input("op {} (rope): heads/dims inconsistent with width {}", i, width(in[0]));
+        if (!std::isfinite(a->scale())) return bad_input("op {} (rope): scale is not finite", i);
         return need_tensor(i, a->inv_freq(), {a->rotary_dim() / 2}, true);
       }
       case fb::OpAttrs::AttendAttrs: {
@@ -215,6 +216,7 @@ class Checker {
         if (a->writes_cache() && (width(in[1]) != kv_heads * a->head_dim() ||
                                   width(in[2]) != kv_heads * a->v_head_dim()))
           return bad_input("op {} (update_and_attend): k/v widths disagree with kv heads", i);
+        if (a->sinks() >= 0) { OG_TRY(need_tensor(i, a->sinks(), {heads}, true)); }
         ++layer;
         return Status::ok();
       }

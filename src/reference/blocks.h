@@ -35,6 +35,7 @@ struct AttentionWeights {
 struct AttentionShape {
   AttentionParams attn;         // heads, head_dim, scale, softcap, window
   std::vector<double> inv_freq; // rotary frequencies; 2 * size() dims of each head rotate
+  double rope_attention_factor = 1.0;  // YaRN: cos and sin times this
 };
 
 // x [T, hidden] (already normalized) -> o_proj(attention) [T, hidden].

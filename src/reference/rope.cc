@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 namespace og::reference {
 
@@ -27,8 +28,32 @@ std::vector<double> rope_inv_freq(const RopeSpec& spec, int64_t dim) {
           (orig / wavelen - spec.low_freq_factor) / (spec.high_freq_factor - spec.low_freq_factor);
       f = (1.0 - smooth) * f / spec.factor + smooth * f;
     }
+  } else if (spec.type == "yarn") {
+    const double L = spec.original_max_position_embeddings;
+    auto pair_index = [&](double rotations) {  // (dim / 2) log_theta(L / (2π r))
+      return 0.5 * static_cast<double>(dim) * std::log(L / (2.0 * std::numbers::pi * rotations)) / std::log(spec.theta);
+    };
+    double lo = pair_index(spec.beta_fast), hi = pair_index(spec.beta_slow);
+    if (spec.truncate) {
+      lo = std::floor(lo);
+      hi = std::ceil(hi);
+    }
+    if (lo < 0) lo = 0;
+    if (hi > static_cast<double>(dim - 1)) hi = static_cast<double>(dim - 1);
+    if (lo == hi) hi += 0.001;
+    for (size_t i = 0; i < inv.size(); ++i) {
+      const double pos = static_cast<double>(i);
+      const double w = pos <= lo ? 0.0 : pos >= hi ? 1.0 : (pos - lo) / (hi - lo);
+      inv[i] = (1.0 - w) * inv[i] + w * inv[i] / spec.factor;
+    }
   }
   return inv;
+}
+
+Status refuse_yarn(const RopeSpec& spec, const std::string& path, std::string_view family) {
+  if (spec.type == "yarn")
+    return unsupported("{}: rope type 'yarn' is not supported by the reference for {}", path, family);
+  return Status::ok();
 }
 
 namespace {
@@ -73,7 +98,41 @@ Result<RopeSpec> parse_rope_params(const hf::JsonFields* params, double theta_fa
     }
     return spec;
   }
-  return unsupported("{}: field '{}' = '{}' is not supported by the reference (supported: default, linear, llama3)",
+  if (spec.type == "yarn") {
+    // transformers v5 _compute_yarn_parameters; standardize_rope_params fills
+    // original_max_position_embeddings from max_position_embeddings.
+    if (p.has("original_max_position_embeddings")) {
+      OG_ASSIGN_OR_RETURN(spec.original_max_position_embeddings, positive_number(p, "original_max_position_embeddings"));
+    } else {
+      spec.original_max_position_embeddings = static_cast<double>(max_position_embeddings);
+    }
+    if (p.has("factor")) {
+      OG_ASSIGN_OR_RETURN(spec.factor, positive_number(p, "factor"));
+    } else {
+      spec.factor = static_cast<double>(max_position_embeddings) / spec.original_max_position_embeddings;
+    }
+    // `rope_parameters.get("beta_fast") or 32`: absent, null and 0 all mean the default.
+    OG_ASSIGN_OR_RETURN(double fast, p.get_double("beta_fast", 0.0));
+    OG_ASSIGN_OR_RETURN(double slow, p.get_double("beta_slow", 0.0));
+    spec.beta_fast = fast != 0 ? fast : 32.0;
+    spec.beta_slow = slow != 0 ? slow : 1.0;
+    if (!(spec.beta_fast > 0)) return p.invalid("beta_fast", "a positive number");
+    if (!(spec.beta_slow > 0)) return p.invalid("beta_slow", "a positive number");
+    OG_ASSIGN_OR_RETURN(spec.truncate, p.get_bool("truncate", true));
+    auto get_mscale = [&](double m) { return spec.factor <= 1 ? 1.0 : 1.0 + 0.1 * m * std::log(spec.factor); };
+    OG_ASSIGN_OR_RETURN(std::optional<double> given, p.get_optional_double("attention_factor"));
+    OG_ASSIGN_OR_RETURN(std::optional<double> ms, p.get_optional_double("mscale"));
+    OG_ASSIGN_OR_RETURN(std::optional<double> ms_all, p.get_optional_double("mscale_all_dim"));
+    if (given) {
+      spec.attention_factor = *given;
+    } else if (ms.value_or(0) != 0 && ms_all.value_or(0) != 0) {  // `if mscale and mscale_all_dim`
+      spec.attention_factor = get_mscale(*ms) / get_mscale(*ms_all);
+    } else {
+      spec.attention_factor = get_mscale(1.0);
+    }
+    return spec;
+  }
+  return unsupported("{}: field '{}' = '{}' is not supported by the reference (supported: default, linear, llama3, yarn)",
                      p.file(), p.field_name(type_key), spec.type);
 }
 

@@ -2,14 +2,15 @@
 // reading of the rope fields of config.json in both spellings transformers accepts:
 // the old `rope_theta` + `rope_scaling` and the v5 `rope_parameters`.
 //
-// Supported rope types: "default", "linear", "llama3". Everything else ("dynamic", "yarn",
-// "longrope", ...) is an unsupported error naming the field, because those change the
-// frequencies with the sequence length or the attention scale and are not implemented here.
+// Supported rope types: "default", "linear", "llama3", "yarn" (llama-like families: the Gemma
+// families refuse yarn). Everything else ("dynamic", "longrope", ...) is an unsupported
+// error naming the field: those change the frequencies with the sequence length.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -24,7 +25,11 @@ struct RopeSpec {
   double factor = 1.0;           // linear, llama3
   double low_freq_factor = 1.0;  // llama3
   double high_freq_factor = 4.0; // llama3
-  double original_max_position_embeddings = 8192;  // llama3
+  double original_max_position_embeddings = 8192;  // llama3, yarn
+  // yarn (factor above: the dict's, else max_position_embeddings / original)
+  double beta_fast = 32, beta_slow = 1;
+  bool truncate = true;
+  double attention_factor = 1.0;  // resolved at parse time (attention_factor, mscale, or 0.1 ln(factor) + 1)
 };
 
 // inv_freq[i], i < dim / 2:
@@ -33,8 +38,17 @@ struct RopeSpec {
 //   llama3:  with wavelen = 2π / f, lo = orig / low_freq_factor, hi = orig / high_freq_factor:
 //            wavelen < hi -> f;  wavelen > lo -> f / factor;
 //            otherwise (1 - s) f / factor + s f with s = (orig / wavelen - low) / (high - low).
+//   yarn:    the pair index n(r) at which a frequency turns r times over the original context
+//            L (b^(2n/dim) = L / (2π r), so n(r) = (dim / 2) log_b(L / (2π r))) bounds a ramp
+//            from lo = n(beta_fast) to hi = n(beta_slow) (floor/ceil when truncate, clipped
+//            to [0, dim - 1], hi + 0.001 if equal): pairs below lo keep f, pairs above hi get
+//            f / factor, and in between w = (i - lo) / (hi - lo) mixes them: (1 - w) f + w f / factor.
 // `dim` is the rotated width (head_dim, or int(head_dim * partial_rotary_factor)).
 std::vector<double> rope_inv_freq(const RopeSpec& spec, int64_t dim);
+
+// Families whose reference does not apply YaRN's attention factor (the Gemma ones) refuse
+// yarn with an unsupported error naming the family.
+Status refuse_yarn(const RopeSpec& spec, const std::string& path, std::string_view family);
 
 // Reads one rope parameter object (a `rope_scaling` / `rope_parameters` dict, or one
 // per-layer-type entry of it). `params` may be null (no dict: default rope). The base is

@@ -145,7 +145,8 @@ double softcap(double x, double cap) { return cap > 0 ? cap * std::tanh(x / cap)
 
 bool visible(int64_t p, int64_t j, int64_t window) { return j <= p && (window <= 0 || j > p - window); }
 
-void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq) {
+void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq,
+                double attention_factor) {
   const int64_t half = static_cast<int64_t>(inv_freq.size());
   OG_CHECK(x.cols == n_heads * head_dim && 2 * half <= head_dim);
   for (int64_t t = 0; t < x.rows; ++t) {
@@ -153,7 +154,7 @@ void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const doubl
       double* xs = x.row(t) + h * head_dim;
       for (int64_t i = 0; i < half; ++i) {
         const double angle = static_cast<double>(t) * inv_freq[static_cast<size_t>(i)];
-        const double c = std::cos(angle), s = std::sin(angle);
+        const double c = std::cos(angle) * attention_factor, s = std::sin(angle) * attention_factor;
         const double a = xs[i], b = xs[i + half];
         xs[i] = a * c - b * s;
         xs[i + half] = b * c + a * s;
@@ -167,6 +168,7 @@ Mat attention(const Mat& q, const Mat& k, const Mat& v, const AttentionParams& p
   OG_CHECK(p.n_kv_heads > 0 && p.n_heads % p.n_kv_heads == 0);
   OG_CHECK(q.cols == p.n_heads * D && k.cols == p.n_kv_heads * D && v.cols == p.n_kv_heads * D);
   OG_CHECK(k.rows == T && v.rows == T);
+  OG_CHECK(p.sinks.empty() || static_cast<int64_t>(p.sinks.size()) == p.n_heads);
   const int64_t group = p.n_heads / p.n_kv_heads;
   Mat out(T, p.n_heads * D);  // [T, n_heads * head_dim]
   std::vector<double> scores(static_cast<size_t>(T));
@@ -174,7 +176,10 @@ Mat attention(const Mat& q, const Mat& k, const Mat& v, const AttentionParams& p
     const int64_t kvh = h / group;
     for (int64_t t = 0; t < T; ++t) {
       const double* qs = q.row(t) + h * D;
-      double max_score = -std::numeric_limits<double>::infinity();
+      // The logits row is [scores of visible keys..., sink]; the sink joins max and sum only.
+      const bool has_sink = !p.sinks.empty();
+      const double sink = has_sink ? p.sinks[static_cast<size_t>(h)] : 0.0;
+      double max_score = has_sink ? sink : -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j < T; ++j) {
         if (!visible(t, j, p.window)) continue;
         const double* ks = k.row(j) + kvh * D;
@@ -184,7 +189,7 @@ Mat attention(const Mat& q, const Mat& k, const Mat& v, const AttentionParams& p
         scores[static_cast<size_t>(j)] = s;
         max_score = std::max(max_score, s);
       }
-      double denom = 0;
+      double denom = has_sink ? std::exp(sink - max_score) : 0.0;
       for (int64_t j = 0; j < T; ++j) {
         if (!visible(t, j, p.window)) continue;
         double& s = scores[static_cast<size_t>(j)];

@@ -90,7 +90,9 @@ bool visible(int64_t p, int64_t j, int64_t window);
 // only for partial rotary; the rest pass through) and h = r / 2, for i < h:
 //   y[i]     = x[i] cos(t f_i) - x[i + h] sin(t f_i)
 //   y[i + h] = x[i + h] cos(t f_i) + x[i] sin(t f_i)
-void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq);
+// with cos and sin multiplied by `attention_factor` (YaRN; 1 otherwise): rotated dims only.
+void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq,
+                double attention_factor = 1.0);
 
 struct AttentionParams {
   int64_t n_heads = 0;     // query heads
@@ -99,6 +101,10 @@ struct AttentionParams {
   double scale = 0;        // scores = scale * q·k
   double softcap = 0;      // applied to the scaled scores before masking; 0 = none
   int64_t window = 0;      // 0 = full causal history
+  // Attention sinks (gpt-oss), one logit per query head, or empty. transformers' eager
+  // attention concatenates the sink to the head's masked logits, softmaxes the row, and
+  // drops the sink's column: it enlarges the denominator and carries no value.
+  std::vector<double> sinks;
 };
 
 // Causal (optionally windowed) softmax attention over positions 0..T-1.

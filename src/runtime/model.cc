@@ -93,7 +93,7 @@ Status Model::bind() {
         auto a = op->attrs_as_RopeAttrs();
         b.kind = OpKind::kRope;
         b.rope = {.n_heads = a->n_heads(), .head_dim = a->head_dim(), .rotary_dim = a->rotary_dim(),
-                  .inv_freq = f32(a->inv_freq())};
+                  .inv_freq = f32(a->inv_freq()), .scale = a->scale()};
         if (a->head_dim() > kernels::kMaxHeadDim) return unsupported("rope head_dim {} exceeds {}", a->head_dim(), kernels::kMaxHeadDim);
         break;
       }
@@ -103,7 +103,8 @@ Status Model::bind() {
         b.cache_id = a->cache_id();
         b.writes_cache = a->writes_cache();
         b.attend = {.scale = a->scale(), .softcap = a->softcap(), .window = layout_.windows[a->cache_id()],
-                    .n_heads = a->n_heads(), .n_kv_heads = a->n_kv_heads(), .head_dim = a->head_dim()};
+                    .n_heads = a->n_heads(), .n_kv_heads = a->n_kv_heads(), .head_dim = a->head_dim(),
+                    .sinks = f32(a->sinks())};
         if (a->head_dim() > kernels::kMaxHeadDim)
           return unsupported("attention head_dim {} exceeds {}", a->head_dim(), kernels::kMaxHeadDim);
         last_attend = ops_.size();

@@ -258,7 +258,8 @@ Status Gemma3nFamily::build(BuildContext& ctx) const {
                          t.field_name("partial_rotary_factor"));
     OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
                                                         {static_cast<int64_t>(rope.inv_freq.size())}));
-    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
+    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
+                 rope.attention_factor);
     ValueId k = -1, v = -1;
     if (owner) {
       OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
@@ -266,7 +267,8 @@ Status Gemma3nFamily::build(BuildContext& ctx) const {
       OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(p + "self_attn.v_proj.weight", {Hkv * D, H}));
       OG_ASSIGN_OR_RETURN(WeightId bv, bias("self_attn.v_proj.bias", Hkv * D));
       OG_ASSIGN_OR_RETURN(k, norm(g.linear(h, wk, bk), p + "self_attn.k_norm.weight", D));
-      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim);
+      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
+                 rope.attention_factor);
       v = g.rms_norm(g.linear(h, wv, bv), kNoWeight, eps, static_cast<int32_t>(D));  // v_norm has no weight
     } else {  // hub checkpoints keep k/v tensors on KV-shared layers; transformers ignores them
       for (const char* ignored : {"self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.k_norm.weight",

@@ -148,7 +148,8 @@ Status Gemma4Family::build(BuildContext& ctx) const {
     // [rotary_dim / 2]
     OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
                                                         {static_cast<int64_t>(rope.inv_freq.size())}));
-    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim);
+    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
+                 rope.attention_factor);
     ValueId k = -1, v = -1;  // [T, Hkv * D] each (none on KV-shared layers)
     if (owner) {
       OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
@@ -159,7 +160,8 @@ Status Gemma4Family::build(BuildContext& ctx) const {
         v_raw = g.linear(h, wv);
       }
       OG_ASSIGN_OR_RETURN(k, norm(k_raw, p + "self_attn.k_norm.weight", D));
-      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim);
+      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
+                 rope.attention_factor);
       v = g.rms_norm(v_raw, kNoWeight, eps, static_cast<int32_t>(D));  // v_norm has no weight
     } else {
       for (const char* ignored : {"self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.k_norm.weight"})

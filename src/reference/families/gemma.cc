@@ -85,6 +85,8 @@ Result<std::pair<RopeSpec, RopeSpec>> gemma3_ropes(const hf::ModelConfig& c) {
   const hf::JsonFields sliding_fields(sliding, c.path, t.field_name("rope_parameters.sliding_attention."));
   OG_ASSIGN_OR_RETURN(RopeSpec f, parse_rope_params(&full_fields, full_theta, c.max_position_embeddings));
   OG_ASSIGN_OR_RETURN(RopeSpec s, parse_rope_params(&sliding_fields, local_theta, c.max_position_embeddings));
+  OG_TRY(refuse_yarn(f, c.path, c.text_model_type));
+  OG_TRY(refuse_yarn(s, c.path, c.text_model_type));
   return std::make_pair(f, s);
 }
 
@@ -127,6 +129,7 @@ Result<Plan> make_plan(int version, const hf::ModelConfig& c) {
                        t.field_name("partial_rotary_factor"), partial, c.text_model_type);
   if (version == 2) {
     OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
+    OG_TRY(refuse_yarn(rope, c.path, c.text_model_type));
     p.inv_freq_full = p.inv_freq_sliding = rope_inv_freq(rope, p.head_dim);
   } else {
     OG_ASSIGN_OR_RETURN(auto ropes, gemma3_ropes(c));

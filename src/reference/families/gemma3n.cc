@@ -54,6 +54,7 @@ Result<Ropes> gemma3n_ropes(const hf::ModelConfig& c, int64_t head_dim) {
                          c.path, f.field_name("partial_rotary_factor"), partial);
     OG_ASSIGN_OR_RETURN(RopeSpec spec, parse_rope_params(&f, is_full ? full_theta : local_theta,
                                                          c.max_position_embeddings));
+    OG_TRY(refuse_yarn(spec, c.path, "gemma3n"));
     (is_full ? ropes.full : ropes.sliding) = rope_inv_freq(spec, head_dim);
   }
   return ropes;

@@ -142,6 +142,7 @@ struct Plan {
   Activation act = Activation::kSilu;
   std::vector<int64_t> windows;
   std::vector<double> inv_freq;
+  double rope_attention_factor = 1.0;  // yarn: cos and sin times this
   std::vector<bool> rope;  // per layer: applies RoPE (false: SmolLM3's NoPE layers)
   // Mixture of experts (Qwen3MoeConfig): a layer is sparse iff it is not in mlp_only_layers,
   // num_experts > 0 and (layer + 1) % decoder_sparse_step == 0.
@@ -208,6 +209,7 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
     return unsupported("{}: rotary width int(head_dim {} * partial_rotary_factor {}) = {} is not positive and even",
                        c.path, p.head_dim, partial, rotary_dim);
   p.inv_freq = rope_inv_freq(rope, rotary_dim);
+  p.rope_attention_factor = rope.attention_factor;
   if (var.nope_layers) {
     OG_ASSIGN_OR_RETURN(p.rope, rope_per_layer(c));
   } else {
@@ -255,7 +257,8 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
     AttentionShape shape{.attn = {.n_heads = p.heads, .n_kv_heads = p.kv_heads, .head_dim = D,
                                   .scale = 1.0 / std::sqrt(static_cast<double>(D)), .softcap = 0,
                                   .window = p.windows[static_cast<size_t>(i)]},
-                         .inv_freq = p.rope[static_cast<size_t>(i)] ? p.inv_freq : std::vector<double>{}};
+                         .inv_freq = p.rope[static_cast<size_t>(i)] ? p.inv_freq : std::vector<double>{},
+                         .rope_attention_factor = p.rope_attention_factor};
 
     OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + "input_layernorm.weight", H));
     OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
