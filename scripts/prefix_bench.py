@@ -8,7 +8,12 @@ Starts the server on a free loopback port with PROGRAM, then sends /v1/completio
   3. a chat replay of TURNS turns (/v1/chat/completions), each resending the whole history.
 Stops the server at the end. Bounded: every request has a timeout.
 
+With --snapshot-overhead R instead: R rounds, each timing one cold PREFIX-token request on a
+fresh server with the prefix cache on (snapshots taken) and one with --cache-ram 0; prints
+the median of each and the cost of the snapshots as a fraction of the prefill.
+
 usage: scripts/prefix_bench.py PROGRAM [--prefix 2048] [--turns 10] [--system-words 1500] [--tokenizer PATH] [--offgraph BIN]
+       scripts/prefix_bench.py PROGRAM --snapshot-overhead 2 [--prefix 2048]
 """
 import argparse
 import json
@@ -36,6 +41,48 @@ def post(port, body, timeout):
     return time.monotonic() - t0, out
 
 
+def start_server(a, ctx, extra):
+    port = free_port()
+    server = subprocess.Popen([a.offgraph, "serve", "-m", a.program, "--port", str(port), "--parallel", "1",
+                               "--ctx-size", str(ctx), "--tokenizer", a.tokenizer, *extra],
+                              stderr=subprocess.DEVNULL, text=True)
+    for _ in range(1200):  # up to 120 s to load
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
+                if r.status == 200:
+                    break
+        except Exception:
+            time.sleep(0.1)
+    return port, server
+
+
+def stop_server(server):
+    server.terminate()
+    try:
+        server.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.kill()
+
+
+def snapshot_overhead(a, ctx):
+    rng = random.Random(2)
+    times = {"on": [], "off": []}
+    for _ in range(a.snapshot_overhead):
+        for mode, extra in (("on", []), ("off", ["--cache-ram", "0"])):
+            port, server = start_server(a, ctx, extra)
+            try:
+                prompt = [rng.randrange(1000, a.vocab) for _ in range(a.prefix)]
+                post(port, {"prompt": [rng.randrange(1000, a.vocab) for _ in range(16)], "max_tokens": 1, "temperature": 0}, 600)  # warm-up
+                t, _ = post(port, {"prompt": prompt, "max_tokens": 1, "temperature": 0}, 3600)
+                times[mode].append(t)
+                print(f"cold {a.prefix}-token request, prefix cache {mode}: {t:.3f} s", flush=True)
+            finally:
+                stop_server(server)
+    on, off = sorted(times["on"])[len(times["on"]) // 2], sorted(times["off"])[len(times["off"]) // 2]
+    print(f"median: cache on {on:.3f} s, off {off:.3f} s: snapshots cost {100 * (on - off) / off:+.1f}% of the prefill")
+    return 0
+
+
 def main():
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     ap = argparse.ArgumentParser()
@@ -47,19 +94,13 @@ def main():
     ap.add_argument("--vocab", type=int, default=32000, help="token ids are drawn below this")
     ap.add_argument("--system-words", type=int, default=1500,
                     help="words of the chat replay's system prompt (as the agents and RAG prompts the cache is for)")
+    ap.add_argument("--snapshot-overhead", type=int, default=0, metavar="ROUNDS")
     a = ap.parse_args()
-    port = free_port()
     ctx = max(a.prefix + 64, 2 * a.system_words + 200 + a.turns * 120)
-    server = subprocess.Popen([a.offgraph, "serve", "-m", a.program, "--port", str(port), "--parallel", "1",
-                               "--ctx-size", str(ctx), "--tokenizer", a.tokenizer], stderr=subprocess.PIPE, text=True)
+    if a.snapshot_overhead:
+        return snapshot_overhead(a, ctx)
+    port, server = start_server(a, ctx, [])
     try:
-        for _ in range(600):  # up to 60 s to load
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except Exception:
-                time.sleep(0.1)
         rng = random.Random(1)
         ids = lambda n: [rng.randrange(1000, a.vocab) for _ in range(n)]
         prefix = ids(a.prefix)
@@ -87,11 +128,7 @@ def main():
                   f"({100 * cached / u['prompt_tokens']:.0f}%), {t:.3f} s")
             messages.append({"role": "assistant", "content": r["choices"][0]["message"]["content"]})
     finally:
-        server.terminate()
-        try:
-            server.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            server.kill()
+        stop_server(server)
     return 0
 
 

@@ -6,6 +6,7 @@ namespace og::generate {
 namespace {
 
 constexpr double kPromptStepRatio = 1.25;  // extra cost of a step's prompt rows, in decode steps
+constexpr int64_t kFirstPromptRows = 4;     // prompt rows of the first such step, before any measurement
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
@@ -28,7 +29,9 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
                                           model, {.kv_dtype = o.kv_dtype, .max_ctx_len = o.max_ctx_len, .threads = 1}));
     s->slots_.push_back({.session = std::move(session), .seq = nullptr});
   }
-  s->prompt_rows_ = o.prefill_rows_while_decoding > 0 ? o.prefill_rows_while_decoding : 16;
+  // Adaptive: the first prompt step beside decodes is small (its cost is not known yet; 16
+  // rows of a 1B bf16 program cost 3.5 decode steps here), then the measured cost sizes them.
+  s->prompt_rows_ = o.prefill_rows_while_decoding > 0 ? o.prefill_rows_while_decoding : kFirstPromptRows;
   if (o.snapshot_interval < 1) return usage_error("snapshot_interval {} must be at least 1", o.snapshot_interval);
   for (int32_t w : model->layout().windows) s->flat_only_ = s->flat_only_ && w == 0;
   return s;
@@ -83,8 +86,10 @@ double Scheduler::cache_utilisation() const {
 
 void Scheduler::snapshot(Slot& slot, std::span<const int32_t> tokens, int64_t n) {
   if (!options_.prefix_cache || n <= 0) return;
+  const auto start = Clock::now();
   auto state = slot.session->copy_prefix(n);
   if (state.is_ok()) options_.prefix_cache->insert(tokens, std::make_shared<const runtime::PrefixState>(std::move(*state)));
+  if (slot.seq) slot.seq->stats.snapshot_seconds += seconds_between(start, Clock::now());
 }
 
 void Scheduler::retire(Slot& slot, Result<SequenceStats> result) {

@@ -38,6 +38,7 @@ struct SequenceStats {
   double queued_seconds = 0;          // submit to admission
   double first_token_seconds = 0;     // submit to the first sampled token
   double total_seconds = 0;           // submit to retirement
+  double snapshot_seconds = 0;        // copying prefix states out for the prefix cache
   StopReason stop = StopReason::kMaxTokens;
 };
 
@@ -141,7 +142,7 @@ class Scheduler {
   // Adaptive prompt rows beside decodes: running averages of a decode-only step's seconds
   // and of one extra prompt row's.
   double decode_step_s_ = 0, prompt_row_s_ = 0;
-  int64_t prompt_rows_ = 16;
+  int64_t prompt_rows_ = 4;
 };
 
 }  // namespace og::generate

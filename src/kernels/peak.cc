@@ -117,32 +117,38 @@ namespace {
 
 using LoopFn = double (*)(int64_t, double*);
 
-// Ops per second of `fn` running on every thread of the pool at once: the best of 5 timed
-// rounds (after a warm-up), each long enough (about 50 ms) to dwarf the pool's start.
+// Ops per second of `fn` on every thread of the pool at once: each thread times its own
+// loop and the threads' rates add up (a thread that started late, or ran its task after
+// another on the same core, then reports its own rate instead of halving the total). The
+// best of 5 timed rounds after a warm-up, each about 50 ms.
 double rate(LoopFn fn, ThreadPool* pool) {
   const int threads = pool ? pool->size() : 1;
   double ops_per_iter = 0;
   fn(1, &ops_per_iter);
   int64_t iters = 1 << 16;
-  double best = 0;
+  double best = 0, sink = 0;
   for (int round = 0; round < 6; ++round) {
-    std::vector<double> sink(static_cast<size_t>(threads));
-    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<double> seconds(static_cast<size_t>(threads)), sums(static_cast<size_t>(threads));
+    auto task = [&](int64_t t) {
+      double ops;
+      const auto t0 = std::chrono::steady_clock::now();
+      sums[t] = fn(iters, &ops);
+      seconds[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
     if (pool)
-      pool->run(threads, [&](int64_t t) { double ops; sink[t] = fn(iters, &ops); });
+      pool->run(threads, task);
     else
-      sink[0] = fn(iters, &ops_per_iter);
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      task(0);
+    for (double v : sums) sink += v;
     if (round == 0) {  // warm-up: size the rounds to about 50 ms
-      iters = std::max<int64_t>(1 << 12, static_cast<int64_t>(static_cast<double>(iters) * 0.05 / std::max(s, 1e-6)));
+      iters = std::max<int64_t>(1 << 12, static_cast<int64_t>(static_cast<double>(iters) * 0.05 / std::max(seconds[0], 1e-6)));
       continue;
     }
-    double sum = 0;
-    for (double v : sink) sum += v;
-    if (sum == 0.123456789) best = -1;  // keeps the sums alive
-    best = std::max(best, ops_per_iter * static_cast<double>(iters) * threads / s);
+    double total = 0;
+    for (double s : seconds) total += ops_per_iter * static_cast<double>(iters) / std::max(s, 1e-9);
+    best = std::max(best, total);
   }
-  return best;
+  return sink == 0.123456789 ? 0 : best;  // (uses the sums, so the loops stay)
 }
 
 }  // namespace

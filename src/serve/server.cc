@@ -33,6 +33,7 @@ struct RequestLog {
   Clock::time_point start{};
   int64_t prompt_tokens = -1, completion_tokens = -1;
   double ttft_s = -1;
+  double snapshot_s = -1;  // prefix-cache snapshots taken during the request
 };
 thread_local RequestLog t_log;
 
@@ -337,6 +338,7 @@ struct Handlers {
     const generate::SequenceStats& st = *result;
     t_log.completion_tokens = st.generated_tokens;
     t_log.ttft_s = st.first_token_seconds;
+    t_log.snapshot_s = st.snapshot_seconds;
     json choice;
     if (chat) {
       choice = {{"index", 0},
@@ -413,6 +415,7 @@ struct Handlers {
             const generate::SequenceStats& st = **result;
             t_log.completion_tokens = st.generated_tokens;
             t_log.ttft_s = st.first_token_seconds;
+            t_log.snapshot_s = st.snapshot_seconds;
             json lp = nullptr;
             if (r.logprobs && !lps.empty()) lp = r.chat ? chat_logprobs(lps) : completion_logprobs(lps, state->text_offset);
             json empty = r.chat ? json::object() : json("");
@@ -605,6 +608,7 @@ void Server::routes() {
     if (l.prompt_tokens >= 0) line += fmt::format(" prompt_tokens={}", l.prompt_tokens);
     if (l.completion_tokens >= 0) line += fmt::format(" completion_tokens={}", l.completion_tokens);
     if (l.ttft_s >= 0) line += fmt::format(" ttft={:.1f}ms", l.ttft_s * 1e3);
+    if (l.snapshot_s > 0) line += fmt::format(" snapshots={:.1f}ms", l.snapshot_s * 1e3);
     if (l.routed) line += fmt::format(" total={:.1f}ms", seconds_since(l.start) * 1e3);
     std::fprintf(stderr, "%s\n", line.c_str());
   });
