@@ -294,41 +294,23 @@ Json qwen3_config() {
 // which 2 per token, with norm_topk_prob, and layer 1 kept dense (mlp_only_layers) so that
 // both MLP kinds and the sparse-layer rule are exercised.
 Json qwen3_moe_config() {
-  return {
+  Json c = qwen3_config();  // Qwen3MoeConfig extends Qwen3's fields
+  c.update({
       {"architectures", {"Qwen3MoeForCausalLM"}},
-      {"attention_bias", false},
-      {"attention_dropout", 0.0},
-      {"bos_token_id", 1},
       {"decoder_sparse_step", 1},
-      {"eos_token_id", 2},
-      {"head_dim", 32},
-      {"hidden_act", "silu"},
-      {"hidden_size", 64},
-      {"initializer_range", 0.02},
-      {"intermediate_size", 128},
-      {"max_position_embeddings", 4096},
-      {"max_window_layers", 4},
       {"mlp_only_layers", {1}},
       {"model_type", "qwen3_moe"},
       {"moe_intermediate_size", 64},
       {"norm_topk_prob", true},
-      {"num_attention_heads", 4},
       {"num_experts", 8},
       {"num_experts_per_tok", 2},
-      {"num_hidden_layers", 4},
-      {"num_key_value_heads", 2},
       {"output_router_logits", false},
-      {"rms_norm_eps", 1e-6},
-      {"rope_scaling", nullptr},
-      {"rope_theta", 1000000.0},
       {"router_aux_loss_coef", 0.001},
-      {"sliding_window", nullptr},
       {"tie_word_embeddings", false},
       {"transformers_version", "4.51.0"},
-      {"use_cache", true},
-      {"use_sliding_window", false},
       {"vocab_size", 320},
-  };
+  });
+  return c;
 }
 
 // Phi-3-mini's field set (sliding window on every layer, here 7) with GQA and Phi-4-mini's
