@@ -45,24 +45,9 @@ std::string stored_values_checkpoint(const Generated& g, const std::string& prog
   std::set<std::string> bf16;
   for (const fb::Tensor* t : *(*pf)->program().tensors())
     if (t->dtype() == fb::DType::BF16) bf16.insert(t->name()->str());
-  auto ck = hf::Checkpoint::open(g.model_dir());
-  EXPECT_TRUE(ck.is_ok());
-  std::vector<hf::OwnedTensor> out;
-  for (const std::string& name : ck->names()) {
-    const hf::TensorView* t = *ck->get(name);
-    hf::OwnedTensor o{.name = name, .dtype = DType::kF32, .shape = t->shape, .bytes = {}};
-    o.bytes.resize(static_cast<size_t>(t->numel()) * 4);
-    for (int64_t k = 0; k < t->numel(); ++k) {
-      float f = static_cast<float>(t->get(k));
-      if (bf16.contains(name)) f = bf16_to_float(float_to_bf16(f));
-      std::memcpy(&o.bytes[static_cast<size_t>(k) * 4], &f, 4);
-    }
-    out.push_back(std::move(o));
-  }
-  std::filesystem::create_directories(dir);
-  EXPECT_TRUE(hf::write_checkpoint(dir, out).is_ok());
-  std::filesystem::copy_file(g.model_dir() + "/config.json", dir + "/config.json");
-  return dir;
+  return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t, float f) {
+    return bf16.contains(name) ? bf16_to_float(float_to_bf16(f)) : f;
+  });
 }
 
 class FamilyE2E : public ::testing::TestWithParam<FamilyCase> {

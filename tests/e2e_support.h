@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "export/exporter.h"
 #include "hf/model_config.h"
 #include "hf/safetensors.h"
+#include "hf/safetensors_writer.h"
 #include "program/layout.h"
 #include "reference/reference.h"
 #include "runtime/session.h"
@@ -103,6 +105,30 @@ inline std::vector<float> run_program(const std::shared_ptr<const runtime::Model
     std::copy(logits->begin(), logits->end(), out.begin() + t * V);
   }
   return out;
+}
+
+// An f32 copy of g's checkpoint (and its config.json) in dir, each value passed through
+// value(tensor name, flat index, value): the values a program stores, so that the reference
+// can run on exactly what the program computes with.
+template <class ValueFn>
+std::string write_f32_checkpoint(const Generated& g, const std::string& dir, const ValueFn& value) {
+  auto ck = hf::Checkpoint::open(g.model_dir());
+  EXPECT_TRUE(ck.is_ok());
+  std::vector<hf::OwnedTensor> out;
+  for (const std::string& name : ck->names()) {
+    const hf::TensorView* t = *ck->get(name);
+    hf::OwnedTensor o{.name = name, .dtype = DType::kF32, .shape = t->shape, .bytes = {}};
+    o.bytes.resize(static_cast<size_t>(t->numel()) * 4);
+    for (int64_t k = 0; k < t->numel(); ++k) {
+      const float f = value(name, k, static_cast<float>(t->get(k)));
+      std::memcpy(&o.bytes[static_cast<size_t>(k) * 4], &f, 4);
+    }
+    out.push_back(std::move(o));
+  }
+  std::filesystem::create_directories(dir);
+  EXPECT_TRUE(hf::write_checkpoint(dir, out).is_ok());
+  std::filesystem::copy_file(g.model_dir() + "/config.json", dir + "/config.json");
+  return dir;
 }
 
 inline std::vector<double> reference_logits(const Generated& g, const std::vector<int32_t>& ids) {

@@ -486,24 +486,10 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     for (int64_t r = 0; r < q.rows; ++r)
       for (int64_t c = 0; c < q.cols; ++c) v.push_back(static_cast<float>(q.value(r, c)));
   }
-  auto ck = hf::Checkpoint::open(g.model_dir());
-  EXPECT_TRUE(ck.is_ok());
-  std::vector<hf::OwnedTensor> out;
-  for (const std::string& name : ck->names()) {
-    const hf::TensorView* t = *ck->get(name);
-    hf::OwnedTensor o{.name = name, .dtype = DType::kF32, .shape = t->shape, .bytes = {}};
-    o.bytes.resize(static_cast<size_t>(t->numel()) * 4);
+  return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t k, float f) {
     auto it = values.find(name);
-    for (int64_t k = 0; k < t->numel(); ++k) {
-      const float f = it != values.end() ? it->second[k] : static_cast<float>(t->get(k));
-      std::memcpy(&o.bytes[k * 4], &f, 4);
-    }
-    out.push_back(std::move(o));
-  }
-  std::filesystem::create_directories(dir);
-  EXPECT_TRUE(hf::write_checkpoint(dir, out).is_ok());
-  std::filesystem::copy_file(g.model_dir() + "/config.json", dir + "/config.json");
-  return dir;
+    return it != values.end() ? it->second[static_cast<size_t>(k)] : f;
+  });
 }
 
 std::string export_q(const testing::Generated& g, const std::string& name, const std::string& qlinear,
