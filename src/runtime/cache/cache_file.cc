@@ -40,6 +40,7 @@ class Reader {
   size_t remaining() const { return b_.size() - pos_; }
   Status read(void* dst, size_t n) {
     if (pos_ + n > b_.size()) return bad_input("{}: truncated in the cache data", path_);
+    if (n == 0) return Status::ok();  // dst may be the null data() of an empty vector
     std::memcpy(dst, b_.data() + pos_, n);
     pos_ += n;
     return Status::ok();
