@@ -2,15 +2,60 @@
 // generate() (a seeded sequence is unaffected by its neighbours); long prompts are prefilled
 // in chunks while others keep decoding, one token per step; cancellation takes effect at
 // the next step and frees the slot; requests that can never run are refused at submit.
+// The prompt-row budget keeps every mixed step under its target on a simulated machine.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "e2e_support.h"
+#include "generate/prompt_row_budget.h"
 #include "generate/scheduler.h"
 
 namespace og {
 namespace {
 
 using namespace og::testing;
+
+// A simulated machine: a step of n rows costs max(memory, n x row), the row cost growing
+// with the prompt's position (attention). Whatever the machine, no mixed step may cost more
+// than the target (1 + ratio) decode steps (5 % slack for the row cost drifting between
+// two steps), and once the step is compute bound the rows must come near that target.
+TEST(PromptRowBudget, EveryMixedStepStaysUnderItsTargetAndRowsReachIt) {
+  struct Machine {
+    double memory_s, row_s, drift;  // drift: row cost growth per prompt position
+    int64_t decodes, max_rows;
+  };
+  const Machine machines[] = {{0.10, 0.10 / 12, 0, 3, 128},   {0.10, 0.10 / 40, 0, 3, 512},
+                              {0.05, 0.05 / 3, 0, 1, 64},     {0.20, 0.20 / 8, 1e-4, 7, 256},
+                              {0.10, 0.10 / 100, 2e-4, 2, 64}, {0.10, 0.10 / 12, 0, 30, 128}};
+  const double ratio = 1.25;
+  for (const Machine& m : machines) {
+    SCOPED_TRACE(::testing::Message() << "memory " << m.memory_s << " row " << m.row_s << " decodes " << m.decodes);
+    generate::PromptRowBudget budget(ratio, 4, m.max_rows);
+    auto cost = [&](int64_t rows, int64_t position) {
+      return std::max(m.memory_s, static_cast<double>(rows) * m.row_s * (1 + m.drift * static_cast<double>(position)));
+    };
+    int64_t position = 0;
+    for (int step = 0; step < 3; ++step) budget.observe(m.decodes, 0, cost(m.decodes, 0));  // streams decoding
+    int64_t last_rows = 0;
+    for (int step = 0; step < 60; ++step) {
+      const double decode_step = cost(m.decodes, 0);
+      const int64_t n = budget.rows();
+      ASSERT_GE(n, 1);
+      ASSERT_LE(n, m.max_rows);
+      const double took = cost(m.decodes + n, position);
+      EXPECT_LE(took, (1 + ratio) * decode_step * 1.05) << "step " << step << " with " << n << " prompt rows";
+      budget.observe(m.decodes, n, took);
+      budget.observe(m.decodes, 0, decode_step);  // a decode-only step between two chunks
+      position += n;
+      last_rows = n;
+    }
+    // Near the target: the most rows whose compute fits it (or the cap).
+    const auto ideal = std::min<int64_t>(
+        m.max_rows, static_cast<int64_t>((1 + ratio) * cost(m.decodes, 0) / (m.row_s * (1 + m.drift * position))) - m.decodes);
+    EXPECT_GE(last_rows, std::max<int64_t>(1, ideal * 8 / 10));
+  }
+}
 
 class SchedulerTest : public ::testing::Test {
  protected:

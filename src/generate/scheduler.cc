@@ -30,8 +30,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
     s->slots_.push_back({.session = std::move(session), .seq = nullptr});
   }
   // Adaptive: the first prompt step beside decodes is small (its cost is not known yet; 16
-  // rows of a 1B bf16 program cost 3.5 decode steps here), then the measured cost sizes them.
-  s->prompt_rows_ = o.prefill_rows_while_decoding > 0 ? o.prefill_rows_while_decoding : kFirstPromptRows;
+  // rows of a 1B bf16 program cost 3.5 decode steps here), then measured costs size them.
+  s->prompt_budget_ = PromptRowBudget(kPromptStepRatio, kFirstPromptRows, s->runner_->max_rows());
   if (o.snapshot_interval < 1) return usage_error("snapshot_interval {} must be at least 1", o.snapshot_interval);
   for (int32_t w : model->layout().windows) s->flat_only_ = s->flat_only_ && w == 0;
   return s;
@@ -211,7 +211,9 @@ bool Scheduler::step() {
       --budget;
     }
   const auto decodes = static_cast<int64_t>(entries.size());
-  if (decodes > 0) budget = std::min(budget, prompt_rows_);
+  if (decodes > 0)
+    budget = std::min(budget, options_.prefill_rows_while_decoding > 0 ? options_.prefill_rows_while_decoding
+                                                                         : prompt_budget_.rows());
   std::vector<Slot*> prefilling;
   for (Slot& slot : slots_)
     if (slot.seq && slot.seq->pending < 0) prefilling.push_back(&slot);
@@ -238,7 +240,6 @@ bool Scheduler::step() {
 
   const auto start = Clock::now();
   auto result = runner_->step(entries);
-  const double took = seconds_between(start, Clock::now());
   if (!result.is_ok()) {
     for (Work& w : work) retire(*w.slot, result.status());
     return true;
@@ -256,20 +257,8 @@ bool Scheduler::step() {
     s.pending = -1;
     if (!advance(slot, (*result)[i])) retire(slot, s.stats);
   }
-  // Adapt the prompt rows that ride along with decodes: such a step should cost about
-  // (1 + kPromptStepRatio) decode-only steps, so streams keep their pace (gaps well under
-  // 2.5x the steady one) while a new prompt still reaches its first token soon.
-  if (options_.prefill_rows_while_decoding == 0 && decodes > 0) {
-    auto ema = [](double& avg, double x) { avg = avg == 0 ? x : 0.8 * avg + 0.2 * x; };
-    if (prompt_rows == 0) {
-      ema(decode_step_s_, took);
-    } else if (decode_step_s_ > 0) {
-      ema(prompt_row_s_, std::max(0.0, took - decode_step_s_) / static_cast<double>(prompt_rows));
-      if (prompt_row_s_ > 0)
-        prompt_rows_ = std::clamp<int64_t>(static_cast<int64_t>(kPromptStepRatio * decode_step_s_ / prompt_row_s_), 1,
-                                           runner_->max_rows());
-    }
-  }
+  if (options_.prefill_rows_while_decoding == 0)
+    prompt_budget_.observe(decodes, prompt_rows, seconds_between(start, Clock::now()));
   update_used_positions();
   return true;
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "generate/generator.h"
+#include "generate/prompt_row_budget.h"
 #include "generate/sampler.h"
 #include "runtime/batch_runner.h"
 #include "runtime/prefix_cache.h"
@@ -62,8 +63,8 @@ struct SchedulerOptions {
   int threads = 0;                    // as SessionOptions::threads
   std::shared_ptr<ThreadPool> pool = nullptr;
   // Prompt rows one step may carry while other sequences decode: the step then costs little
-  // more than a decode step (0: adapt it so that such a step costs about 2.25 times a
-  // plain decode step). With nothing decoding a prompt takes the whole row budget.
+  // more than a decode step (0: adapt it so that such a step costs at most about 2.25
+  // times a plain decode step). With nothing decoding a prompt takes the whole row budget.
   int64_t prefill_rows_while_decoding = 0;
   // Prefix reuse (runtime/prefix_cache.h), null: off. A request's prompt is looked up at
   // admission and the longest restorable prefix restored; states are stored at the end of
@@ -139,10 +140,7 @@ class Scheduler {
   size_t running_ = 0;
   int64_t used_positions_ = 0;
 
-  // Adaptive prompt rows beside decodes: running averages of a decode-only step's seconds
-  // and of one extra prompt row's.
-  double decode_step_s_ = 0, prompt_row_s_ = 0;
-  int64_t prompt_rows_ = 4;
+  PromptRowBudget prompt_budget_{1, 1, 1};  // prompt rows beside decodes (set by create)
 };
 
 }  // namespace og::generate

@@ -1,0 +1,53 @@
+// How many prompt rows a step may carry beside decoding streams (Scheduler): enough that a
+// new prompt reaches its first token soon, few enough that the streams keep their pace.
+//
+// A step with prompt rows should cost at most about (1 + ratio) decode-only steps. Each row
+// of such a mixed step is taken to cost seconds / rows, as if the step were compute bound.
+// That bounds every step, not only the mean over steps: a step costs at least its rows'
+// compute, so the rows this estimate allows cannot cost more than the target. Where a step
+// is still memory bound (decode-sized), the estimate is too high and the rows grow, at most
+// doubling per step. (A running mean of the extra cost per prompt row, the earlier rule,
+// sees nearly free rows while the step is memory bound, then allows a step far over the
+// target.)
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace og::generate {
+
+class PromptRowBudget {
+ public:
+  // first: rows of the first mixed step, before anything is measured; max_rows: the most
+  // rows a step can carry.
+  PromptRowBudget(double ratio, int64_t first, int64_t max_rows)
+      : ratio_(ratio), max_rows_(std::max<int64_t>(1, max_rows)), rows_(std::clamp<int64_t>(first, 1, max_rows_)) {}
+
+  // Prompt rows the next step may carry beside `decodes` decoding rows.
+  int64_t rows() const { return rows_; }
+
+  // A step of `decodes` decoding rows and `prompt_rows` prompt rows took `seconds` (to the
+  // end of its bookkeeping: the streams wait for all of it).
+  void observe(int64_t decodes, int64_t prompt_rows, double seconds) {
+    if (decodes <= 0) return;  // nothing to keep pace with
+    if (prompt_rows == 0) {
+      average(decode_step_s_, seconds);
+      return;
+    }
+    if (decode_step_s_ <= 0) return;  // no decode-only step to compare with yet
+    average(row_s_, seconds / static_cast<double>(decodes + prompt_rows));
+    const auto fit = static_cast<int64_t>((1 + ratio_) * decode_step_s_ / row_s_) - decodes;
+    rows_ = std::clamp<int64_t>(fit, 1, std::min(2 * rows_, max_rows_));
+  }
+
+ private:
+  static void average(double& avg, double x) { avg = avg == 0 ? x : 0.5 * avg + 0.5 * x; }
+
+  double ratio_;
+  int64_t max_rows_;
+  int64_t rows_;
+  double decode_step_s_ = 0;  // running mean of a decode-only step
+  double row_s_ = 0;          // running mean of a mixed step's seconds per row
+};
+
+}  // namespace og::generate
