@@ -374,6 +374,22 @@ TEST_F(ServeTest, QueueFullAbortAndShutdown) {
   ASSERT_TRUE(after);
   EXPECT_EQ(after->status, 200) << after->body;
 
+  // A client waiting for a non-streamed answer goes away: its sequence is cancelled too.
+  const double generated_before = metric(s.port(), "offgraph:generation_tokens_total");
+  {
+    const std::string plain = json{{"prompt", "go"}, {"max_tokens", 3900}, {"temperature", 0}}.dump();
+    RawConnection c(s.port());
+    ASSERT_TRUE(c.send("POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+                       std::to_string(plain.size()) + "\r\n\r\n" + plain));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (metric(s.port(), "offgraph:num_requests_running") != 1 && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    EXPECT_EQ(metric(s.port(), "offgraph:num_requests_running"), 1);
+  }
+  EXPECT_TRUE(drained(s.port(), std::chrono::milliseconds(3000))) << s.log();
+  EXPECT_LT(metric(s.port(), "offgraph:generation_tokens_total") - generated_before, 3000);
+  EXPECT_NE(s.log().find("POST /v1/completions 499"), std::string::npos) << s.log();
+
   // SIGTERM while a stream runs: it finishes ([DONE]) and the server exits 0.
   RawConnection c(s.port());
   const std::string short_body = json{{"prompt", {1, 2, 3}}, {"max_tokens", 300}, {"temperature", 0}, {"stream", true},

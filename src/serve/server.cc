@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "serve/connection_probe.h"
 #include "serve/openai_schema.h"
 #include "serve/sse.h"
 #include "serve/stop_strings.h"
@@ -330,8 +331,18 @@ struct Handlers {
     t_log.prompt_tokens = job->prompt_tokens;
     if (job->request.stream) return stream(s, res, job);
 
+    // While the answer is generated, look every 100 ms whether the client is still there;
+    // if it left, its sequence is cancelled at the next step and the slot freed.
+    const auto probe = ConnectionProbe::find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
     std::unique_lock lock(job->mu);
-    job->cv.wait(lock, [&] { return job->done; });
+    while (!job->cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return job->done; })) {
+      if (probe && probe->peer_closed()) {
+        s.backend_->scheduler->cancel(job->seq_id);
+        job->cv.wait(lock, [&] { return job->done; });
+        // Nobody reads this; the log line shows 499 (nginx's "client closed request").
+        return send_error(res, {.status = 499, .message = "the client closed the connection", .type = "invalid_request_error"});
+      }
+    }
     const auto& result = *job->result;
     if (!result.is_ok())
       return send_error(res, {.status = 500, .message = result.status().message(), .type = "server_error"});
