@@ -218,6 +218,18 @@ TEST(CliInspect, Qwen3MoeRealConfigLayoutAndActiveBytesPerToken) {
   EXPECT_EQ(j["parameter_bytes"]["active_per_token"].get<uint64_t>(), total - 2 * 120 * expert);
   auto text = run_offgraph("inspect " + d.file("p.ogp"));
   EXPECT_NE(text.out.find("mixture of experts"), std::string::npos) << text.out;
+
+  // bench's decode floor reads what a token reads: inspect's active bytes, with one row of
+  // the (untied) embedding table instead of all of it. (Within 1 %: bench leaves out a few
+  // small norm vectors, while the 16 experts read are 393 KB of the 937 KB.)
+  const nlohmann::json config = nlohmann::json::parse(read_file(d.file("m") + "/config.json"));
+  ASSERT_FALSE(config["tie_word_embeddings"].get<bool>());
+  const auto row = config["hidden_size"].get<uint64_t>() * 4, table = config["vocab_size"].get<uint64_t>() * row;
+  auto bench = run_offgraph("bench -m " + d.file("p.ogp") + " -p 4 -n 2 -r 1 --threads 1 --json");
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const double read = nlohmann::json::parse(bench.out)["weight_bytes"].get<double>();
+  const double expected = static_cast<double>(j["parameter_bytes"]["active_per_token"].get<uint64_t>() - table + row);
+  EXPECT_NEAR(read, expected, 0.01 * expected);
 }
 
 // Config fields of qwen3_moe that offgraph cannot honour are errors naming the field.

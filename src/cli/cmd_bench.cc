@@ -40,7 +40,8 @@ double median(std::vector<double> v) {
 }
 
 // Weight bytes a decoded token reads: every linear weight (a matrix shared by several ops,
-// such as tied embeddings, counted once), norm weights and biases, and one embedding row.
+// such as tied embeddings, counted once), norm weights and biases, one embedding row, and
+// of each mixture of experts the top_k experts a token chooses plus its shared expert.
 uint64_t decode_weight_bytes(const runtime::Model& m) {
   std::set<const void*> seen;
   uint64_t bytes = 0;
@@ -57,6 +58,18 @@ uint64_t decode_weight_bytes(const runtime::Model& m) {
         bytes += static_cast<uint64_t>(kernels::row_storage_bytes(op.matrix));
         break;
       case runtime::OpKind::kRmsNorm: once(op.vec, static_cast<uint64_t>(op.dim) * 4); break;
+      case runtime::OpKind::kMoe: {
+        // A token reads top_k experts (their mean size: experts of one op have one shape),
+        // and the shared expert and its gate.
+        const kernels::MoeParams& p = m.moe(op.moe);
+        auto matrix = [](const kernels::Matrix& w) { return static_cast<uint64_t>(w.rows * kernels::row_storage_bytes(w)); };
+        uint64_t experts = 0;
+        for (int64_t e = 0; e < p.n_experts; ++e) experts += matrix(p.gate[e]) + matrix(p.up[e]) + matrix(p.down[e]);
+        if (p.n_experts > 0) bytes += experts / static_cast<uint64_t>(p.n_experts) * static_cast<uint64_t>(p.top_k);
+        if (p.has_shared) bytes += matrix(p.shared_gate) + matrix(p.shared_up) + matrix(p.shared_down);
+        if (p.has_shared_expert_gate) bytes += matrix(p.shared_expert_gate);
+        break;
+      }
       default: break;
     }
   }
@@ -78,7 +91,8 @@ uint64_t decode_kv_bytes(const runtime::Model& m, int64_t pos, runtime::KvDType 
 
 // Arithmetic of a P-token prefill from an empty cache, in steps of `chunk` tokens: every
 // linear over every token (2 flops per weight and token), except the LM head, which runs
-// on the last token of each step only; attention scores and weighted values (4 flops per
+// on the last token of each step only; each token's top_k experts (and shared expert) of a
+// mixture of experts; attention scores and weighted values (4 flops per
 // head dimension and key, keys limited by the window). `int8_share` is the fraction of
 // the linears' flops that run as int8 products (quantized weights, int8 activations).
 struct PrefillWork {
@@ -95,6 +109,14 @@ PrefillWork prefill_work(const runtime::Model& m, int64_t P, int64_t chunk) {
       const double f = 2.0 * static_cast<double>(op.matrix.rows) * static_cast<double>(op.matrix.cols) * rows;
       linear += f;
       if (op.xquant == kernels::XQuant::kInt8) int8 += f;
+    } else if (op.kind == runtime::OpKind::kMoe) {  // each token: top_k experts and the shared one
+      const kernels::MoeParams& p = m.moe(op.moe);
+      auto mm = [](const kernels::Matrix& w) { return 2.0 * static_cast<double>(w.rows) * static_cast<double>(w.cols); };
+      double f = p.n_experts > 0 ? static_cast<double>(p.top_k) * (mm(p.gate[0]) + mm(p.up[0]) + mm(p.down[0])) : 0;
+      if (p.has_shared) f += mm(p.shared_gate) + mm(p.shared_up) + mm(p.shared_down);
+      f *= static_cast<double>(P);
+      linear += f;
+      if (p.xquant == kernels::XQuant::kInt8) int8 += f;
     } else if (op.kind == runtime::OpKind::kAttend) {
       double keys = 0;
       for (int64_t t = 0; t < P; ++t) keys += static_cast<double>(op.attend.window > 0 ? std::min<int64_t>(t + 1, op.attend.window) : t + 1);
