@@ -35,16 +35,18 @@ struct FamilyCase {
 // gtest prints a failing case's parameter with this.
 void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << c.overrides.dump(); }
 // Families whose MoE routing makes logits discontinuous in the weights.
-bool routed(const std::string& family) { return family == "qwen3_moe"; }
+bool routed(const std::string& family) { return family == "qwen3_moe" || family == "gpt_oss"; }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
 // program keeps in bf16 rounded to bf16 (as the exporter rounds it), the others unchanged.
 std::string stored_values_checkpoint(const Generated& g, const std::string& program, const std::string& dir) {
   auto pf = program::ProgramFile::open(program);
   EXPECT_TRUE(pf.is_ok());
+  // A program tensor may be a slice of a checkpoint tensor ("...gate_up_proj[3][0:128:2].T"):
+  // the checkpoint name is the part before the first '['.
   std::set<std::string> bf16;
   for (const fb::Tensor* t : *(*pf)->program().tensors())
-    if (t->dtype() == fb::DType::BF16) bf16.insert(t->name()->str());
+    if (t->dtype() == fb::DType::BF16) bf16.insert(t->name()->str().substr(0, t->name()->str().find('[')));
   return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t, float f) {
     return bf16.contains(name) ? bf16_to_float(float_to_bf16(f)) : f;
   });
@@ -206,6 +208,9 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"qwen2", 4}, FamilyCase{"qwen3", 5, {{"use_sliding_window", true}, {"sliding_window", 5}, {"max_window_layers", 1}}}, FamilyCase{"phi3", 6},
                                            FamilyCase{"gemma2", 7}, FamilyCase{"gemma3_text", 8},
                                            FamilyCase{"gemma3", 9}, FamilyCase{"qwen3_moe", 10},
+                                           // Experts as the hub stores them (MXFP4) and as float parameters.
+                                           FamilyCase{"gpt_oss", 13}, FamilyCase{"gpt_oss", 14,
+                                                      {{"quantization_config", nullptr}}, "gpt_oss_float_experts"},
                                            // SmolLM3-3B's fields: NoPE layer 3 of 5, all full attention.
                                            FamilyCase{"smollm3", 10, nlohmann::json::object(), "smollm3"},
                                            // Sliding NoPE layers: no_rope_layers and layer_types absent, so

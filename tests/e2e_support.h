@@ -117,6 +117,10 @@ std::string write_f32_checkpoint(const Generated& g, const std::string& dir, con
   std::vector<hf::OwnedTensor> out;
   for (const std::string& name : ck->names()) {
     const hf::TensorView* t = *ck->get(name);
+    if (t->dtype == DType::kU8) {  // MXFP4 blocks and scales: not values, copied as they are
+      out.push_back({.name = name, .dtype = DType::kU8, .shape = t->shape, .bytes = {t->data, t->data + t->nbytes}});
+      continue;
+    }
     hf::OwnedTensor o{.name = name, .dtype = DType::kF32, .shape = t->shape, .bytes = {}};
     o.bytes.resize(static_cast<size_t>(t->numel()) * 4);
     for (int64_t k = 0; k < t->numel(); ++k) {

@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -688,19 +690,57 @@ struct MoeCase {
     }
   }
 
-  // down(silu(gate x) * up x) in float64
-  static std::vector<double> mlp(const float* x, const Stored& g, const Stored& u, const Stored& d, int64_t H, int64_t I) {
+  // Optional extras of the routed experts (program.fbs MoeAttrs): biases, per-expert weight
+  // scales and gpt-oss's clamped SwiGLU. Empty vectors: absent.
+  std::vector<float> gate_bias, up_bias, down_bias;  // [E, I], [E, I], [E, H]
+  std::vector<float> expert_scale;                   // [E]
+  bool clamped = false;
+  double alpha = 1.702, limit = 7.0;
+
+  // Sets every extra to random values (and binds them to p).
+  void add_biases_and_scales(uint32_t seed) {
+    gate_bias = random_floats(static_cast<size_t>(E * I), seed, -0.5, 0.5);
+    up_bias = random_floats(static_cast<size_t>(E * I), seed + 1, -0.5, 0.5);
+    down_bias = random_floats(static_cast<size_t>(E * H), seed + 2, -0.5, 0.5);
+    expert_scale = random_floats(static_cast<size_t>(E), seed + 3, 0.3, 2.0);
+    p.gate_bias = gate_bias.data();
+    p.up_bias = up_bias.data();
+    p.down_bias = down_bias.data();
+    p.expert_scale = expert_scale.data();
+  }
+  void use_clamped_swiglu(double a, double l) {
+    clamped = true;
+    alpha = a;
+    limit = l;
+    p.clamped = true;
+    p.swiglu = {.alpha = static_cast<float>(a), .limit = static_cast<float>(l)};
+  }
+
+  // The activation of program.fbs in float64: silu(g) * u, or the clamped SwiGLU.
+  double activation(double g, double u) const {
+    if (!clamped) return g / (1 + std::exp(-g)) * u;
+    if (std::isnan(g) || std::isnan(u)) return NAN;
+    g = std::min(g, limit);
+    u = std::min(std::max(u, -limit), limit);
+    return (u + 1) * g / (1 + std::exp(-alpha * g));
+  }
+
+  // down(act(gate x + bg, up x + bu)) + bd in float64 (null biases: none)
+  std::vector<double> mlp(const float* x, const Stored& g, const Stored& u, const Stored& d, int64_t I,
+                          const float* bg = nullptr, const float* bu = nullptr, const float* bd = nullptr) const {
     std::vector<double> h(static_cast<size_t>(I)), y(static_cast<size_t>(H), 0.0);
     for (int64_t i = 0; i < I; ++i) {
-      double a = 0, b = 0;
+      double a = bg ? bg[i] : 0, b = bu ? bu[i] : 0;
       for (int64_t c = 0; c < H; ++c) {
         a += g.value[i * H + c] * x[c];
         b += u.value[i * H + c] * x[c];
       }
-      h[i] = a / (1 + std::exp(-a)) * b;
+      h[i] = activation(a, b);
     }
-    for (int64_t o = 0; o < H; ++o)
+    for (int64_t o = 0; o < H; ++o) {
+      if (bd) y[o] = bd[o];
       for (int64_t i = 0; i < I; ++i) y[o] += d.value[o * I + i] * h[i];
+    }
     return y;
   }
 
@@ -720,14 +760,17 @@ struct MoeCase {
     }
     std::vector<double> y(static_cast<size_t>(H), 0.0);
     for (int64_t j = 0; j < K; ++j) {
-      const double wj = (p.normalize_top_k ? w[j] / sum : w[j]) * p.routed_scale;
-      const auto f = mlp(x, gate[idx[j]], up[idx[j]], down[idx[j]], H, I);
+      const int64_t e = idx[j];
+      const double wj = (p.normalize_top_k ? w[j] / sum : w[j]) * p.routed_scale *
+                        (expert_scale.empty() ? 1.0 : expert_scale[e]);
+      auto at = [](const std::vector<float>& v, int64_t offset) { return v.empty() ? nullptr : v.data() + offset; };
+      const auto f = mlp(x, gate[e], up[e], down[e], I, at(gate_bias, e * I), at(up_bias, e * I), at(down_bias, e * H));
       for (int64_t c = 0; c < H; ++c) y[c] += wj * f[c];
     }
     if (p.has_shared) {
       double g = 0;
       for (int64_t c = 0; c < H; ++c) g += sgate.value[c] * x[c];
-      const auto f = mlp(x, sg, su, sd, H, Is);
+      const auto f = mlp(x, sg, su, sd, Is);
       for (int64_t c = 0; c < H; ++c) y[c] += f[c] / (1 + std::exp(-g));
     }
     return y;
@@ -761,6 +804,77 @@ TEST(Moe, MatchesFloat64ForEveryScoringRuleWithAndWithoutASharedExpert) {
         }
 }
 
+// Runs m over T random rows on every target and checks each row against m.reference.
+void expect_moe_matches_float64(const MoeCase& m, int64_t T, uint32_t seed, const std::string& what) {
+  const auto x = random_floats(static_cast<size_t>(T * m.H), seed);
+  const auto r = random_floats(static_cast<size_t>(T * m.E), seed + 1, -3, 3);
+  for_each_target([&] {
+    std::vector<float> y(static_cast<size_t>(T * m.H));
+    kernels::MoeScratch s;
+    kernels::moe(m.p, x.data(), r.data(), T, y.data(), s);
+    for (int64_t t = 0; t < T; ++t) {
+      const auto want = m.reference(x.data() + t * m.H, r.data() + t * m.E);
+      double top = 0;
+      for (double v : want) top = std::max(top, std::fabs(v));
+      for (int64_t c = 0; c < m.H; ++c) ASSERT_NEAR(y[t * m.H + c], want[c], 1e-5 * top) << what << " T " << T;
+    }
+  });
+}
+
+// Gemma-4's per-expert scale and gpt-oss's expert biases (the down bias inside the weighted sum).
+TEST(Moe, ExpertScaleAndBiasesMatchFloat64ForEveryScoringRule) {
+  for (auto scoring : {kernels::RouterScoring::kSoftmaxTopK, kernels::RouterScoring::kTopKSoftmax})
+    for (bool normalize : {false, true})
+      for (int64_t T : {int64_t{1}, int64_t{7}, int64_t{33}}) {
+        MoeCase m(8, 3, false, 41);
+        m.add_biases_and_scales(7);
+        m.p.scoring = scoring;
+        m.p.normalize_top_k = normalize;
+        expect_moe_matches_float64(m, T, 12, "scoring " + std::to_string(int(scoring)) + " normalize " +
+                                                 std::to_string(normalize));
+      }
+}
+
+// The limit is small enough that gate units above it and up units beyond it on both sides
+// all occur (counted here from the float64 pre-activations of the chosen experts).
+TEST(Moe, ClampedSwigluMatchesFloat64AndBothClampsBind) {
+  MoeCase m(8, 2, false, 53);
+  m.add_biases_and_scales(3);
+  m.p.scoring = kernels::RouterScoring::kTopKSoftmax;
+  m.use_clamped_swiglu(1.702, 0.75);
+  const int64_t T = 33;
+  expect_moe_matches_float64(m, T, 21, "clamped");
+  const auto x = random_floats(static_cast<size_t>(T * m.H), 21);
+  int64_t gate_above = 0, up_above = 0, up_below = 0;
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t e = 0; e < m.E; ++e)
+      for (int64_t i = 0; i < m.I; ++i) {
+        double a = m.gate_bias[e * m.I + i], b = m.up_bias[e * m.I + i];
+        for (int64_t c = 0; c < m.H; ++c) {
+          a += m.gate[e].value[i * m.H + c] * x[t * m.H + c];
+          b += m.up[e].value[i * m.H + c] * x[t * m.H + c];
+        }
+        gate_above += a > m.limit;
+        up_above += b > m.limit;
+        up_below += b < -m.limit;
+      }
+  EXPECT_GT(gate_above, 100);
+  EXPECT_GT(up_above, 100);
+  EXPECT_GT(up_below, 100);
+}
+
+TEST(Moe, ClampedSwigluPropagatesNaNAndClampsInfinities) {
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> gate = {nan, 1.0f, inf, 2.0f};
+  const std::vector<float> up = {1.0f, nan, 0.0f, -inf};
+  std::vector<float> y(gate.size());
+  kernels::act_mul_clamped(gate.data(), up.data(), 4, {.alpha = 1.702f, .limit = 1.5f}, y.data());
+  EXPECT_TRUE(std::isnan(y[0]));
+  EXPECT_TRUE(std::isnan(y[1]));
+  EXPECT_FLOAT_EQ(y[2], static_cast<float>(1.5 / (1 + std::exp(-1.702 * 1.5))));  // gate clamped to the limit
+  EXPECT_FLOAT_EQ(y[3], static_cast<float>(-0.5 * 1.5 / (1 + std::exp(-1.702 * 1.5))));  // up clamped to -1.5
+}
+
 TEST(Moe, TiesGoToTheLowerExpertIndex) {
   MoeCase m(8, 2, false, 3);
   const auto x = random_floats(static_cast<size_t>(m.H), 1);
@@ -778,8 +892,14 @@ TEST(Moe, TiesGoToTheLowerExpertIndex) {
 // per call however many of the 128 tokens chose it, and each row is bit-identical to the same
 // token computed alone (decode), with or without a thread pool.
 TEST(Moe, A128TokenPrefillReadsEachExpertAtMostOnceAndEqualsDecodeBitForBit) {
+  for (bool extras : {false, true}) {  // extras: expert scales, biases and the clamped SwiGLU
+  SCOPED_TRACE(extras ? "with expert scales, biases and ClampedSwiglu" : "plain");
   MoeCase m(8, 2, true, 29);
   m.p.normalize_top_k = true;
+  if (extras) {
+    m.add_biases_and_scales(31);
+    m.use_clamped_swiglu(1.702, 1.0);
+  }
   const int64_t T = 128;
   const auto x = random_floats(static_cast<size_t>(T * m.H), 8);
   const auto r = random_floats(static_cast<size_t>(T * m.E), 9, -2, 2);
@@ -803,6 +923,7 @@ TEST(Moe, A128TokenPrefillReadsEachExpertAtMostOnceAndEqualsDecodeBitForBit) {
     }
     EXPECT_TRUE(same_bits(prefill, decode));
   });
+  }
 }
 
 }  // namespace

@@ -142,20 +142,22 @@ TEST(RealConfigs, GptOss20bHas24CachesAlternatingSlidingAndFullAndYarnRope) {
   }
 }
 
-// gpt_oss without the MoE op: export reads the config (defaults, layer types), builds layer
-// 0's attention (biases, sinks, yarn rope) from the checkpoint, then refuses at its MLP,
-// naming num_local_experts. A wrong sinks tensor is caught before that.
-TEST(GptOss, ExportBuildsTheAttentionThenNamesTheMissingExpertsOp) {
+// gpt_oss export reads the config (defaults, layer types), builds layer 0's attention
+// (biases, sinks, yarn rope) from the checkpoint, then its experts: a checkpoint without the
+// expert tensors is refused naming the first one missing; a wrong sinks tensor is caught
+// before that; bad expert fields are refused naming the field.
+TEST(GptOss, ExportNamesTheMissingExpertTensorAndEveryBadExpertField) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("offgraph-gptoss-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const int64_t V = 32, H = 16, Hq = 4, Hkv = 2, D = 8, E = 4;
-  auto write = [&](int64_t sinks_len) {
+  auto write = [&](int64_t sinks_len, const json& overrides) {
     json cfg = {{"model_type", "gpt_oss"}, {"architectures", {"GptOssForCausalLM"}}, {"vocab_size", V},
                 {"hidden_size", H}, {"intermediate_size", 8}, {"num_hidden_layers", 2}, {"num_attention_heads", Hq},
                 {"num_key_value_heads", Hkv}, {"head_dim", D}, {"num_local_experts", E}, {"num_experts_per_tok", 2},
                 {"sliding_window", 4}, {"max_position_embeddings", 256},
                 {"rope_scaling", {{"rope_type", "yarn"}, {"factor", 4.0}, {"original_max_position_embeddings", 64},
                                   {"beta_fast", 32.0}, {"beta_slow", 1.0}, {"truncate", false}}}};
+    cfg.merge_patch(overrides);
     std::ofstream(dir / "config.json") << cfg.dump();
     std::vector<hf::OwnedTensor> t;
     auto add = [&](const std::string& name, std::vector<int64_t> shape) {
@@ -192,14 +194,26 @@ TEST(GptOss, ExportBuildsTheAttentionThenNamesTheMissingExpertsOp) {
     EXPECT_FALSE(std::filesystem::exists(o.output));
     return r.is_ok() ? std::string() : r.status().message();
   };
-  write(Hq);
+  write(Hq, json::object());
   std::string e = export_error();
-  EXPECT_NE(e.find("'num_local_experts'"), std::string::npos) << e;
-  EXPECT_NE(e.find("layer 0"), std::string::npos) << e;
-  EXPECT_NE(e.find("mixture of 4 experts, top 2"), std::string::npos) << e;
-  write(Hq + 1);
+  EXPECT_NE(e.find("'model.layers.0.mlp.experts.gate_up_proj_bias' not found"), std::string::npos) << e;
+  write(Hq + 1, json::object());
   e = export_error();
   EXPECT_NE(e.find("model.layers.0.self_attn.sinks"), std::string::npos) << e;
+  const std::pair<json, std::string> bad_fields[] = {
+      {{{"num_experts_per_tok", 5}}, "'num_experts_per_tok'"},
+      {{{"num_experts_per_tok", 0}}, "'num_experts_per_tok'"},
+      {{{"num_local_experts", 0}}, "'num_local_experts'"},
+      {{{"swiglu_limit", -1.0}}, "'swiglu_limit'"},
+      {{{"swiglu_limit", 0.0}}, "'swiglu_limit'"},
+      {{{"quantization_config", {{"quant_method", "fp8"}}}}, "'quantization_config.quant_method'"},
+      {{{"quantization_config", {{"quant_method", "mxfp4"}}}}, "'hidden_size'"},  // 16: not a multiple of 32
+  };
+  for (const auto& [overrides, field] : bad_fields) {
+    write(Hq, overrides);
+    e = export_error();
+    EXPECT_NE(e.find(field), std::string::npos) << overrides.dump() << ": " << e;
+  }
   std::filesystem::remove_all(dir);
 }
 

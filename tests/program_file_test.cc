@@ -88,6 +88,35 @@ TEST_F(ProgramFileTest, OtherFormatVersionsAndMagicsAreRefused) {
   EXPECT_NE(load_error(read_file(gen_->model_dir() + "/config.json")).find("not an offgraph program"), std::string::npos);
 }
 
+// A program is written as the oldest format that expresses it: version 3 only when a moe op
+// uses a version-3 field (a version-2 reader would skip it silently and run another model).
+TEST(ProgramFormat, Version3OnlyWhenAMoeOpUsesAVersion3Field) {
+  auto version_of = [](const std::string& path) {
+    program::Preamble p{};
+    std::memcpy(&p, read_file(path).data(), sizeof p);
+    return p.format_version;
+  };
+  auto moe_program = [](auto set) {
+    fb::ProgramT program;
+    auto op = std::make_unique<fb::OpT>();
+    fb::MoeAttrsT a;
+    set(a);
+    op->attrs.Set(std::move(a));
+    program.ops.push_back(std::move(op));
+    return program::required_format_version(program);
+  };
+  EXPECT_EQ(moe_program([](fb::MoeAttrsT&) {}), 2u);
+  EXPECT_EQ(moe_program([](fb::MoeAttrsT& a) { a.expert_scale = 0; }), 3u);
+  EXPECT_EQ(moe_program([](fb::MoeAttrsT& a) { a.gate_bias = 0; }), 3u);
+  EXPECT_EQ(moe_program([](fb::MoeAttrsT& a) { a.up_bias = 0; }), 3u);
+  EXPECT_EQ(moe_program([](fb::MoeAttrsT& a) { a.down_bias = 0; }), 3u);
+  EXPECT_EQ(moe_program([](fb::MoeAttrsT& a) { a.activation = fb::Activation::ClampedSwiglu; }), 3u);
+  auto gpt_oss = generate({.family = "gpt_oss", .seed = 3});
+  auto qwen3_moe = generate({.family = "qwen3_moe", .seed = 3});
+  EXPECT_EQ(version_of(export_to(*gpt_oss, "p.ogp", "fp32")), 3u);
+  EXPECT_EQ(version_of(export_to(*qwen3_moe, "p.ogp", "fp32")), 2u);
+}
+
 // Rewrites config.json of the generated model with a patch.
 void patch_config(const Generated& g, const nlohmann::json& patch) {
   auto j = hf::parse_json(read_file(g.model_dir() + "/config.json"), "config.json");

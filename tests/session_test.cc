@@ -172,8 +172,8 @@ TEST(CachePolicy, RewindOnlyAsFarAsEveryRingHolds) {
 
 // ------------------------------------------------------------------- attention sinks, end to end
 
-// A hand-built two-layer program whose update_and_attend ops carry sinks (no family uses
-// them yet: gpt_oss waits for the MoE op): x = embed(ids); per layer x += o(attend(q(x),
+// A hand-built two-layer program whose update_and_attend ops carry sinks (gpt_oss's, here
+// without its experts): x = embed(ids); per layer x += o(attend(q(x),
 // k(x), v(x))) with layer 0 a window of 3 (a ring of 3 + 4 - 1 slots) and layer 1 the full
 // history; logits = head(x). Every weight is f32 and random.
 struct SinkProgram {

@@ -94,6 +94,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t dense = static_cast<int64_t>(c.text.at("mlp_only_layers").size());
     return 1 + L * (4 + 2 + 2) + dense * 3 + (L - dense) * (1 + 3 * text_int(c, "num_experts")) + 1 + head;
   }
+  if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
+    return 1 + L * (8 + 1 + 2 + 6 + 2) + 1 + head;
   if (family == "gemma2") return 1 + L * (4 + 3 + 4) + 1 + head;
   if (family == "gemma3_text" || family == "gemma3") return 1 + L * (4 + 2 + 3 + 4) + 1 + head;
   if (family == "gemma3n") {
@@ -126,9 +128,9 @@ const std::vector<std::string>& families() {
   return f;
 }
 
-TEST(TestGen, ListsTheThirteenFamilies) {
+TEST(TestGen, ListsTheFourteenFamilies) {
   const std::vector<std::string> expected = {"llama",   "smollm",    "mistral", "qwen2",       "qwen3",
-                                             "phi3",    "smollm3",   "qwen3_moe", "gemma2",    "gemma3_text",
+                                             "phi3",    "smollm3",   "qwen3_moe", "gpt_oss",   "gemma2",    "gemma3_text",
                                              "gemma3",  "gemma4",    "gemma3n"};
   EXPECT_EQ(families(), expected);
 }
@@ -155,7 +157,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.num_attention_heads * c.head_dim, c.hidden_size}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
-    if (family != "qwen3_moe")
+    if (family != "qwen3_moe" && family != "gpt_oss")
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
   }
   EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.o_proj.weight"),
@@ -168,11 +170,19 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.hidden_size, I}));
     EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[1]}));
     EXPECT_EQ(m.checkpoint.find(p + "layers.1.mlp.gate.weight"), nullptr);
+  } else if (family == "gpt_oss") {  // MXFP4 experts as the hub stores them
+    const int64_t E = text_int(c, "num_local_experts"), H = c.hidden_size, I = c.intermediate_size[0];
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.router.weight"), (Shape{E, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.experts.gate_up_proj_blocks"), (Shape{E, 2 * I, H / 32, 16}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.experts.down_proj_scales"), (Shape{E, H, I / 32}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.experts.down_proj_bias"), (Shape{E, H}));
   } else {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[0]}));
   }
   EXPECT_EQ(m.checkpoint.find("lm_head.weight") != nullptr, !c.tie_word_embeddings);
-  for (const std::string& name : m.checkpoint.names()) EXPECT_EQ(m.checkpoint.find(name)->dtype, DType::kF32) << name;
+  for (const std::string& name : m.checkpoint.names())  // MXFP4 blocks and scales are bytes
+    EXPECT_EQ(m.checkpoint.find(name)->dtype, name.ends_with("_blocks") || name.ends_with("_scales") ? DType::kU8 : DType::kF32)
+        << name;
   EXPECT_EQ(c.torch_dtype, "float32");
 }
 

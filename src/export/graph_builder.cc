@@ -6,6 +6,7 @@
 
 #include "base/half.h"
 #include "base/thread_pool.h"
+#include "export/mxfp4.h"
 
 namespace og::exporter {
 
@@ -63,23 +64,61 @@ int64_t rec_shape_cols(const std::vector<int64_t>& shape) { return shape.size() 
 Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptions& o) {
   if (!is_float_dtype(t.dtype))
     return bad_input("{}: tensor '{}' has dtype {}, expected a float dtype", t.file, t.name, dtype_name(t.dtype));
-  used_.insert(t.name);
+  // The matrix read: the tensor itself, or one expert's of a 3-D tensor; transposed if asked.
   std::vector<int64_t> shape = t.shape;
+  if (o.expert >= 0) {
+    if (shape.size() != 3 || o.expert >= shape[0])
+      return bad_input("{}: tensor '{}' {} has no expert {} (expected [experts, rows, cols])", t.file, t.name,
+                       t.shape_str(), o.expert);
+    shape.erase(shape.begin());
+  }
+  if (o.transpose) {
+    if (shape.size() != 2) return bad_input("{}: tensor '{}' {} is not a matrix to transpose", t.file, t.name, t.shape_str());
+    std::swap(shape[0], shape[1]);
+  }
+  return record(t, o, std::move(shape), std::nullopt);
+}
+
+Result<WeightId> GraphBuilder::weight_mxfp4(const hf::TensorView& blocks, const hf::TensorView& scales,
+                                            const WeightOptions& o) {
+  const auto& b = blocks.shape;
+  if (blocks.dtype != DType::kU8 || scales.dtype != DType::kU8 || b.size() != 4 || b[3] != 16 ||
+      scales.shape != std::vector<int64_t>{b[0], b[1], b[2]})
+    return bad_input("{}: MXFP4 tensors '{}' {} {} and '{}' {} {}: expected U8 blocks [E, R, G, 16] and U8 scales "
+                     "[E, R, G]", blocks.file, blocks.name, dtype_name(blocks.dtype), blocks.shape_str(), scales.name,
+                     dtype_name(scales.dtype), scales.shape_str());
+  if (o.expert < 0 || o.expert >= b[0] || o.transpose)
+    return bad_input("{}: MXFP4 tensor '{}' {}: expert {} out of range (or a transpose asked)", blocks.file,
+                     blocks.name, blocks.shape_str(), o.expert);
+  for (size_t i = 0; i < scales.nbytes; ++i)
+    if (scales.data[i] == kMxfp4NanScale)
+      return bad_input("{}: MXFP4 scales '{}' hold byte 0xFF (NaN in e8m0) at element {}", scales.file, scales.name, i);
+  used_.insert(scales.name);
+  return record(blocks, o, {b[1], 32 * b[2]}, scales);
+}
+
+Result<WeightId> GraphBuilder::record(const hf::TensorView& t, const WeightOptions& o, std::vector<int64_t> shape,
+                                      std::optional<hf::TensorView> mxfp4_scales) {
+  used_.insert(t.name);
   if (o.row_end >= 0) {
-    if (shape.size() != 2 || o.row_begin < 0 || o.row_end > shape[0] || o.row_begin >= o.row_end)
-      return bad_input("{}: tensor '{}' {} cannot be sliced to rows [{}, {})", t.file, t.name, t.shape_str(),
-                       o.row_begin, o.row_end);
-    shape[0] = o.row_end - o.row_begin;
+    if (shape.size() != 2 || o.row_begin < 0 || o.row_end > shape[0] || o.row_begin >= o.row_end || o.row_step < 1)
+      return bad_input("{}: tensor '{}' {} cannot be sliced to rows [{}, {}) step {}", t.file, t.name, t.shape_str(),
+                       o.row_begin, o.row_end, o.row_step);
+    shape[0] = (o.row_end - o.row_begin + o.row_step - 1) / o.row_step;
   }
   // Recorded now, written by write_weights() once every use is known.
   auto rec = std::make_unique<fb::TensorT>();
-  rec->name = t.name;
-  if (o.row_end >= 0) rec->name += "[" + std::to_string(o.row_begin) + ":" + std::to_string(o.row_end) + "]";
+  rec->name = t.name;  // the slice in the name: ...gate_up_proj[3][1:5760:2].T
+  if (o.expert >= 0) rec->name += "[" + std::to_string(o.expert) + "]";
+  if (o.row_end >= 0)
+    rec->name += "[" + std::to_string(o.row_begin) + ":" + std::to_string(o.row_end) +
+                 (o.row_step != 1 ? ":" + std::to_string(o.row_step) : "") + "]";
+  if (o.transpose) rec->name += ".T";
   rec->dtype = o.keep_f32 ? fb::DType::F32 : weight_dtype_;
   rec->shape = std::move(shape);
   program_.tensors.push_back(std::move(rec));
   const WeightId id = static_cast<WeightId>(program_.tensors.size() - 1);
-  Pending p{t, o, {}};
+  Pending p{t, o, {}, std::move(mxfp4_scales)};
   if (o.col_scale != nullptr) {  // the caller's array need not outlive this call
     if (rec_shape_cols(program_.tensors.back()->shape) == 0)
       return bad_input("{}: tensor '{}' {} is not a matrix; its columns cannot be scaled", t.file, t.name, t.shape_str());
@@ -114,8 +153,19 @@ Status GraphBuilder::write_pending(WeightId id) {
   const WeightOptions& o = p.options;
   fb::TensorT& rec = *program_.tensors[static_cast<size_t>(id)];
   const int64_t cols = rec.shape.size() == 2 ? rec.shape[1] : 0, rows = cols > 0 ? rec.shape[0] : 0;
+  // Where element (r, c) of the stored matrix is in the checkpoint tensor: row r is row
+  // row_begin + r * row_step of the matrix read (weight()); src_cols is that matrix's width
+  // before a transpose, i.e. its row stride in the tensor.
+  const bool mxfp4 = p.mxfp4_scales.has_value();
+  const int64_t src_cols = mxfp4 ? cols : (t.shape.empty() ? 0 : t.shape.back());
+  const int64_t expert_base = o.expert >= 0 && !mxfp4 ? o.expert * t.shape[1] * t.shape[2] : 0;
+  const bool strided = mxfp4 || o.expert >= 0 || o.transpose || o.row_step != 1;
+  auto source_index = [&](int64_t i) {  // i in [0, rows * cols)
+    const int64_t r = o.row_begin + (i / cols) * o.row_step, c = i % cols;
+    return o.transpose ? expert_base + c * src_cols + r : expert_base + r * src_cols + c;
+  };
   const int64_t first = o.row_end >= 0 ? o.row_begin * cols : 0;
-  const int64_t count = o.row_end >= 0 ? (o.row_end - o.row_begin) * cols : t.numel();
+  const int64_t count = strided ? rows * cols : o.row_end >= 0 ? (o.row_end - o.row_begin) * cols : t.numel();
 
   // Storage by use (see the header comment).
   QuantBits bits = QuantBits::kNone;
@@ -135,15 +185,23 @@ Status GraphBuilder::write_pending(WeightId id) {
   // needed; a tensor already in its storage dtype is copied as it is.
   // Column scales (folded constants) multiply after the offset, also in f32.
   const std::vector<float>& col_scale = p.col_scale;
+  const int64_t mx_rows = mxfp4 ? t.shape[1] : 0, mx_groups = mxfp4 ? t.shape[2] : 0;
+  auto raw = [&](int64_t i) -> float {
+    if (mxfp4)
+      return mxfp4_value(t.data, p.mxfp4_scales->data, mx_rows, mx_groups, o.expert,
+                         o.row_begin + (i / cols) * o.row_step, i % cols);
+    return static_cast<float>(t.get(strided ? source_index(i) : first + i));
+  };
   auto value = [&](int64_t i) {
-    const float v = static_cast<float>(t.get(first + i)) + o.add;
+    float v = raw(i) + o.add;
+    if (o.mul != 1.0f) v *= o.mul;
     return col_scale.empty() ? v : v * col_scale[static_cast<size_t>(i % cols)];
   };
   if (bits == QuantBits::kNone) {
     // Converted and written in pieces of at most 16 MB: a 4.7 GB table needs no 4.7 GB buffer.
     const fb::DType dtype = rec.dtype;
     const size_t esize = program::fb_dtype_size(dtype);
-    const bool same = o.add == 0.0f && col_scale.empty() && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
+    const bool same = o.add == 0.0f && o.mul == 1.0f && !strided && col_scale.empty() && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
                                                              (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
                                                              (t.dtype == DType::kF16 && dtype == fb::DType::F16));
     const int64_t piece = std::max<int64_t>(1, (int64_t{16} << 20) / static_cast<int64_t>(esize));
@@ -253,10 +311,11 @@ ValueId GraphBuilder::lm_head(ValueId x, WeightId weight) {
   return linear(x, weight);
 }
 
-ValueId GraphBuilder::router(ValueId x, WeightId weight) {
+ValueId GraphBuilder::router(ValueId x, WeightId weight, WeightId bias) {
   uses_[weight] |= kRouterUse;
   fb::LinearAttrsT a;
   a.weight = weight;
+  a.bias = bias;
   fb::OpAttrsUnion u;
   u.Set(std::move(a));
   return push({x}, static_cast<int32_t>(weight_shape(weight)[0]), std::move(u));
@@ -276,6 +335,12 @@ ValueId GraphBuilder::moe(ValueId x, ValueId router_logits, const MoeSpec& s) {
   a.shared_up = s.shared_up;
   a.shared_down = s.shared_down;
   a.shared_expert_gate = s.shared_expert_gate;
+  a.expert_scale = s.expert_scale;
+  a.gate_bias = s.gate_bias;
+  a.up_bias = s.up_bias;
+  a.down_bias = s.down_bias;
+  a.swiglu_alpha = s.swiglu_alpha;
+  a.swiglu_limit = s.swiglu_limit;
   for (const auto* ws : {&s.gate, &s.up, &s.down})
     for (WeightId w : *ws) uses_[w] |= kLinearUse;
   for (WeightId w : {s.shared_gate, s.shared_up, s.shared_down})

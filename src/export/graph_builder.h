@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <cstdint>
 #include <span>
@@ -54,14 +55,26 @@ struct MoeSpec {
   std::vector<WeightId> gate, up, down;  // [n_experts]
   WeightId shared_gate = kNoWeight, shared_up = kNoWeight, shared_down = kNoWeight;
   WeightId shared_expert_gate = kNoWeight;
+  WeightId expert_scale = kNoWeight;                    // f32 [n_experts]
+  WeightId gate_bias = kNoWeight, up_bias = kNoWeight;  // f32 [n_experts, I]
+  WeightId down_bias = kNoWeight;                       // f32 [n_experts, H]
+  float swiglu_alpha = 1.702f, swiglu_limit = 7.0f;     // activation ClampedSwiglu
 };
 
-// How a checkpoint tensor becomes a program weight.
+// How a checkpoint tensor becomes a program weight. The matrix read is the 2-D tensor, or
+// with `expert` >= 0 the expert-th [R, C] matrix of a 3-D [E, R, C] tensor (fused experts);
+// with `transpose` that matrix is read as its [C, R] transpose (an input-major [in, out]
+// layout read as nn.Linear's [out, in]); then rows row_begin, row_begin + row_step, ...
+// below row_end are kept (fused or interleaved projections).
 struct WeightOptions {
   bool keep_f32 = false;     // norms, biases: stored f32 whatever the program dtype
   float add = 0.0f;          // folded offset: Gemma's (1 + w) norms
-  int64_t row_begin = 0;     // row slice [row_begin, row_end) of a 2-D tensor (fused projections)
+  float mul = 1.0f;          // folded factor, after `add`, in f32
+  int64_t expert = -1;       // index into dim 0 of a 3-D tensor; -1: the tensor is the matrix
+  bool transpose = false;    // read the matrix as its transpose
+  int64_t row_begin = 0;     // row slice [row_begin, row_end) step row_step of the matrix
   int64_t row_end = -1;      // -1: all rows
+  int64_t row_step = 1;
   const float* col_scale = nullptr;  // [cols]: column c multiplied by col_scale[c] (folded in f32)
 };
 
@@ -84,6 +97,14 @@ class GraphBuilder {
 
   Result<WeightId> weight(const hf::TensorView& t, const WeightOptions& options = {});
   Result<WeightId> weight_f32(const std::string& name, std::span<const float> data, std::vector<int64_t> shape);
+  // An expert matrix stored as MXFP4 (OCP microscaling, as transformers' gpt-oss checkpoints):
+  // blocks U8 [E, R, G, 16] and scales U8 [E, R, G] give expert e's [R, 32 G] matrix
+  //   W[r, 32 g + 2 j + h] = FP4[nibble h of blocks[e, r, g, j]] * 2^(scales[e, r, g] - 127)
+  // (h = 0: low nibble first; FP4 = e2m1, bit 3 the sign), decoded exactly at write time and
+  // stored like any weight() (options.expert is required; rows may be sliced, not transposed).
+  // A scale byte 0xFF (NaN in e8m0) is refused, naming the tensor.
+  Result<WeightId> weight_mxfp4(const hf::TensorView& blocks, const hf::TensorView& scales,
+                                const WeightOptions& options);
 
   ValueId embedding(WeightId table, int32_t width, float scale, std::vector<int32_t> remap_ids = {},
                     int32_t remap_to = 0);
@@ -92,7 +113,7 @@ class GraphBuilder {
   ValueId lm_head(ValueId x, WeightId weight);  // a linear whose weight is stored as the head
   // A linear whose weight stays in the program dtype under --qlinear: a mixture of experts'
   // router (its logits pick the experts; llama.cpp keeps it unquantized too).
-  ValueId router(ValueId x, WeightId weight);
+  ValueId router(ValueId x, WeightId weight, WeightId bias = kNoWeight);
   // x [T, H], router logits [T, n_experts] -> [T, H]. Expert matrices are stored as linear
   // weights (--qlinear); the shared expert's sigmoid gate as a router.
   ValueId moe(ValueId x, ValueId router_logits, const MoeSpec& spec);
@@ -146,10 +167,13 @@ class GraphBuilder {
   // How ops read a weight (decides its storage).
   enum Use : uint8_t { kLinearUse = 1, kEmbeddingUse = 2, kHeadUse = 4, kRouterUse = 8 };
   struct Pending {
-    hf::TensorView tensor;  // a view into the mmap'd checkpoint
+    hf::TensorView tensor;  // a view into the mmap'd checkpoint (MXFP4: the blocks)
     WeightOptions options;
     std::vector<float> col_scale;  // a copy of options.col_scale
+    std::optional<hf::TensorView> mxfp4_scales;  // MXFP4: the scales (tensor is the blocks)
   };
+  Result<WeightId> record(const hf::TensorView& t, const WeightOptions& o, std::vector<int64_t> matrix_shape,
+                          std::optional<hf::TensorView> mxfp4_scales);
   std::map<WeightId, Pending> pending_;
   std::map<WeightId, uint8_t> uses_;
   QuantOptions quant_;

@@ -8,6 +8,7 @@
 #include <hwy/highway.h>
 #include <hwy/contrib/math/math-inl.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -152,6 +153,14 @@ HWY_EXPORT(Rope);
 void act(const float* x, int64_t n, Activation a, float* y) { HWY_DYNAMIC_DISPATCH(Act)(x, n, a, y); }
 void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y) {
   HWY_DYNAMIC_DISPATCH(ActMul)(gate, up, n, a, y);
+}
+void act_mul_clamped(const float* gate, const float* up, int64_t n, const ClampedSwiglu& c, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], c.limit);                  // NaN stays NaN (min keeps its first operand)
+    const float u = std::min(std::max(up[i], -c.limit), c.limit);  // NaN stays NaN
+    const float glu = g / (1.0f + std::exp(-c.alpha * g));        // g * sigmoid(alpha * g)
+    y[i] = (u + 1.0f) * glu;
+  }
 }
 void add(const float* a, const float* b, int64_t n, float* y) { HWY_DYNAMIC_DISPATCH(Add)(a, b, n, y); }
 void mul(const float* a, const float* b, int64_t n, float* y) { HWY_DYNAMIC_DISPATCH(Mul)(a, b, n, y); }

@@ -102,6 +102,14 @@ void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, fl
 enum class Activation : uint8_t { kSilu, kGeluTanh, kTanh };
 void act(const float* x, int64_t n, Activation a, float* y);
 void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y);  // act(gate) * up
+// The clamped SwiGLU (program.fbs ClampedSwiglu): g = min(gate, limit), u = clamp(up, -limit, limit),
+// y = (u + 1) * g * sigmoid(alpha * g); a NaN in gate or up gives NaN (as torch.clamp).
+// Scalar: it runs on the I-wide expert intermediates only, next to three matrix products.
+struct ClampedSwiglu {
+  float alpha = 1.702f;
+  float limit = 7.0f;
+};
+void act_mul_clamped(const float* gate, const float* up, int64_t n, const ClampedSwiglu& c, float* y);
 void add(const float* a, const float* b, int64_t n, float* y);
 void mul(const float* a, const float* b, int64_t n, float* y);
 void scale(const float* x, int64_t n, float s, float* y);
@@ -136,8 +144,10 @@ void gaussian_top_k(const float* x, int64_t rows, int64_t dim, float multiplier,
 // Mixture of experts (moe.cc), per token row of x [T, H] with router logits [T, n_experts]:
 // the top_k experts by logit (largest first, ties to the lower index) e_1..e_k, weights
 // w_j from the scoring rule (softmax over all logits then pick, or softmax over the k picked;
-// in double), optionally renormalized to sum 1, times routed_scale; then
-//   y = sum_{j = 1..k in that order} w_j * down_e(act(gate_e x) * up_e x)   (+ shared)
+// in double), optionally renormalized to sum 1, times routed_scale and expert_scale[e_j]; then
+//   y = sum_{j = 1..k in that order} w_j * f_e(x)   (+ shared)
+//   f_e(x) = down_e(act(gate_e x + gate_bias_e, up_e x + up_bias_e)) + down_bias_e
+// (absent biases are 0; act is act(g) * u, or the clamped SwiGLU when `clamped` is set)
 // with the shared expert's MLP (times sigmoid(shared_expert_gate . x) if that is set) added
 // last. Each expert's matrices are read once per call: the rows routed to an expert are
 // gathered and go through its three linears together (kernels::linear, so each row's
@@ -151,6 +161,12 @@ struct MoeParams {
   bool normalize_top_k = false;
   float routed_scale = 1.0f;
   Activation act = Activation::kSilu;
+  bool clamped = false;          // the experts' activation is act_mul_clamped(swiglu)
+  ClampedSwiglu swiglu;
+  const float* expert_scale = nullptr;  // [n_experts] or null
+  const float* gate_bias = nullptr;     // [n_experts, I] or null (routed experts only)
+  const float* up_bias = nullptr;       // [n_experts, I] or null
+  const float* down_bias = nullptr;     // [n_experts, H] or null
   const Matrix* gate = nullptr;  // [n_experts] each [I, H]
   const Matrix* up = nullptr;    // [n_experts] each [I, H]
   const Matrix* down = nullptr;  // [n_experts] each [H, I]

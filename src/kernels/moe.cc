@@ -29,32 +29,45 @@ Int8Input quantized(const float* x, int64_t n, const Matrix& w, std::vector<uint
 
 bool int8_input(const Matrix& w, XQuant xquant) { return xquant == XQuant::kInt8 && is_quantized(w); }
 
-// down(act(gate x) * up x) for the n rows of x [n, H] into out [n, H]; gate and up read one
-// quantization of x when they share a layout, as the runtime's linears do.
-void gated_mlp(const float* x, int64_t n, const Matrix& g, const Matrix& u, const Matrix& d, Activation act,
-               XQuant xquant, MoeScratch& s, float* out, ThreadPool* pool) {
+// One expert's gated MLP: its matrices, optional biases (gate/up [I], down [H]) and activation.
+struct Expert {
+  const Matrix& gate;
+  const Matrix& up;
+  const Matrix& down;
+  const float* gate_bias = nullptr;
+  const float* up_bias = nullptr;
+  const float* down_bias = nullptr;
+};
+
+// down(act(gate x + bg, up x + bu)) + bd for the n rows of x [n, H] into out [n, H]; gate and
+// up read one quantization of x when they share a layout, as the runtime's linears do.
+void gated_mlp(const float* x, int64_t n, const Expert& ex, const MoeParams& p, MoeScratch& s, float* out,
+               ThreadPool* pool) {
+  const Matrix &g = ex.gate, &u = ex.up, &d = ex.down;
+  const XQuant xquant = p.xquant;
   const int64_t I = g.rows;
   float* gate = grown(s.gate, static_cast<size_t>(n * I));  // [n, I]
   float* up = grown(s.up, static_cast<size_t>(n * I));      // [n, I]
   float* h = grown(s.h, static_cast<size_t>(n * I));        // [n, I]
   if (int8_input(g, xquant)) {
     const Int8Input xq = quantized(x, n, g, s.xq);
-    linear(xq, 0, n, g, nullptr, gate, pool);
+    linear(xq, 0, n, g, ex.gate_bias, gate, pool);
     if (int8_input(u, xquant) && u.type == g.type && u.group_size == g.group_size) {
-      linear(xq, 0, n, u, nullptr, up, pool);
+      linear(xq, 0, n, u, ex.up_bias, up, pool);
     } else if (int8_input(u, xquant)) {
-      linear(quantized(x, n, u, s.hq), 0, n, u, nullptr, up, pool);
+      linear(quantized(x, n, u, s.hq), 0, n, u, ex.up_bias, up, pool);
     } else {
-      linear(x, n, u, nullptr, up, pool);
+      linear(x, n, u, ex.up_bias, up, pool);
     }
   } else {
-    linear(x, n, g, nullptr, gate, pool);
-    if (int8_input(u, xquant)) linear(quantized(x, n, u, s.xq), 0, n, u, nullptr, up, pool);
-    else linear(x, n, u, nullptr, up, pool);
+    linear(x, n, g, ex.gate_bias, gate, pool);
+    if (int8_input(u, xquant)) linear(quantized(x, n, u, s.xq), 0, n, u, ex.up_bias, up, pool);
+    else linear(x, n, u, ex.up_bias, up, pool);
   }
-  act_mul(gate, up, n * I, act, h);
-  if (int8_input(d, xquant)) linear(quantized(h, n, d, s.hq), 0, n, d, nullptr, out, pool);
-  else linear(h, n, d, nullptr, out, pool);
+  if (p.clamped) act_mul_clamped(gate, up, n * I, p.swiglu, h);
+  else act_mul(gate, up, n * I, p.act, h);
+  if (int8_input(d, xquant)) linear(quantized(h, n, d, s.hq), 0, n, d, ex.down_bias, out, pool);
+  else linear(h, n, d, ex.down_bias, out, pool);
 }
 
 }  // namespace
@@ -92,7 +105,9 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
     for (int64_t j = 0; j < K; ++j) {
       double v = p.normalize_top_k ? w[j] / sum : w[j];
       chosen[t * K + j] = order[static_cast<size_t>(j)];
-      weight[t * K + j] = static_cast<float>(v * static_cast<double>(p.routed_scale));
+      v *= static_cast<double>(p.routed_scale);
+      if (p.expert_scale != nullptr) v *= static_cast<double>(p.expert_scale[order[static_cast<size_t>(j)]]);
+      weight[t * K + j] = static_cast<float>(v);
     }
   }
 
@@ -118,7 +133,12 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
     for (int64_t i = 0; i < n; ++i)
       std::memcpy(xg + i * H, x + (slots[first[e] + i] / K) * H, static_cast<size_t>(H) * sizeof(float));
     float* out = grown(s.out, static_cast<size_t>(n * H));  // [n, H]
-    gated_mlp(xg, n, p.gate[e], p.up[e], p.down[e], p.act, p.xquant, s, out, pool);
+    const int64_t I = p.gate[e].rows;
+    const Expert ex{.gate = p.gate[e], .up = p.up[e], .down = p.down[e],
+                    .gate_bias = p.gate_bias ? p.gate_bias + e * I : nullptr,
+                    .up_bias = p.up_bias ? p.up_bias + e * I : nullptr,
+                    .down_bias = p.down_bias ? p.down_bias + e * H : nullptr};
+    gated_mlp(xg, n, ex, p, s, out, pool);
     ++s.expert_reads[static_cast<size_t>(e)];
     ++s.experts_read;
     for (int64_t i = 0; i < n; ++i)
@@ -139,7 +159,7 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
   // 5. The shared expert over every row, gated by sigmoid(shared_expert_gate . x) if set.
   if (!p.has_shared) return;
   float* shared = grown(s.shared, static_cast<size_t>(T * H));  // [T, H]
-  gated_mlp(x, T, p.shared_gate, p.shared_up, p.shared_down, p.act, p.xquant, s, shared, pool);
+  gated_mlp(x, T, Expert{.gate = p.shared_gate, .up = p.shared_up, .down = p.shared_down}, p, s, shared, pool);
   std::vector<float> g(static_cast<size_t>(T), 0.0f);  // [T] gate logits
   if (p.has_shared_expert_gate) linear(x, T, p.shared_expert_gate, nullptr, g.data(), pool);
   for (int64_t t = 0; t < T; ++t) {

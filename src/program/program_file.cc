@@ -92,6 +92,15 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
   return Status::ok();
 }
 
+uint32_t required_format_version(const fb::ProgramT& program) {
+  for (const auto& op : program.ops)
+    if (const fb::MoeAttrsT* a = op->attrs.AsMoeAttrs())
+      if (a->expert_scale >= 0 || a->gate_bias >= 0 || a->up_bias >= 0 || a->down_bias >= 0 ||
+          a->activation == fb::Activation::ClampedSwiglu)
+        return 3;
+  return 2;
+}
+
 Status ProgramWriter::finish(const fb::ProgramT& program) {
   flatbuffers::FlatBufferBuilder fbb(1 << 16);
   fbb.Finish(fb::Program::Pack(fbb, &program));
@@ -103,7 +112,7 @@ Status ProgramWriter::finish(const fb::ProgramT& program) {
   XXH3_64bits_update(static_cast<XXH3_state_t*>(hash_state_), fbb.GetBufferPointer(), fbb.GetSize());
   Preamble p{};
   std::memcpy(p.magic, kMagic, 8);
-  p.format_version = kFormatVersion;
+  p.format_version = required_format_version(program);
   p.data_offset = kPreambleSize;
   p.data_size = data_size_;
   p.header_offset = kPreambleSize + data_size_ + pad;

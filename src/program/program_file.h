@@ -29,7 +29,11 @@
 namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
-inline constexpr uint32_t kFormatVersion = 2;
+// The newest version this build reads and writes. A program is written as the oldest version
+// that can express it: 3 only when an op uses a version-3 field (required_format_version).
+// Version 3: MoeAttrs expert_scale, gate/up/down_bias, ClampedSwiglu (FlatBuffers lets an
+// older reader skip unknown fields silently, so their presence must be announced).
+inline constexpr uint32_t kFormatVersion = 3;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;
 inline constexpr size_t kTensorAlignment = 64;
@@ -46,6 +50,9 @@ struct Preamble {
   uint64_t header_checksum;  // XXH3-64 of the header segment (version 2; 0 in version 1)
 };
 static_assert(sizeof(Preamble) == kPreambleSize);
+
+// The oldest format version that expresses `program` (2 or 3; see kFormatVersion).
+uint32_t required_format_version(const fb::ProgramT& program);
 
 // Bytes per element of an unquantized dtype (Q8: 1; Q4: 0, it packs two per byte).
 size_t fb_dtype_size(fb::DType t);

@@ -228,6 +228,9 @@ class Checker {
       case fb::OpAttrs::ActAttrs:
         OG_TRY(arity(i, in, 1, 2));
         if (op.attrs_as_ActAttrs()->activation() > fb::Activation::MAX) return bad_input("op {}: unknown activation", i);
+        // Its alpha and limit live in MoeAttrs only.
+        if (op.attrs_as_ActAttrs()->activation() == fb::Activation::ClampedSwiglu)
+          return bad_input("op {} (activation): ClampedSwiglu is a moe activation only", i);
         for (int32_t v : in)
           if (width(v) != wo) return bad_input("op {}: widths differ", i);
         return Status::ok();
@@ -339,6 +342,14 @@ class Checker {
       if (!shared) return bad_input("op {} (moe): shared_expert_gate without a shared expert", i);
       OG_TRY(need_tensor(i, a.shared_expert_gate(), {1, H}, false));
     }
+    if (a.expert_scale() >= 0) OG_TRY(need_tensor(i, a.expert_scale(), {E}, true));
+    if (a.gate_bias() >= 0) OG_TRY(need_tensor(i, a.gate_bias(), {E, I}, true));
+    if (a.up_bias() >= 0) OG_TRY(need_tensor(i, a.up_bias(), {E, I}, true));
+    if (a.down_bias() >= 0) OG_TRY(need_tensor(i, a.down_bias(), {E, H}, true));
+    if (a.activation() == fb::Activation::ClampedSwiglu &&
+        !(std::isfinite(a.swiglu_alpha()) && std::isfinite(a.swiglu_limit()) && a.swiglu_limit() > 0))
+      return bad_input("op {} (moe): ClampedSwiglu needs a finite swiglu_alpha ({}) and a finite swiglu_limit > 0 ({})",
+                       i, a.swiglu_alpha(), a.swiglu_limit());
     return Status::ok();
   }
 

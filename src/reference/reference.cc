@@ -12,9 +12,9 @@
 namespace og::reference {
 
 namespace {
-constexpr std::array<const Family*, 11> kFamilies{
+constexpr std::array<const Family*, 12> kFamilies{
     &kLlamaFamily, &kMistralFamily, &kQwen2Family, &kQwen3Family, &kQwen3MoeFamily, &kPhi3Family, &kGemma2Family, &kGemma3Family,
-    &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family,
+    &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family, &kGptOssFamily,
 };
 }  // namespace
 

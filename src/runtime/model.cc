@@ -170,6 +170,12 @@ Status Model::bind() {
         mp.normalize_top_k = a->normalize_top_k();
         mp.routed_scale = a->routed_scale();
         mp.act = activation(a->activation());
+        mp.clamped = a->activation() == fb::Activation::ClampedSwiglu;
+        mp.swiglu = {.alpha = a->swiglu_alpha(), .limit = a->swiglu_limit()};
+        mp.expert_scale = a->expert_scale() >= 0 ? f32(a->expert_scale()) : nullptr;
+        mp.gate_bias = a->gate_bias() >= 0 ? f32(a->gate_bias()) : nullptr;
+        mp.up_bias = a->up_bias() >= 0 ? f32(a->up_bias()) : nullptr;
+        mp.down_bias = a->down_bias() >= 0 ? f32(a->down_bias()) : nullptr;
         mp.gate = m->gate.data();
         mp.up = m->up.data();
         mp.down = m->down.data();

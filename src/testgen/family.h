@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -39,10 +40,17 @@ inline constexpr Init kUnitNormInit{1.0, 0.1};  // RMSNorm computing x * w
 inline constexpr Init kZeroNormInit{0.0, 0.1};  // Gemma's RMSNorm computing x * (1 + w)
 inline constexpr Init kBiasInit{0.0, 0.1};
 
+// Raw U8 tensors (MXFP4 blocks and scales): integers uniform in [lo, hi].
+struct ByteRange {
+  int lo = 0;
+  int hi = 255;
+};
+
 struct TensorSpec {
   std::string name;
   std::vector<int64_t> shape;
   Init init;
+  std::optional<ByteRange> bytes = std::nullopt;  // set: a U8 tensor whatever the checkpoint dtype
 };
 
 class SpecList {
@@ -56,6 +64,9 @@ class SpecList {
     if (bias) add(prefix + ".bias", {out}, kBiasInit);
   }
   void norm(const std::string& prefix, int64_t n, Init init) { add(prefix + ".weight", {n}, init); }
+  void add_bytes(std::string name, std::vector<int64_t> shape, ByteRange range) {
+    specs_.push_back({std::move(name), std::move(shape), Init{}, range});
+  }
   std::vector<TensorSpec> take() { return std::move(specs_); }
 
  private:

@@ -56,6 +56,15 @@ std::vector<float> random_values(uint64_t seed, std::string_view name, size_t co
   return out;
 }
 
+std::vector<uint8_t> random_bytes(uint64_t seed, std::string_view name, size_t count, ByteRange range) {
+  OG_CHECK(0 <= range.lo && range.lo <= range.hi && range.hi <= 255);
+  std::mt19937_64 gen(tensor_seed(seed, name));
+  const uint64_t n = static_cast<uint64_t>(range.hi - range.lo + 1);
+  std::vector<uint8_t> out(count);
+  for (size_t i = 0; i < count; ++i) out[i] = static_cast<uint8_t>(range.lo + static_cast<int>(gen() % n));
+  return out;
+}
+
 std::vector<uint8_t> encode_values(const std::vector<float>& values, DType dtype) {
   const size_t width = dtype_size(dtype);
   std::vector<uint8_t> bytes(values.size() * width);

@@ -23,6 +23,9 @@ uint64_t tensor_seed(uint64_t seed, std::string_view name);
 // `count` values of mean + stddev * N(0, 1), rounded to float.
 std::vector<float> random_values(uint64_t seed, std::string_view name, size_t count, Init init);
 
+// `count` bytes uniform in [range.lo, range.hi] (the same stream, taken modulo the range's size).
+std::vector<uint8_t> random_bytes(uint64_t seed, std::string_view name, size_t count, ByteRange range);
+
 // Little-endian bytes of `values` in `dtype` (kF32, kBF16 round-to-nearest-even, kF16).
 // Any other dtype is a programming error.
 std::vector<uint8_t> encode_values(const std::vector<float>& values, DType dtype);

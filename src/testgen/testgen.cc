@@ -74,7 +74,7 @@ Result<std::vector<hf::OwnedTensor>> make_tensors(const std::vector<TensorSpec>&
   auto is_zero = [&](const TensorSpec& spec) {
     int64_t numel = 1;
     for (int64_t dim : spec.shape) numel = dim > 0 && numel <= (int64_t{1} << 50) / dim ? numel * dim : (int64_t{1} << 50);
-    return options.zero_tensors_from > 0 && numel >= options.zero_tensors_from;
+    return !spec.bytes && options.zero_tensors_from > 0 && numel >= options.zero_tensors_from;
   };
   for (const TensorSpec& spec : specs) {
     OG_CHECK(names.insert(spec.name).second);  // a family listed a tensor twice
@@ -97,6 +97,10 @@ Result<std::vector<hf::OwnedTensor>> make_tensors(const std::vector<TensorSpec>&
     for (int64_t dim : spec.shape) numel *= static_cast<size_t>(dim);
     if (is_zero(spec)) {
       tensors.push_back({spec.name, options.dtype, spec.shape, {}, numel * dtype_size(options.dtype)});
+      continue;
+    }
+    if (spec.bytes) {
+      tensors.push_back({spec.name, DType::kU8, spec.shape, random_bytes(options.seed, spec.name, numel, *spec.bytes)});
       continue;
     }
     std::vector<float> values = random_values(options.seed, spec.name, numel, spec.init);

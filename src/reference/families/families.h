@@ -50,6 +50,8 @@ extern const Family kGemma3Family;
 // families/gemma4.cc, families/gemma3n.cc: per-layer inputs, KV-shared tails, x * w norms
 // (shared pieces in reference/gemma_n.h); Gemma3n adds AltUp, LAuReL and activation sparsity.
 extern const Family kGemma4Family;
+// families/gpt_oss.cc: sinks, yarn, and a mixture of clamped-SwiGLU experts (MXFP4 or float).
+extern const Family kGptOssFamily;
 extern const Family kGemma3nFamily;
 
 // The family for config.model_type, or an unsupported error listing the families there are.
