@@ -123,6 +123,23 @@ TEST(CliLayout, RealConfigsAreTheSharedOnes) {
     if (r.in_shared) EXPECT_EQ(read_file(kConfigs + r.file), read_file(shared + "/" + r.file)) << r.file;
 }
 
+// google/gemma-4-26B-A4B-it (mixture of experts; not in real_layouts(): its tiny copy for the
+// inspect test would keep 16 heads of 256 on 30 layers). 30 caches, one per layer: sliding
+// layers 8 kv heads x 256 (window 1024), full layers 5/11/17/23/29 k = v with 2 kv heads x 512.
+TEST(CliLayout, Gemma4_26B_A4B_HasOneCachePerLayerWithKEqVFullLayers) {
+  auto r = run_offgraph("layout --json " + kConfigs + "gemma-4-26B-A4B-it.json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  using V = std::vector<int>;
+  const std::initializer_list<int> full = {5, 11, 17, 23, 29};
+  expect_layout(nlohmann::json::parse(r.out),
+                {"gemma-4-26B-A4B-it.json", "gemma4", 30, iota(30), with_full_at(V(30, 8), full, 2),
+                 with_full_at(V(30, 256), full, 512), with_full_at(V(30, 1024), full, 0)},
+                "gemma-4-26B-A4B-it.json");
+  auto table = run_offgraph("layout " + kConfigs + "gemma-4-26B-A4B-it.json");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("30 layers, 30 caches"), std::string::npos) << table.out;
+}
+
 TEST(CliLayout, JsonHasExactlyTheLayoutKeys) {
   auto r = run_offgraph("layout " + kConfigs + "gemma-4-E2B-it.json --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;

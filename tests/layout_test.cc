@@ -15,6 +15,7 @@
 #include "export/family.h"
 #include "export/layout_resolver.h"
 #include "export/rope.h"
+#include "hf/json_fields.h"
 #include "hf/model_config.h"
 #include "hf/safetensors_writer.h"
 
@@ -103,6 +104,30 @@ TEST(RealConfigs, Gemma4_E2B_Has15CachesFor35Layers) {
   EXPECT_EQ(sliding, 12);
   EXPECT_EQ(full, 3);
   for (int32_t i = 15; i < 35; ++i) EXPECT_EQ(l.layer_to_cache[i], (i + 1) % 5 == 0 ? 14 : 13) << "layer " << i;
+}
+
+TEST(RealConfigs, Gemma4_26B_A4B_Has30CachesAndItsMoeFieldsParse) {
+  // layer_types: full at 5/11/17/23/29 (k = v, 2 global kv heads x 512), sliding 1024
+  // elsewhere (8 kv heads x 256); no KV sharing.
+  auto l = layout_of_file("gemma-4-26B-A4B-it.json");
+  EXPECT_EQ(l.n_layers, 30);
+  EXPECT_EQ(l.n_caches(), 30);
+  EXPECT_EQ(l.layer_to_cache, iota(30));
+  for (int32_t i = 0; i < 30; ++i) {
+    const bool full = (i + 1) % 6 == 0;
+    EXPECT_EQ(l.kv_heads[i], full ? 2 : 8) << "layer " << i;
+    EXPECT_EQ(l.head_dims[i], full ? 512 : 256) << "layer " << i;
+    EXPECT_EQ(l.windows[i], full ? 0 : 1024) << "layer " << i;
+  }
+  auto c = exporter::load_model_config(std::string(OG_TEST_DATA) + "/configs/gemma-4-26B-A4B-it.json");
+  ASSERT_TRUE(c.is_ok()) << c.status().message();
+  EXPECT_EQ(c->hidden_size, 2816);
+  EXPECT_EQ(c->intermediate_size[0], 2112);
+  const hf::JsonFields t = c->text_fields();
+  EXPECT_TRUE(*t.get_bool("enable_moe_block", false));
+  EXPECT_EQ(*t.get_int("num_experts"), 128);
+  EXPECT_EQ(*t.get_int("top_k_experts"), 8);
+  EXPECT_EQ(*t.get_int("moe_intermediate_size"), 704);
 }
 
 TEST(RealConfigs, SmolLM3_3B_Has36FullCachesOf4x128) {

@@ -480,9 +480,47 @@ TEST(Gemma4Forward, WrapperEmbedsPlaceholdersAsPadTextModelAsThemselves) {
   EXPECT_GT(max_abs_diff(a, logits(m, with)), 1e-6);  // without the placeholder mapping
 }
 
+// Gemma-4 MoE layers (docs/moe_families.md §1.2). With every expert's down_proj zero and
+// post_feedforward_layernorm_1 all ones, the expert branch adds nothing and the dense branch is
+// normed twice (rms(rms(m)) · w = rms(m) · w up to eps): the model equals the same checkpoint
+// read with enable_moe_block false. Each router factor (scale, per_expert_scale) and each new
+// norm moves the logits, so the tests that compare programs to this reference see them.
+TEST(Gemma4Forward, MoeLayerWiringAndEveryFactorMatters) {
+  const Json moe = {{"enable_moe_block", true}, {"num_experts", 8}, {"top_k_experts", 2}, {"moe_intermediate_size", 16},
+                    {"hidden_size_per_layer_input", 0}, {"num_kv_shared_layers", 0}};
+  Model m = generate("gemma4", 33, moe);
+  const std::vector<int32_t> ids = {5, 17, 3, 99, 42, 7, 250, 11, 64, 8, 200, 31};
+  const std::vector<double> base = logits(m, ids);
+  ASSERT_FALSE(base.empty());
+  double scale = 0;
+  for (double v : base) scale = std::max(scale, std::abs(v));
+  const Tensors original = read_tensors(m);
+  const std::string l0 = "model.language_model.layers.0.";
+  for (const char* name : {"router.scale", "router.per_expert_scale", "post_feedforward_layernorm_1.weight",
+                           "pre_feedforward_layernorm_2.weight", "post_feedforward_layernorm_2.weight"}) {
+    Tensors t = original;
+    t.fill(l0 + name, 1.0f);
+    write_tensors(m, t);
+    EXPECT_GT(max_abs_diff(base, logits(m, ids)), 1e-3 * scale) << name;
+  }
+  Tensors t = original;
+  const Json cfg = read_config(m);
+  for (int l = 0; l < cfg["text_config"]["num_hidden_layers"].get<int>(); ++l) {
+    const std::string p = "model.language_model.layers." + std::to_string(l) + ".";
+    t.fill(p + "experts.down_proj", 0.0f);
+    t.fill(p + "post_feedforward_layernorm_1.weight", 1.0f);
+  }
+  write_tensors(m, t);
+  const std::vector<double> no_experts = logits(m, ids);
+  EXPECT_GT(max_abs_diff(base, no_experts), 1e-3 * scale);
+  Json dense = cfg;
+  dense["text_config"]["enable_moe_block"] = false;
+  write_config(m, dense);
+  EXPECT_LT(max_abs_diff(no_experts, logits(m, ids)), 1e-5 * scale);
+}
+
 TEST(Gemma4Forward, RefusesWhatItDoesNotImplementNamingTheField) {
-  for (auto [key, value] : {std::pair{"enable_moe_block", Json(true)},
-                            std::pair{"use_bidirectional_attention", Json("all")}}) {
+  for (auto [key, value] : {std::pair{"use_bidirectional_attention", Json("all")}}) {
     Model m = generate("gemma4", 16);
     Json cfg = read_config(m);
     cfg["text_config"][key] = value;

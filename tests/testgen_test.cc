@@ -629,6 +629,42 @@ TEST(TestGen, ExplicitLayerTypesOverrideIsKept) {
             (Shape{m.config.num_key_value_heads * text_int(m.config, "global_head_dim"), m.config.hidden_size}));
 }
 
+// google/gemma-4-26B-A4B's MoE layers (docs/moe_families.md §1.3): every layer gets the router,
+// the fused experts and three more norms beside the dense MLP, under the hub's names; the
+// router's scales are not all ones (so the tests see a dropped factor).
+TEST(TestGen, Gemma4MixtureOfExpertsTensors) {
+  TempDir dir("gemma4_moe");
+  Loaded m = generate_and_load({.family = "gemma4",
+                                .out_dir = dir.str(),
+                                .overrides = {{"enable_moe_block", true}, {"num_experts", 8}, {"top_k_experts", 2},
+                                              {"moe_intermediate_size", 16}}});
+  const int64_t H = m.config.hidden_size, E = 8, I = 16;
+  int64_t dense = expected_tensor_count("gemma4", m.config, false);
+  EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), dense + m.config.num_hidden_layers * 8);
+  for (int64_t l = 0; l < m.config.num_hidden_layers; ++l) {
+    const std::string p = "model.language_model.layers." + std::to_string(l) + ".";
+    EXPECT_EQ(shape_of(m.checkpoint, p + "router.proj.weight"), (Shape{E, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, p + "router.scale"), (Shape{H}));
+    EXPECT_EQ(shape_of(m.checkpoint, p + "router.per_expert_scale"), (Shape{E}));
+    EXPECT_EQ(shape_of(m.checkpoint, p + "experts.gate_up_proj"), (Shape{E, 2 * I, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, p + "experts.down_proj"), (Shape{E, H, I}));
+    for (const char* n : {"post_feedforward_layernorm_1", "pre_feedforward_layernorm_2", "post_feedforward_layernorm_2"})
+      EXPECT_EQ(shape_of(m.checkpoint, p + n + ".weight"), (Shape{H})) << n;
+  }
+  const hf::TensorView* s = m.checkpoint.find("model.language_model.layers.0.router.per_expert_scale");
+  ASSERT_NE(s, nullptr);
+  double far = 0;
+  for (int64_t e = 0; e < E; ++e) far = std::max(far, std::abs(s->get(e) - 1.0));
+  EXPECT_GT(far, 0.1);
+  for (const char* key : {"num_experts", "top_k_experts", "moe_intermediate_size"}) {
+    Json over = {{"enable_moe_block", true}, {"num_experts", 8}, {"top_k_experts", 2}, {"moe_intermediate_size", 16}};
+    over[key] = nullptr;
+    Status st = generate_checkpoint({.family = "gemma4", .out_dir = (dir.path() / "bad").string(), .overrides = over});
+    EXPECT_FALSE(st.is_ok()) << key;
+    EXPECT_NE(st.message().find(key), std::string::npos) << st.message();
+  }
+}
+
 TEST(TestGen, TieOptionWins) {
   TempDir dir("tie");
   Loaded m = generate_and_load({.family = "llama", .out_dir = dir.str(), .tie_word_embeddings = true});

@@ -163,10 +163,6 @@ Status check_heads(const hf::ModelConfig& c, const std::vector<GemmaNLayer>& lay
 Result<GemmaNPlan> gemma4_plan(const hf::ModelConfig& c) {
   const hf::JsonFields t = c.text_fields();
   OG_TRY(gemma4_require_causal(c));
-  OG_ASSIGN_OR_RETURN(bool moe, t.get_bool("enable_moe_block", false));
-  if (moe)
-    return unsupported("{}: field '{}' = true (Mixture-of-Experts blocks) is not supported by the reference", c.path,
-                       t.field_name("enable_moe_block"));
   if (c.text.contains("intermediate_size") && c.text.at("intermediate_size").is_array())
     return unsupported("{}: field '{}' is a list; Gemma4TextConfig takes one intermediate_size for all layers",
                        c.path, t.field_name("intermediate_size"));

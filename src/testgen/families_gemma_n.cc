@@ -8,7 +8,10 @@
 //  - gemma3n: altup (per layer and altup_projections / altup_unembed_projections), laurel,
 //    per-layer intermediate_size;
 //  - gemma4: layer_scalar buffer [1] per layer, full-attention layers use global_head_dim,
-//    kv-shared layers get a double-wide MLP when use_double_wide_mlp.
+//    kv-shared layers get a double-wide MLP when use_double_wide_mlp; with enable_moe_block
+//    every layer also has router.{proj.weight, scale, per_expert_scale}, the fused
+//    experts.gate_up_proj [E, 2I, H] / experts.down_proj [E, H, I] and the norms
+//    post_feedforward_layernorm_1, pre_feedforward_layernorm_2, post_feedforward_layernorm_2.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -166,7 +169,14 @@ Result<std::vector<TensorSpec>> gemma4_tensors(const Json& text, const FamilyCon
   hf::JsonFields f(text, ctx.what);
   OG_ASSIGN_OR_RETURN(bool bias, f.get_bool("attention_bias", false));
   OG_ASSIGN_OR_RETURN(bool moe, f.get_bool("enable_moe_block", false));
-  if (moe) return unsupported("{}: enable_moe_block is not generated (dense Gemma 4 only)", ctx.what);
+  int64_t n_experts = 0, moe_inter = 0;
+  if (moe) {  // google/gemma-4-26B-A4B: a router and fused experts beside the dense MLP of every layer
+    for (const char* key : {"num_experts", "top_k_experts", "moe_intermediate_size"})
+      if (!text.contains(key) || !text.at(key).is_number_integer() || text.at(key).get<int64_t>() < 1)
+        return f.invalid(key, "a positive integer (enable_moe_block is true)");
+    n_experts = text.at("num_experts").get<int64_t>();
+    moe_inter = text.at("moe_intermediate_size").get<int64_t>();
+  }
   OG_ASSIGN_OR_RETURN(bool k_eq_v, f.get_bool("attention_k_eq_v", false));
   OG_ASSIGN_OR_RETURN(bool double_wide, f.get_bool("use_double_wide_mlp", false));
   OG_ASSIGN_OR_RETURN(int64_t global_head_dim, f.get_int("global_head_dim", 0));
@@ -203,6 +213,19 @@ Result<std::vector<TensorSpec>> gemma4_tensors(const Json& text, const FamilyCon
     for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                           "post_feedforward_layernorm"})
       s.norm(p + n, d.hidden, kUnitNormInit);
+    if (moe) {
+      // Gemma4TextRouter: its input is rms-normed then scaled by H^-1/2, so the projection's
+      // gain sqrt(H) gives logits of std ~1. scale and per_expert_scale are far enough from 1
+      // that dropping either changes the logits.
+      s.add(p + "router.proj.weight", {n_experts, d.hidden}, linear_init(d.hidden, std::sqrt(static_cast<double>(d.hidden))));
+      s.add(p + "router.scale", {d.hidden}, Init{1.0, 0.3});
+      s.add(p + "router.per_expert_scale", {n_experts}, Init{1.0, 0.3});
+      // Gemma4TextExperts: fused, output-major; rows [0, I) of gate_up_proj[e] gate, [I, 2I) up.
+      s.add(p + "experts.gate_up_proj", {n_experts, 2 * moe_inter, d.hidden}, linear_init(d.hidden));
+      s.add(p + "experts.down_proj", {n_experts, d.hidden, moe_inter}, linear_init(moe_inter));
+      for (const char* n : {"post_feedforward_layernorm_1", "pre_feedforward_layernorm_2", "post_feedforward_layernorm_2"})
+        s.norm(p + n, d.hidden, kUnitNormInit);
+    }
     s.add(p + "layer_scalar", {1}, Init{0.8, 0.2});  // a persistent buffer: it multiplies the residual stream
     if (per_layer > 0) per_layer_layer_tensors(s, p, per_layer, d.hidden);
   }

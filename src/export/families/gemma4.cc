@@ -10,6 +10,19 @@
 // use_double_wide_mlp), per-layer inputs added after the MLP through a gate and projection,
 // then the whole residual scaled by layer_scalar. KV-shared layers (the last
 // num_kv_shared_layers) compute no k/v: their update_and_attend only reads the donor's cache.
+//
+// enable_moe_block (google/gemma-4-26B-A4B; docs/moe_families.md §1): every layer runs the
+// dense MLP and a mixture of experts in parallel on the same residual x:
+//   dense = post_feedforward_layernorm_1(mlp(pre_feedforward_layernorm(x)))
+//   r     = router.proj(rms(x) * router.scale * H^-1/2)        (weightless norm; the two
+//           factors folded into one f32 norm weight, rounded once)
+//   w     = softmax(r) -> top_k_experts -> renormalized -> * router.per_expert_scale[e]
+//   moe   = post_feedforward_layernorm_2(sum_j w_j expert_{e_j}(pre_feedforward_layernorm_2(x)))
+//   x     = x + post_feedforward_layernorm(dense + moe)
+// Experts are fused and output-major: experts.gate_up_proj [E, 2I, H] (rows [0, I) gate,
+// [I, 2I) up, not interleaved) and experts.down_proj [E, H, I], gated hidden_activation.
+#include <fmt/format.h>
+
 #include <cmath>
 
 #include "export/build_context.h"
@@ -19,6 +32,72 @@
 
 namespace og::exporter {
 namespace {
+
+struct Gemma4Moe {
+  bool enabled = false;
+  int64_t n_experts = 0, top_k = 0, intermediate = 0;
+};
+
+Result<Gemma4Moe> read_moe(const hf::ModelConfig& c) {
+  const hf::JsonFields t = c.text_fields();
+  Gemma4Moe m;
+  OG_ASSIGN_OR_RETURN(m.enabled, t.get_bool("enable_moe_block", false));
+  if (!m.enabled) return m;
+  auto positive = [&](const char* key, int64_t& out) -> Status {
+    if (!t.has(key) || c.text.at(key).is_null()) return t.invalid(key, "a positive integer (enable_moe_block is true)");
+    OG_ASSIGN_OR_RETURN(out, t.get_int(key));
+    return Status::ok();
+  };
+  OG_TRY(positive("num_experts", m.n_experts));
+  OG_TRY(positive("top_k_experts", m.top_k));
+  OG_TRY(positive("moe_intermediate_size", m.intermediate));
+  if (m.n_experts < 1) return t.invalid("num_experts", "a positive integer");
+  if (m.top_k < 1 || m.top_k > m.n_experts || m.top_k > 64)
+    return t.invalid("top_k_experts", fmt::format("between 1 and min(num_experts = {}, 64)", m.n_experts));
+  if (m.intermediate < 1) return t.invalid("moe_intermediate_size", "a positive integer");
+  return m;
+}
+
+// The expert branch of layer `l` on the residual x [T, H], before its post-norm: [T, H].
+Result<ValueId> gemma4_experts(BuildContext& ctx, const Gemma4Moe& moe, fb::Activation act, int64_t l, ValueId x) {
+  GraphBuilder& g = ctx.g;
+  const int64_t H = ctx.config.hidden_size, E = moe.n_experts, I = moe.intermediate;
+  const float eps = static_cast<float>(ctx.config.rms_norm_eps);
+  const std::string p = fmt::format("layers.{}.", l);
+  // Only transformers' fused 3-D parameters exist for Gemma-4; a per-expert 2-D layout is
+  // not guessed at.
+  for (const char* per_expert : {"experts.0.gate_proj.weight", "experts.0.up_proj.weight", "experts.0.down_proj.weight",
+                                 "experts.0.gate_up_proj.weight", "experts.0.gate_up_proj"})
+    if (ctx.has(p + per_expert))
+      return unsupported("{}: tensor '{}{}{}' is a per-expert 2-D tensor; offgraph reads Gemma-4 experts only as "
+                         "the fused 3-D {}experts.gate_up_proj [E, 2I, H] and {}experts.down_proj [E, H, I]",
+                         ctx.ckpt.dir(), ctx.prefix, p, per_expert, p, p);
+  // Router: rms(x) * (scale * H^-1/2), folded into one f32 norm weight.
+  OG_ASSIGN_OR_RETURN(WeightId router_norm,
+                      ctx.weight(p + "router.scale", {H},
+                                 {.keep_f32 = true, .mul = static_cast<float>(1.0 / std::sqrt(static_cast<double>(H)))}));
+  // The projection stays f32 (exact for a bf16 checkpoint): its logits pick the experts.
+  OG_ASSIGN_OR_RETURN(WeightId proj, ctx.weight(p + "router.proj.weight", {E, H}, {.keep_f32 = true}));
+  MoeSpec spec{.top_k = static_cast<int32_t>(moe.top_k),
+               .scoring = fb::RouterScoring::SoftmaxTopK,
+               .normalize_top_k = true,
+               .activation = act};
+  OG_ASSIGN_OR_RETURN(spec.expert_scale, ctx.weight(p + "router.per_expert_scale", {E}, {.keep_f32 = true}));
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* gu, ctx.tensor(p + "experts.gate_up_proj", {E, 2 * I, H}));
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* d, ctx.tensor(p + "experts.down_proj", {E, H, I}));
+  for (int64_t e = 0; e < E; ++e) {
+    OG_ASSIGN_OR_RETURN(WeightId wg, g.weight(*gu, {.expert = e, .row_begin = 0, .row_end = I}));
+    OG_ASSIGN_OR_RETURN(WeightId wu, g.weight(*gu, {.expert = e, .row_begin = I, .row_end = 2 * I}));
+    OG_ASSIGN_OR_RETURN(WeightId wd, g.weight(*d, {.expert = e}));
+    spec.gate.push_back(wg);
+    spec.up.push_back(wu);
+    spec.down.push_back(wd);
+  }
+  const ValueId logits = g.router(g.rms_norm(x, router_norm, eps, static_cast<int32_t>(H)), proj);  // [T, E]
+  OG_ASSIGN_OR_RETURN(WeightId pre2, ctx.weight(p + "pre_feedforward_layernorm_2.weight", {H}, {.keep_f32 = true}));
+  const ValueId h2 = g.rms_norm(x, pre2, eps, static_cast<int32_t>(H));  // [T, H]
+  return g.moe(h2, logits, spec);                                           // [T, H]
+}
 
 class Gemma4Family final : public Family {
  public:
@@ -73,9 +152,7 @@ Status Gemma4Family::build(BuildContext& ctx) const {
   const hf::ModelConfig& c = ctx.config;
   const hf::JsonFields t = c.text_fields();
   GraphBuilder& g = ctx.g;
-  OG_ASSIGN_OR_RETURN(bool moe, t.get_bool("enable_moe_block", false));
-  if (moe) return unsupported("{}: field '{}' is true: Gemma-4 mixture-of-experts is not supported yet", c.path,
-                              t.field_name("enable_moe_block"));
+  OG_ASSIGN_OR_RETURN(const Gemma4Moe moe, read_moe(c));
   OG_ASSIGN_OR_RETURN(std::string bidirectional, t.get_string("use_bidirectional_attention", ""));
   if (bidirectional == "all")
     return unsupported("{}: field '{}' is 'all': bidirectional attention cannot run as a causal step program", c.path,
@@ -186,6 +263,12 @@ Status Gemma4Family::build(BuildContext& ctx) const {
     OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(p + "mlp.down_proj.weight", {H, I}));
     // gate and up [T, I], their product [T, I], m [T, H]
     ValueId m = g.linear(g.act_mul(g.linear(h, wg), g.linear(h, wu), act), wd);
+    if (moe.enabled) {  // the dense and expert branches, each post-normed, summed
+      OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm_1.weight", H));
+      OG_ASSIGN_OR_RETURN(ValueId e, gemma4_experts(ctx, moe, act, l, x));  // [T, H]
+      OG_ASSIGN_OR_RETURN(e, norm(e, p + "post_feedforward_layernorm_2.weight", H));
+      m = g.add(m, e);
+    }
     OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H));
     x = g.add(x, m);
 

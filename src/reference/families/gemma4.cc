@@ -10,10 +10,20 @@
 //   x = x + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(x)))
 //   x = x + post_per_layer_input_norm(per_layer_projection(act(per_layer_input_gate(x)) * pli[l]))
 //   x = x * layer_scalar
+// With enable_moe_block (docs/moe_families.md §1.2) the MLP line becomes, on the same x:
+//   dense = post_feedforward_layernorm_1(mlp(pre_feedforward_layernorm(x)))
+//   r = router.proj(rms(x) * router.scale * hidden^-0.5); p = softmax(r); top_k_experts of p,
+//   renormalized, times router.per_expert_scale[e]
+//   moe = post_feedforward_layernorm_2(sum_j w_j down[e_j](act(G h2) * U h2)),
+//         h2 = pre_feedforward_layernorm_2(x), G/U = rows [0, I) / [I, 2I) of gate_up_proj[e]
+//   x = x + post_feedforward_layernorm(dense + moe)
+// computed from the fused 3-D parameters as Gemma4TextRouter / Gemma4TextExperts hold them.
 // attention: q/k norms x̂ * w per head, weightless v_norm, scale 1.0, per-layer-type head_dim and
 // RoPE, KV-shared layers reading their donor's k/v (gemma_n.h). Logits: final norm, tied head,
 // final_logit_softcapping.
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 #include <utility>
 
@@ -144,10 +154,91 @@ Result<std::vector<int32_t>> wrapper_token_ids(const hf::ModelConfig& c, std::sp
   return ids;
 }
 
+struct MoeConfig {
+  bool enabled = false;
+  int64_t n = 0, top_k = 0, inter = 0;
+};
+
+Result<MoeConfig> read_moe(const hf::ModelConfig& c) {
+  const hf::JsonFields t = c.text_fields();
+  MoeConfig m;
+  OG_ASSIGN_OR_RETURN(m.enabled, t.get_bool("enable_moe_block", false));
+  if (!m.enabled) return m;
+  for (auto [key, out] : {std::pair{"num_experts", &m.n}, std::pair{"top_k_experts", &m.top_k},
+                          std::pair{"moe_intermediate_size", &m.inter}}) {
+    if (!c.text.contains(key) || c.text.at(key).is_null()) return t.invalid(key, "an integer (enable_moe_block)");
+    OG_ASSIGN_OR_RETURN(*out, t.get_int(key));
+  }
+  if (m.n < 1) return t.invalid("num_experts", "a positive integer");
+  if (m.top_k < 1 || m.top_k > m.n) return t.invalid("top_k_experts", "in [1, num_experts]");
+  if (m.inter < 1) return t.invalid("moe_intermediate_size", "a positive integer");
+  return m;
+}
+
+// Gemma4TextRouter + Gemma4TextExperts on the residual x [T, H] (before
+// post_feedforward_layernorm_2): [T, H].
+Result<Mat> gemma4_moe(const hf::Checkpoint& ck, const std::string& pre, const MoeConfig& m, const Mat& x, double eps,
+                       Activation act, const Numerics& nu) {
+  const int64_t T = x.rows, H = x.cols, E = m.n, I = m.inter;
+  OG_ASSIGN_OR_RETURN(std::vector<double> scale, vector_f64(ck, pre + "router.scale", H));
+  OG_ASSIGN_OR_RETURN(std::vector<double> per_expert, vector_f64(ck, pre + "router.per_expert_scale", E));
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* proj, float_tensor(ck, pre + "router.proj.weight", {E, H}));
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* gate_up, float_tensor(ck, pre + "experts.gate_up_proj", {E, 2 * I, H}));
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* down, float_tensor(ck, pre + "experts.down_proj", {E, H, I}));
+  OG_ASSIGN_OR_RETURN(std::vector<double> pre2, vector_f64(ck, pre + "pre_feedforward_layernorm_2.weight", H));
+
+  // Router: weightless norm, then * scale, then * hidden^-0.5 (scalar_root_size), then proj.
+  Mat r = rms_norm_unit(x, eps, H);
+  const double root = 1.0 / std::sqrt(static_cast<double>(H));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t c = 0; c < H; ++c) r.at(t, c) = r.at(t, c) * scale[static_cast<size_t>(c)] * root;
+  nu.settle(r);
+  const Mat logits = linear(r, *proj);  // [T, E]
+  Mat h2 = rms_norm(x, pre2, eps, NormStyle::kWeight, H);
+  nu.settle(h2);
+
+  Mat out(T, H);
+  std::vector<double> a(static_cast<size_t>(2 * I)), y(static_cast<size_t>(H));
+  for (int64_t t = 0; t < T; ++t) {
+    // softmax over all experts, top-k by probability (ties: lower index), renormalized
+    double top = logits.at(t, 0);
+    for (int64_t e = 1; e < E; ++e) top = std::max(top, logits.at(t, e));
+    std::vector<double> prob(static_cast<size_t>(E));
+    double z = 0;
+    for (int64_t e = 0; e < E; ++e) z += prob[static_cast<size_t>(e)] = std::exp(logits.at(t, e) - top);
+    for (double& p : prob) p /= z;
+    std::vector<int64_t> idx(static_cast<size_t>(E));
+    std::iota(idx.begin(), idx.end(), int64_t{0});
+    std::stable_sort(idx.begin(), idx.end(), [&](int64_t u, int64_t v) { return prob[u] > prob[v]; });
+    double sum = 0;
+    for (int64_t j = 0; j < m.top_k; ++j) sum += prob[static_cast<size_t>(idx[static_cast<size_t>(j)])];
+    for (int64_t j = 0; j < m.top_k; ++j) {
+      const int64_t e = idx[static_cast<size_t>(j)];
+      const double w = prob[static_cast<size_t>(e)] / sum * per_expert[static_cast<size_t>(e)];
+      // gate, up = linear(h2, gate_up_proj[e]).chunk(2): outputs [0, I) gate, [I, 2I) up
+      for (int64_t o = 0; o < 2 * I; ++o) {
+        double acc = 0;
+        for (int64_t c = 0; c < H; ++c) acc += gate_up->get((e * 2 * I + o) * H + c) * h2.at(t, c);
+        a[static_cast<size_t>(o)] = acc;
+      }
+      for (int64_t i = 0; i < I; ++i)
+        a[static_cast<size_t>(i)] = activate(act, a[static_cast<size_t>(i)]) * a[static_cast<size_t>(I + i)];
+      for (int64_t o = 0; o < H; ++o) {
+        double acc = 0;
+        for (int64_t i = 0; i < I; ++i) acc += down->get((e * H + o) * I + i) * a[static_cast<size_t>(i)];
+        out.at(t, o) += w * acc;
+      }
+    }
+  }
+  nu.settle(out);
+  return out;
+}
+
 Result<std::vector<double>> gemma4_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
                                            std::span<const int32_t> tokens, const ForwardOptions& options) {
   OG_ASSIGN_OR_RETURN(GemmaNPlan plan, gemma4_plan(c));
   OG_ASSIGN_OR_RETURN(Ropes ropes, gemma4_ropes(c, plan));
+  OG_ASSIGN_OR_RETURN(const MoeConfig moe, read_moe(c));
   const hf::JsonFields t = c.text_fields();
   const int64_t H = c.hidden_size, heads = c.num_attention_heads, V = c.vocab_size, L = c.num_hidden_layers;
   const double eps = c.rms_norm_eps;
@@ -221,7 +312,19 @@ Result<std::vector<double>> gemma4_forward(const hf::ModelConfig& c, const hf::C
 
     h = rms_norm(x, pre_ff_ln, eps, kW, H);
     nu.settle(h);
-    Mat m = rms_norm(gemma_n_mlp(h, mw, act, nullptr, nu), post_ff_ln, eps, kW, H);
+    Mat m = gemma_n_mlp(h, mw, act, nullptr, nu);
+    if (moe.enabled) {
+      OG_ASSIGN_OR_RETURN(std::vector<double> post1, norm("post_feedforward_layernorm_1"));
+      OG_ASSIGN_OR_RETURN(std::vector<double> post2, norm("post_feedforward_layernorm_2"));
+      m = rms_norm(m, post1, eps, kW, H);
+      nu.settle(m);
+      OG_ASSIGN_OR_RETURN(Mat e, gemma4_moe(ckpt, pre, moe, x, eps, act, nu));
+      e = rms_norm(e, post2, eps, kW, H);
+      nu.settle(e);
+      add_inplace(m, e);
+      nu.settle(m);
+    }
+    m = rms_norm(m, post_ff_ln, eps, kW, H);
     nu.settle(m);
     add_inplace(x, m);
     nu.settle(x);
