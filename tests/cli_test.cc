@@ -119,8 +119,11 @@ TEST(CliInspect, ProgramsWithTheRealLayerStructurePublishTheRealLayouts) {
 TEST(CliLayout, RealConfigsAreTheSharedOnes) {
   const std::string shared = OG_SHARED_CONFIGS;
   if (!std::filesystem::is_directory(shared)) GTEST_SKIP() << shared << " is not beside the checkout";
-  for (const RealLayout& r : real_layouts())
-    if (r.in_shared) EXPECT_EQ(read_file(kConfigs + r.file), read_file(shared + "/" + r.file)) << r.file;
+  for (const RealLayout& r : real_layouts()) {
+    if (r.in_shared) {
+      EXPECT_EQ(read_file(kConfigs + r.file), read_file(shared + "/" + r.file)) << r.file;
+    }
+  }
 }
 
 // google/gemma-4-26B-A4B-it (mixture of experts; not in real_layouts(): its tiny copy for the

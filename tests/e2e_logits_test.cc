@@ -118,7 +118,9 @@ TEST_P(FamilyE2E, TokenByTokenDecodeEqualsOneShotPrefill) {
   EXPECT_LE(d.relative(), 1e-5);
   // A mixture of experts groups a prefill's rows by expert; each row's sum stays in its
   // top-k order, so decode equals prefill bit for bit.
-  if (routed(GetParam().family)) EXPECT_EQ(d.max_abs, 0.0);
+  if (routed(GetParam().family)) {
+    EXPECT_EQ(d.max_abs, 0.0);
+  }
 }
 
 TEST_P(FamilyE2E, Bf16SourceWeightsMatchReferenceInFp32AndBf16Programs) {

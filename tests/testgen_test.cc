@@ -157,8 +157,9 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.num_attention_heads * c.head_dim, c.hidden_size}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
-    if (family != "qwen3_moe" && family != "gpt_oss")
+    if (family != "qwen3_moe" && family != "gpt_oss") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
+    }
   }
   EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.o_proj.weight"),
             (Shape{c.hidden_size, c.num_attention_heads * c.head_dim}));
