@@ -917,11 +917,18 @@ TEST(Moe, A128TokenPrefillReadsEachExpertAtMostOnceAndEqualsDecodeBitForBit) {
     }
     EXPECT_EQ(s.experts_read, distinct);
     EXPECT_GE(distinct, 6) << "128 random tokens should reach most of 8 experts";
+    // Decode alone, and on a 2-thread pool (as many experts as threads: one expert per task).
+    ThreadPool two(2);
     for (int64_t t = 0; t < T; ++t) {
-      kernels::moe(m.p, x.data() + t * m.H, r.data() + t * m.E, 1, decode.data() + t * m.H, s);
+      kernels::moe(m.p, x.data() + t * m.H, r.data() + t * m.E, 1, decode.data() + t * m.H, s, t % 2 ? &two : nullptr);
       EXPECT_EQ(s.experts_read, m.K);
     }
     EXPECT_TRUE(same_bits(prefill, decode));
+    // Batches of 4 rows (a few rows per expert: one expert per task too).
+    std::vector<float> batched(prefill.size());
+    for (int64_t t = 0; t < T; t += 4)
+      kernels::moe(m.p, x.data() + t * m.H, r.data() + t * m.E, 4, batched.data() + t * m.H, s, &two);
+    EXPECT_TRUE(same_bits(prefill, batched));
   });
   }
 }

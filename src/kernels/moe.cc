@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "base/check.h"
+#include "base/thread_pool.h"
 #include "kernels/kernels.h"
 
 namespace og::kernels {
@@ -126,24 +127,45 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
   s.expert_reads.assign(static_cast<size_t>(E), 0);
   s.experts_read = 0;
   float* slot_out = grown(s.slot_out, static_cast<size_t>(T * K * H));  // [T * K, H]
-  for (int64_t e = 0; e < E; ++e) {
+  std::vector<int32_t> used;  // the chosen experts, ascending
+  int64_t most_rows = 0;
+  for (int64_t e = 0; e < E; ++e)
+    if (first[e + 1] > first[e]) {
+      used.push_back(static_cast<int32_t>(e));
+      most_rows = std::max(most_rows, first[e + 1] - first[e]);
+    }
+  // Expert e over its n rows, with the working memory `w`, its linears split over `inner`.
+  auto run_expert = [&](int64_t e, MoeScratch& w, ThreadPool* inner) {
     const int64_t n = first[e + 1] - first[e];
-    if (n == 0) continue;
-    float* xg = grown(s.xg, static_cast<size_t>(n * H));    // [n, H]
+    float* xg = grown(w.xg, static_cast<size_t>(n * H));    // [n, H]
     for (int64_t i = 0; i < n; ++i)
       std::memcpy(xg + i * H, x + (slots[first[e] + i] / K) * H, static_cast<size_t>(H) * sizeof(float));
-    float* out = grown(s.out, static_cast<size_t>(n * H));  // [n, H]
+    float* out = grown(w.out, static_cast<size_t>(n * H));  // [n, H]
     const int64_t I = p.gate[e].rows;
     const Expert ex{.gate = p.gate[e], .up = p.up[e], .down = p.down[e],
                     .gate_bias = p.gate_bias ? p.gate_bias + e * I : nullptr,
                     .up_bias = p.up_bias ? p.up_bias + e * I : nullptr,
                     .down_bias = p.down_bias ? p.down_bias + e * H : nullptr};
-    gated_mlp(xg, n, ex, p, s, out, pool);
-    ++s.expert_reads[static_cast<size_t>(e)];
-    ++s.experts_read;
+    gated_mlp(xg, n, ex, p, w, out, inner);
     for (int64_t i = 0; i < n; ++i)
       std::memcpy(slot_out + slots[first[e] + i] * H, out + i * H, static_cast<size_t>(H) * sizeof(float));
+  };
+  // Decode-sized groups (a few rows per expert) with at least as many experts as threads:
+  // one expert per task, streamed whole by one thread. A decoded token's experts are small
+  // matrices (Qwen3-30B-A3B: 1 MB each at 4 bits); split over the pool, each would cost a
+  // barrier and start short runs of memory on every thread. The linears' results do not
+  // depend on the thread count, so both ways give the same bits.
+  const int threads = pool ? pool->size() : 1;
+  if (threads > 1 && static_cast<int64_t>(used.size()) >= threads && most_rows <= 8) {
+    pool->run(static_cast<int64_t>(used.size()), [&](int64_t i) {
+      thread_local MoeScratch local;  // this worker's working memory
+      run_expert(used[static_cast<size_t>(i)], local, nullptr);
+    });
+  } else {
+    for (const int32_t e : used) run_expert(e, s, pool);
   }
+  for (const int32_t e : used) ++s.expert_reads[static_cast<size_t>(e)];
+  s.experts_read = static_cast<int64_t>(used.size());
 
   // 4. Each row's weighted sum in top-k order.
   for (int64_t t = 0; t < T; ++t) {
