@@ -2,7 +2,8 @@
 // new prompt reaches its first token soon, few enough that the streams keep their pace.
 //
 // A step with prompt rows should cost at most about (1 + ratio) decode-only steps. Each row
-// of such a mixed step is taken to cost seconds / rows, as if the step were compute bound.
+// of such a mixed step is taken to cost seconds / rows, as if the step were compute bound
+// (the most of the last four mixed steps, against timing noise).
 // That bounds every step, not only the mean over steps: a step costs at least its rows'
 // compute, so the rows this estimate allows cannot cost more than the target. Where a step
 // is still memory bound (decode-sized), the estimate is too high and the rows grow, at most
@@ -12,6 +13,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 
 namespace og::generate {
@@ -35,8 +37,11 @@ class PromptRowBudget {
       return;
     }
     if (decode_step_s_ <= 0) return;  // no decode-only step to compare with yet
-    average(row_s_, seconds / static_cast<double>(decodes + prompt_rows));
-    const auto fit = static_cast<int64_t>((1 + ratio_) * decode_step_s_ / row_s_) - decodes;
+    // The largest per-row cost of the last few mixed steps: one step that ran fast (timing
+    // noise is 10-15 % here) must not let the next one overshoot.
+    recent_[next_++ % recent_.size()] = seconds / static_cast<double>(decodes + prompt_rows);
+    const double row_s = *std::max_element(recent_.begin(), recent_.end());
+    const auto fit = static_cast<int64_t>((1 + ratio_) * decode_step_s_ / row_s) - decodes;
     rows_ = std::clamp<int64_t>(fit, 1, std::min(2 * rows_, max_rows_));
   }
 
@@ -46,8 +51,9 @@ class PromptRowBudget {
   double ratio_;
   int64_t max_rows_;
   int64_t rows_;
-  double decode_step_s_ = 0;  // running mean of a decode-only step
-  double row_s_ = 0;          // running mean of a mixed step's seconds per row
+  double decode_step_s_ = 0;          // running mean of a decode-only step
+  std::array<double, 4> recent_{};    // seconds per row of the last mixed steps
+  size_t next_ = 0;
 };
 
 }  // namespace og::generate
