@@ -26,6 +26,8 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <stdexcept>
 #include <random>
 
 #include "base/half.h"
@@ -863,6 +865,64 @@ TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
   const Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), (*plain)->file_size());
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("int8_activations needs a Q8 or Q4 weight"), std::string::npos) << s.message();
+}
+
+// The validator refuses the moe op's version-3 fields when they do not fit the op: expert
+// scales and biases of the wrong shape, a clamped SwiGLU without finite parameters, and
+// ClampedSwiglu outside a moe op (its alpha and limit live in MoeAttrs only).
+TEST(MoeValidator, BadExpertScalesBiasesAndSwigluParametersAreRefused) {
+  // H != I, so a bias of the other shape is not accidentally right.
+  auto g = testing::generate({.family = "gpt_oss", .seed = 3, .overrides = {{"hidden_size", 64}, {"intermediate_size", 96}}});
+  auto pf = program::ProgramFile::open(testing::export_to(*g, "p.ogp", "fp32"));
+  ASSERT_TRUE(pf.is_ok()) << pf.status().message();
+  fb::ProgramT base;
+  (*pf)->program().UnPackTo(&base);
+  const fb::MoeAttrsT* moe = nullptr;
+  for (const auto& op : base.ops)
+    if (op->attrs.AsMoeAttrs() != nullptr) moe = op->attrs.AsMoeAttrs();
+  ASSERT_NE(moe, nullptr);
+  ASSERT_GE(moe->gate_bias, 0);
+  ASSERT_GE(moe->down_bias, 0);
+  ASSERT_EQ(moe->activation, fb::Activation::ClampedSwiglu);
+  const int32_t gate_bias = moe->gate_bias, down_bias = moe->down_bias;  // [E, I] and [E, H]
+  auto check = [&](const std::function<void(fb::ProgramT&)>& edit, const std::string& expect) {
+    fb::ProgramT p;
+    (*pf)->program().UnPackTo(&p);
+    edit(p);
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(fb::Program::Pack(fbb, &p));
+    const Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), (*pf)->file_size());
+    ASSERT_FALSE(s.is_ok()) << expect;
+    EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
+  };
+  auto first_moe = [](fb::ProgramT& p) -> fb::MoeAttrsT& {
+    for (auto& op : p.ops)
+      if (auto* a = op->attrs.AsMoeAttrs()) return *a;
+    throw std::logic_error("no moe op");
+  };
+  check([&](fb::ProgramT& p) { first_moe(p).expert_scale = gate_bias; }, "shape mismatch");  // [E, I], not [E]
+  check([&](fb::ProgramT& p) { first_moe(p).up_bias = down_bias; }, "shape mismatch");       // [E, H], not [E, I]
+  check([&](fb::ProgramT& p) { first_moe(p).down_bias = gate_bias; }, "shape mismatch");     // [E, I], not [E, H]
+  check([&](fb::ProgramT& p) { first_moe(p).swiglu_limit = 0; }, "finite swiglu_limit > 0");
+  check([&](fb::ProgramT& p) { first_moe(p).swiglu_alpha = std::numeric_limits<float>::quiet_NaN(); }, "finite swiglu_alpha");
+  // A dense program's activation op set to ClampedSwiglu.
+  auto llama = testing::generate({.family = "llama", .seed = 3});
+  auto dense = program::ProgramFile::open(testing::export_to(*llama, "d.ogp", "fp32"));
+  ASSERT_TRUE(dense.is_ok());
+  fb::ProgramT p;
+  (*dense)->program().UnPackTo(&p);
+  bool edited = false;
+  for (auto& op : p.ops)
+    if (auto* a = op->attrs.AsActAttrs(); a != nullptr && !edited) {
+      a->activation = fb::Activation::ClampedSwiglu;
+      edited = true;
+    }
+  ASSERT_TRUE(edited) << "no activation op";
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fb::Program::Pack(fbb, &p));
+  const Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), (*dense)->file_size());
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("ClampedSwiglu is a moe activation only"), std::string::npos) << s.message();
 }
 
 }  // namespace
