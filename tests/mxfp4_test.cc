@@ -1,11 +1,17 @@
 // MXFP4 decoding (transformers' convert_moe_packed_tensors) on hand-made bytes, in the
 // exporter (export/mxfp4.h, a table) and in the reference (reference/mxfp4.h, the e2m1 bit
 // layout): low nibble first, sign-magnitude codes (8 is -0), e8m0 scales with bias 127.
+// A checkpoint whose scales hold 0xFF (e8m0's NaN) is refused at export, naming the tensor.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
+#include "e2e_support.h"
 #include "export/mxfp4.h"
 #include "reference/mxfp4.h"
 
@@ -55,6 +61,36 @@ TEST(Mxfp4, DecodesLowNibbleFirstTimesTwoToTheScaleMinus127) {
   // Pinned: the smallest and largest exponents here are exact in f32.
   EXPECT_EQ(exporter::mxfp4_value(blocks.data(), scales.data(), 3, 1, 1, 0, 0), 0x1p-1f * 0x1p127f);  // 0xFE: 2^127
   EXPECT_EQ(exporter::mxfp4_value(blocks.data(), scales.data(), 3, 1, 1, 1, 0), 0x1p-1f * 0x1p-127f); // 0x00: 2^-127
+}
+
+// e8m0 has no infinity; 0xFF is its NaN. transformers would turn it into 2^128 (inf); an
+// export refuses it instead, naming the tensor.
+TEST(Mxfp4, AScaleOf0xFFIsRefusedNamingTheTensor) {
+  auto g = testing::generate({.family = "gpt_oss", .seed = 3});
+  const std::string file = g->model_dir() + "/model.safetensors";
+  std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+  ASSERT_TRUE(f.good()) << file;
+  uint64_t header_len = 0;
+  f.read(reinterpret_cast<char*>(&header_len), 8);
+  std::string header(header_len, '\0');
+  f.read(header.data(), static_cast<std::streamsize>(header_len));
+  const auto h = nlohmann::json::parse(header);
+  std::string name;
+  for (const auto& [key, value] : h.items())
+    if (key.find("down_proj_scales") != std::string::npos) name = key;
+  ASSERT_FALSE(name.empty()) << "no MXFP4 scales in the generated checkpoint";
+  ASSERT_EQ(h[name]["dtype"], "U8");
+  const uint64_t at = 8 + header_len + h[name]["data_offsets"][0].get<uint64_t>() + 1;  // its second scale
+  f.seekp(static_cast<std::streamoff>(at));
+  f.put(static_cast<char>(0xFF));
+  f.close();
+  exporter::ExportOptions o;
+  o.model = g->model_dir();
+  o.output = g->dir.file("p.ogp");
+  auto s = exporter::export_program(o);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.status().message().find("0xFF"), std::string::npos) << s.status().message();
+  EXPECT_NE(s.status().message().find(name), std::string::npos) << s.status().message();
 }
 
 }  // namespace
