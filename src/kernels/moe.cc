@@ -152,7 +152,7 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
   };
   // Decode-sized groups (a few rows per expert) with at least as many experts as threads:
   // one expert per task, streamed whole by one thread. A decoded token's experts are small
-  // matrices (Qwen3-30B-A3B: 1 MB each at 4 bits); split over the pool, each would cost a
+  // matrices (1 MB each at 4 bits for a 2048 x 768 expert); split over the pool, each would cost a
   // barrier and start short runs of memory on every thread. The linears' results do not
   // depend on the thread count, so both ways give the same bits.
   const int threads = pool ? pool->size() : 1;
