@@ -821,6 +821,13 @@ TEST(QuantE2E, Int8ActivationsMarkExactlyTheQuantizedLinears) {
 namespace og {
 namespace {
 
+// The validator's verdict on a program edited in its object form (repacked first).
+Status validate_edited(const fb::ProgramT& p, uint64_t data_size) {
+  flatbuffers::FlatBufferBuilder fbb;
+  fbb.Finish(fb::Program::Pack(fbb, &p));
+  return program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), data_size);
+}
+
 // The validator refuses quantized tensors whose group size, scales or sizes are wrong.
 TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
   auto g = testing::generate({.family = "llama", .seed = 2, .tie_word_embeddings = false,
@@ -839,9 +846,7 @@ TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
     fb::ProgramT p;
     (*pf)->program().UnPackTo(&p);
     edit(p);
-    flatbuffers::FlatBufferBuilder fbb;
-    fbb.Finish(fb::Program::Pack(fbb, &p));
-    Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), data_size);
+    const Status s = validate_edited(p, data_size);
     ASSERT_FALSE(s.is_ok()) << expect;
     EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
   };
@@ -860,9 +865,7 @@ TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
       a->int8_activations = true;
       break;
     }
-  flatbuffers::FlatBufferBuilder fbb;
-  fbb.Finish(fb::Program::Pack(fbb, &p));
-  const Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), (*plain)->file_size());
+  const Status s = validate_edited(p, (*plain)->file_size());
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("int8_activations needs a Q8 or Q4 weight"), std::string::npos) << s.message();
 }
@@ -889,9 +892,7 @@ TEST(MoeValidator, BadExpertScalesBiasesAndSwigluParametersAreRefused) {
     fb::ProgramT p;
     (*pf)->program().UnPackTo(&p);
     edit(p);
-    flatbuffers::FlatBufferBuilder fbb;
-    fbb.Finish(fb::Program::Pack(fbb, &p));
-    const Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), (*pf)->file_size());
+    const Status s = validate_edited(p, (*pf)->file_size());
     ASSERT_FALSE(s.is_ok()) << expect;
     EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
   };
@@ -918,9 +919,7 @@ TEST(MoeValidator, BadExpertScalesBiasesAndSwigluParametersAreRefused) {
       edited = true;
     }
   ASSERT_TRUE(edited) << "no activation op";
-  flatbuffers::FlatBufferBuilder fbb;
-  fbb.Finish(fb::Program::Pack(fbb, &p));
-  const Status s = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), (*dense)->file_size());
+  const Status s = validate_edited(p, (*dense)->file_size());
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("ClampedSwiglu is a moe activation only"), std::string::npos) << s.message();
 }
