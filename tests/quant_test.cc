@@ -70,14 +70,25 @@ uint16_t to_f16(float f) {
 }
 
 // Quantized storage with random codes and scales, and the value of every weight decoded
-// from the layout as program.fbs documents it.
+// from the layout as program.fbs documents it. kQ4Interleaved: the same values stored as
+// kernels.h's interleaved Q4 (row_block 16), transcribed here from its definition.
+enum class QKind { kQ8, kQ4, kQ4Interleaved };
+constexpr QKind kKinds[] = {QKind::kQ8, QKind::kQ4, QKind::kQ4Interleaved};
+const char* name(QKind k) { return k == QKind::kQ8 ? "Q8" : k == QKind::kQ4 ? "Q4" : "Q4 interleaved"; }
+
 struct QStored {
   ElemType type;
   int64_t rows, cols;
   int32_t group;
-  std::vector<uint8_t> codes;
-  std::vector<uint16_t> scales;
+  std::vector<uint8_t> codes;   // row-major, as program.fbs
+  std::vector<uint16_t> scales;  // [rows, cols / group]
+  int32_t row_block = 0;
+  std::vector<uint8_t> blocked_codes;    // row_block 16: [ceil(rows / 16), groups, group / 8, 64]
+  std::vector<uint16_t> blocked_scales;  // row_block 16: [ceil(rows / 16), groups, 16]
   kernels::Matrix matrix() const {
+    if (row_block != 0)
+      return {.data = blocked_codes.data(), .type = type, .rows = rows, .cols = cols, .scales = blocked_scales.data(),
+              .group_size = group, .row_block = row_block};
     return {.data = codes.data(), .type = type, .rows = rows, .cols = cols, .scales = scales.data(), .group_size = group};
   }
   double scale(int64_t r, int64_t c) const { return f16(scales[r * (cols / group) + c / group]); }
@@ -88,9 +99,30 @@ struct QStored {
     return (j < half ? byte & 15 : byte >> 4) - 8;
   }
   double value(int64_t r, int64_t c) const { return scale(r, c) * code(r, c); }
+
+  // Row 16b + i's values 8u + j (low nibble) and 8u + 4 + j (high) of group g in byte 4i + j
+  // of chunk u; padding rows have code 8 and scale 0.
+  void interleave() {
+    const int64_t blocks = (rows + 15) / 16, groups = cols / group;
+    row_block = 16;
+    blocked_codes.assign(static_cast<size_t>(blocks * 16 * cols / 2), 0x88);
+    blocked_scales.assign(static_cast<size_t>(blocks * groups * 16), 0);
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t g = 0; g < groups; ++g) {
+        const int64_t b = r / 16, i = r % 16;
+        blocked_scales[static_cast<size_t>((b * groups + g) * 16 + i)] = scales[static_cast<size_t>(r * groups + g)];
+        for (int64_t u = 0; u < group / 8; ++u)
+          for (int64_t j = 0; j < 4; ++j) {
+            const int64_t c = g * group + 8 * u + j;
+            blocked_codes[static_cast<size_t>(((b * groups + g) * (group / 8) + u) * 64 + 4 * i + j)] =
+                static_cast<uint8_t>((code(r, c) + 8) | ((code(r, c + 4) + 8) << 4));
+          }
+      }
+  }
 };
 
-QStored make_q(ElemType t, int64_t rows, int64_t cols, int32_t group, uint32_t seed) {
+QStored make_q(QKind k, int64_t rows, int64_t cols, int32_t group, uint32_t seed) {
+  const ElemType t = k == QKind::kQ8 ? ElemType::kQ8 : ElemType::kQ4;
   std::mt19937 rng(seed);
   QStored q{t, rows, cols, group, {}, {}};
   q.codes.resize(static_cast<size_t>(t == ElemType::kQ8 ? rows * cols : rows * cols / 2));
@@ -100,6 +132,7 @@ QStored make_q(ElemType t, int64_t rows, int64_t cols, int32_t group, uint32_t s
       if (b == 0x80) b = 0x81;  // -128 is not a code the quantizer writes (still decodes fine)
   std::uniform_real_distribution<float> u(-0.05f, 0.05f);
   for (int64_t i = 0; i < rows * (cols / group); ++i) q.scales.push_back(to_f16(u(rng)));
+  if (k == QKind::kQ4Interleaved) q.interleave();
   return q;
 }
 
@@ -120,11 +153,11 @@ constexpr int64_t kTokens[] = {1, 7, 33};
 
 TEST(QuantLinear, MatchesFloat64ForEveryGroupSizeRowCountAndTarget) {
   ThreadPool pool(2);
-  for (ElemType t : {ElemType::kQ8, ElemType::kQ4})
+  for (QKind t : kKinds)
     for (int32_t group : {32, 64, 128})
       for (int64_t cols : {128, 384})
         for (int64_t rows : kRows) {
-          SCOPED_TRACE(::testing::Message() << (t == ElemType::kQ8 ? "Q8" : "Q4") << " group " << group << " rows "
+          SCOPED_TRACE(::testing::Message() << name(t) << " group " << group << " rows "
                                             << rows << " cols " << cols);
           const QStored q = make_q(t, rows, cols, group, static_cast<uint32_t>(rows * 7 + cols + group));
           const std::vector<float> bias = random_floats(static_cast<size_t>(rows), 3);
@@ -156,7 +189,7 @@ TEST(QuantLinear, MatchesFloat64ForEveryGroupSizeRowCountAndTarget) {
 TEST(QuantLinear, PrefillRowsEqualDecodeBitForBitIncludingColumnBlocks) {
   // 8320 columns: prefill accumulates in column blocks of whole groups, decode in one pass.
   ThreadPool pool(2);
-  for (ElemType t : {ElemType::kQ8, ElemType::kQ4}) {
+  for (QKind t : kKinds) {
     const int64_t rows = 13, cols = 8320, T = 9;
     const QStored q = make_q(t, rows, cols, 64, 11);
     const std::vector<float> x = random_floats(T * cols, 12);
@@ -215,12 +248,12 @@ void linear_int8(const float* x, int64_t T, const kernels::Matrix& w, const floa
 // scale products' last partial vector).
 TEST(QuantLinearInt8, MatchesFloat64OnTheQuantizedActivationsForEveryTarget) {
   ThreadPool pool(2);
-  for (ElemType t : {ElemType::kQ8, ElemType::kQ4})
+  for (QKind t : kKinds)
     for (int32_t group : {32, 64, 128})
       for (int64_t cols : {96, 128, 384, 1152, 1184}) {
         if (cols % group != 0) continue;
         for (int64_t rows : kRows) {
-          SCOPED_TRACE(::testing::Message() << (t == ElemType::kQ8 ? "Q8" : "Q4") << " group " << group << " rows "
+          SCOPED_TRACE(::testing::Message() << name(t) << " group " << group << " rows "
                                             << rows << " cols " << cols);
           const QStored q = make_q(t, rows, cols, group, static_cast<uint32_t>(rows * 5 + cols + group));
           const std::vector<float> bias = random_floats(static_cast<size_t>(rows), 4);
@@ -262,7 +295,7 @@ TEST(QuantLinearInt8, MatchesFloat64OnTheQuantizedActivationsForEveryTarget) {
 TEST(QuantLinearInt8, PrefillRowsEqualDecodeBitForBitIncludingColumnBlocks) {
   // 8288 columns = 259 groups of 32: column blocks of group pairs and an odd last group.
   ThreadPool pool(2);
-  for (ElemType t : {ElemType::kQ8, ElemType::kQ4})
+  for (QKind t : kKinds)
     for (int32_t group : {32, 64}) {
       const int64_t rows = 13, cols = group == 32 ? 8288 : 8320, T = 9;
       const QStored q = make_q(t, rows, cols, group, 21);
@@ -283,7 +316,7 @@ TEST(QuantLinearInt8, PrefillRowsEqualDecodeBitForBitIncludingColumnBlocks) {
 // gives each the bits it gets quantizing alone, also for rows read from an offset (the
 // LogitsRows::kLast suffix reads a value's last row), on every target.
 TEST(QuantLinearInt8, SharedQuantizedRowsGiveTheBitsOfQuantizingAlone) {
-  for (ElemType t : {ElemType::kQ8, ElemType::kQ4}) {
+  for (QKind t : kKinds) {
     const QStored a = make_q(t, 11, 256, 32, 41), b = make_q(t, 7, 256, 32, 42);
     const int64_t T = 5, row_bytes = kernels::int8_row_bytes(a.matrix());
     ASSERT_EQ(row_bytes, kernels::int8_row_bytes(b.matrix()));
@@ -315,7 +348,7 @@ TEST(QuantLinearInt8, SharedQuantizedRowsGiveTheBitsOfQuantizingAlone) {
 // the linear runs (`--simd`, or tests switching targets).
 TEST(QuantLinearInt8, RowsAreReadByTheKernelOfTheTargetThatQuantizedThem) {
   const auto targets = hwy::SupportedAndGeneratedTargets();
-  for (ElemType t : {ElemType::kQ8, ElemType::kQ4}) {
+  for (QKind t : kKinds) {
     const QStored q = make_q(t, 9, 384, 32, 44);
     const std::vector<float> x = random_floats(3 * 384, 45);
     const int64_t row_bytes = kernels::int8_row_bytes(q.matrix());
@@ -339,19 +372,22 @@ TEST(QuantLinearInt8, RowsAreReadByTheKernelOfTheTargetThatQuantizedThem) {
 
 // Rows made for one weight layout are never read for another (a broken runtime invariant).
 TEST(QuantLinearInt8DeathTest, RowsQuantizedForAnotherLayoutAreRefused) {
-  const QStored q4 = make_q(ElemType::kQ4, 3, 128, 32, 46), q8 = make_q(ElemType::kQ8, 3, 128, 32, 47);
+  const QStored q4 = make_q(QKind::kQ4, 3, 128, 32, 46), q8 = make_q(QKind::kQ8, 3, 128, 32, 47);
   const std::vector<float> x = random_floats(128, 48);
   std::vector<uint8_t> memory(static_cast<size_t>(kernels::int8_row_bytes(q4.matrix())));  // [1, row_bytes]
   kernels::Int8Input xq{.data = memory.data(), .row_bytes = kernels::int8_row_bytes(q4.matrix())};
   kernels::quantize_int8(x.data(), 1, q4.matrix(), xq);
   std::vector<float> y(3);
   EXPECT_DEATH(kernels::linear(xq, 0, 1, q8.matrix(), nullptr, y.data()), "check failed");
+  // Row-major and interleaved Q4 of one shape meet x in different orders.
+  const QStored blocked = make_q(QKind::kQ4Interleaved, 3, 128, 32, 46);
+  EXPECT_DEATH(kernels::linear(xq, 0, 1, blocked.matrix(), nullptr, y.data()), "check failed");
 }
 
 // A NaN or an infinity in x makes every output NaN / non-finite, as with f32 activations
 // (the quantized codes of such a group would be garbage, so its scale is NaN).
 TEST(QuantLinearInt8, NonFiniteInputsGiveNonFiniteOutputs) {
-  for (ElemType t : {ElemType::kQ8, ElemType::kQ4})
+  for (QKind t : kKinds)
     for (float bad : {NAN, INFINITY, -INFINITY}) {
       const QStored q = make_q(t, 9, 128, 32, 31);
       std::vector<float> x = random_floats(128, 32);
@@ -370,7 +406,7 @@ TEST(QuantLinearInt8, NonFiniteInputsGiveNonFiniteOutputs) {
 }
 
 TEST(QuantEmbedding, RowsDecodeExactlyAndShortTablesReadRowZero) {
-  for (ElemType t : {ElemType::kQ8, ElemType::kQ4}) {
+  for (QKind t : kKinds) {
     const QStored q = make_q(t, 9, 96, 32, 5);
     const std::vector<int32_t> ids = {0, 8, 3, 40};  // 40: past the table, reads row 0
     std::vector<float> y(ids.size() * 96);

@@ -99,7 +99,7 @@ HWY_INLINE int64_t Q4ChunkBytes() { return static_cast<int64_t>(hn::Lanes(D16())
 HWY_INLINE Int8RowLayout RowLayout(const Matrix& w) {
   const Int8Target t{.W = Q4ChunkBytes(), .NF = static_cast<int64_t>(hn::Lanes(D32())), .bytes = OG_X86_BYTES != 0,
                      .vnni = OG_VNNI != 0};
-  return int8_row_layout(w.type, w.cols, w.group_size, t);
+  return int8_row_layout(w.type, w.cols, w.group_size, w.row_block, t);
 }
 
 // Integer products of 16-bit lanes added pairwise into int32 lanes (lane i: lanes 2i, 2i+1).

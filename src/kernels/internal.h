@@ -42,10 +42,21 @@ struct Int8Target {
 
 inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
-inline Int8RowLayout int8_row_layout(ElemType type, int64_t cols, int64_t G, const Int8Target& t) {
+inline Int8RowLayout int8_row_layout(ElemType type, int64_t cols, int64_t G, int32_t row_block, const Int8Target& t) {
   const bool q4 = type == ElemType::kQ4;
   const int64_t groups = cols / G, code_bytes = q4 ? cols / 2 : cols, group_bytes = q4 ? G / 2 : G;
   Int8RowLayout l;
+  if (q4 && row_block != 0) {
+    // Interleaved Q4 (kernels.h): one lane per weight row meets x's codes in their natural
+    // order, 4 at a time, whatever the target; one offset -8 sum q per group.
+    l.code_stride = round_up(cols, 64);
+    l.c = 8;
+    l.offset_ints = groups;
+    l.d = l.code_stride;
+    l.offsets = round_up(l.d + 4 * groups, 64);
+    l.bytes = round_up(l.offsets + 4 * groups, 64);
+    return l;
+  }
   // Q4: chunks of W bytes give W low-nibble values then W high-nibble values, the last
   // chunk padded to a whole one. Q8 on x86: natural order, padded to whole vectors.
   l.code_stride = q4 ? round_up(code_bytes, t.W) * 2 : t.bytes ? round_up(cols, t.W) : cols;

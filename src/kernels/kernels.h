@@ -86,6 +86,7 @@ struct Int8Input {
   ElemType type = ElemType::kF32;
   int64_t cols = 0;
   int32_t group_size = 0;
+  int32_t row_block = 0;
   void (*reader)() = nullptr;
 };
 // Bytes of one token's row of quantize_int8's output for a kQ8 / kQ4 weight w, enough for

@@ -191,7 +191,9 @@ void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
                            : std::clamp<int64_t>(panel_bytes() / row_bytes, 4, 1024);
   // At least four tasks per thread, so a core slowed by other work takes fewer of them.
   if (threads > 1) panel = std::min(panel, std::max<int64_t>(4, (w.rows + 4 * threads - 1) / (4 * threads)));
-  panel = (panel + 3) / 4 * 4;
+  // Whole tiles of rows: 4, or the 16-row blocks of an interleaved matrix.
+  const int64_t unit = w.row_block != 0 ? w.row_block : 4;
+  panel = (panel + unit - 1) / unit * unit;
   a.panel_rows = panel;
   const int64_t tasks = (w.rows + panel - 1) / panel;
   if (pool == nullptr || tasks == 1) return rows_fn(a, 0, w.rows);

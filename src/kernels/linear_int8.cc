@@ -46,6 +46,7 @@
 
 #include "base/check.h"
 #include "kernels/int8_q4-inl.h"
+#include "kernels/int8_q4_blocks-inl.h"
 #include "kernels/int8_q8-inl.h"
 #include "kernels/int8_target-inl.h"
 #include "kernels/internal.h"
@@ -63,6 +64,7 @@ inline constexpr int kRowsI = 4;
 inline constexpr int kTokensI = kManyRegisters ? 2 : 1;
 
 void LinearInt8Rows(const LinearArgs& a, int64_t r0, int64_t r1);
+void LinearQ4BlockRows(const LinearArgs& a, int64_t r0, int64_t r1);
 
 // Per token, into out (rows row_bytes apart): x in the order this target's kernel reads
 // it, d per group and the offsets' -c sum q. Returns that kernel.
@@ -121,6 +123,15 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
       }
       d[g] = dg;
     }
+    if (w.row_block != 0) {  // interleaved Q4: natural order, one -8 sum q per group
+      for (int64_t i = 0; i < in; ++i) xq8[i] = static_cast<int8_t>(natural[static_cast<size_t>(i)]);
+      for (int64_t g = 0; g < groups; ++g) {
+        int32_t sum = 0;
+        for (int64_t i = g * G; i < (g + 1) * G; ++i) sum += natural[static_cast<size_t>(i)];
+        ot[g] = -offset * sum;
+      }
+      continue;
+    }
     if (!q4) {
       if (OG_X86_BYTES)
         for (int64_t i = 0; i < in; ++i) xq8[i] = static_cast<int8_t>(natural[static_cast<size_t>(i)]);
@@ -156,7 +167,7 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
     }
   }
   (void)stride;
-  return &LinearInt8Rows;
+  return w.row_block != 0 ? &LinearQ4BlockRows : &LinearInt8Rows;
 }
 
 // Columns [k0, k1) (whole groups) of the dot products of R rows starting at r0 with C
@@ -215,6 +226,62 @@ void LinearInt8Rows(const LinearArgs& a, int64_t r0, int64_t r1) {
   LinearInt8RowsT<false>(a, r0, r1);
 }
 
+// Interleaved Q4: tiles of kBlocksQ blocks of 16 rows by kTokensQ tokens (int8_q4_blocks-inl.h).
+inline constexpr int kBlocksQ = kManyRegisters ? 2 : 1;
+inline constexpr int kTokensQ = kManyRegisters ? 4 : 2;
+
+// Blocks [b, b + RB) of C tokens over columns [k0, k1) (whole groups): accumulators from
+// zero (k0 == 0) or `park` (16 floats per block and token), parked again or, at the last
+// column, written to y with the bias (the padding rows of a last partial block are not).
+template <int RB, int C>
+HWY_INLINE void BlockTile(const LinearArgs& a, const XView& x, int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) {
+  constexpr int V = RB * kBlockVectors;
+  const DF32 df;
+  const int64_t G = a.w.group_size, out = a.w.rows;
+  V32F acc[V][C];
+  auto park_at = [&](int v, int c) { return park + ((v / kBlockVectors) * C + c) * kQ4RowBlock + (v % kBlockVectors) * kBlockNF; };
+  for (int v = 0; v < V; ++v)
+    for (int c = 0; c < C; ++c) acc[v][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park_at(v, c));
+  Q4BlockDot<RB, C>(a.w, b, x, k0 / G, k1 / G, acc);
+  if (k1 < a.w.cols) {
+    for (int v = 0; v < V; ++v)
+      for (int c = 0; c < C; ++c) hn::StoreU(acc[v][c], df, park_at(v, c));
+    return;
+  }
+  for (int v = 0; v < V; ++v) {
+    const int64_t r = (b + v / kBlockVectors) * kQ4RowBlock + (v % kBlockVectors) * kBlockNF;
+    if (r >= out) break;
+    const V32F bias = a.bias != nullptr && r + kBlockNF <= out ? hn::LoadU(df, a.bias + r) : hn::Zero(df);
+    for (int c = 0; c < C; ++c) {
+      float* y = a.y + (t0 + c) * out + r;
+      if (r + kBlockNF <= out) {
+        hn::StoreU(hn::Add(acc[v][c], bias), df, y);
+        continue;
+      }
+      HWY_ALIGN float lanes[kBlockNF];
+      hn::Store(acc[v][c], df, lanes);
+      for (int64_t i = 0; i < out - r; ++i) y[i] = lanes[i] + (a.bias != nullptr ? a.bias[r + i] : 0.0f);
+    }
+  }
+}
+
+// Rows [r0, r1) (r0 a multiple of 16; r1 too, or the last row).
+void LinearQ4BlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
+  const int64_t in = a.w.cols, G = a.w.group_size;
+  // Decode streams whole rows; prefill works in column blocks whose x slice fills about
+  // 16 KB of L1 (whole groups).
+  const bool streamed = a.T <= kTokensQ;
+  const int64_t kc = streamed ? in : std::max<int64_t>(G, (16 << 10) / kTokensQ / G * G);
+  const Int8RowLayout layout = RowLayout(a.w);
+  const auto tile = [&]<int RB, int C>(int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) HWY_ATTR {
+    const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};
+    BlockTile<RB, C>(a, x, t0, b, k0, k1, park);
+  };
+  const int64_t b0 = r0 / kQ4RowBlock, b1 = (r1 + kQ4RowBlock - 1) / kQ4RowBlock;
+  const int64_t panel_blocks = std::max<int64_t>(1, a.panel_rows / kQ4RowBlock);
+  ForEachTile<kBlocksQ, kTokensQ>(tile, a.T, in, kc, panel_blocks, kQ4RowBlock, b0, b1);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace og::kernels
 HWY_AFTER_NAMESPACE();
@@ -231,7 +298,7 @@ int64_t int8_row_bytes(const Matrix& w) {
                                             {.W = 64, .NF = 16, .bytes = true}, {.W = 64, .NF = 16, .bytes = true, .vnni = true},
                                             {.W = 8, .NF = 4},                  {.W = 1, .NF = 1}};
   int64_t bytes = 0;
-  for (const Int8Target& t : kTargets) bytes = std::max(bytes, int8_row_layout(w.type, w.cols, w.group_size, t).bytes);
+  for (const Int8Target& t : kTargets) bytes = std::max(bytes, int8_row_layout(w.type, w.cols, w.group_size, w.row_block, t).bytes);
   return bytes;
 }
 
@@ -241,6 +308,7 @@ void quantize_int8(const float* x, int64_t T, const Matrix& w, Int8Input& xq, in
   xq.type = w.type;
   xq.cols = w.cols;
   xq.group_size = w.group_size;
+  xq.row_block = w.row_block;
   xq.reader = reinterpret_cast<void (*)()>(reader);
 }
 
@@ -248,7 +316,8 @@ void linear(const Int8Input& xq, int64_t row0, int64_t T, const Matrix& w, const
             ThreadPool* pool) {
   if (T <= 0 || w.rows <= 0) return;
   // Rows quantized for another weight layout would be read as garbage.
-  OG_CHECK(xq.reader != nullptr && xq.type == w.type && xq.cols == w.cols && xq.group_size == w.group_size);
+  OG_CHECK(xq.reader != nullptr && xq.type == w.type && xq.cols == w.cols && xq.group_size == w.group_size &&
+           xq.row_block == w.row_block);
   run_linear(reinterpret_cast<RowsFn>(xq.reader),
              LinearArgs{.x = nullptr, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0,
                         .xq = xq.data + row0 * xq.row_bytes, .xq_row_bytes = xq.row_bytes},

@@ -134,7 +134,35 @@ void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   ForEachTile<kRows, kTokens<kQ4>>(tile, a.T, in, kc, a.panel_rows, N, r0, r1);
 }
 
+// Interleaved Q4 with f32 x (rare: export interleaves only for int8 activations, so this
+// serves hand-made programs and small matrices a f32 path reads). Each row is decoded into
+// a scratch row (value = q * s, as matrix_at) and dotted with each token in one fixed
+// order: a row's result does not depend on the token count.
+void LinearQ4BlockRowsF32(const LinearArgs& a, int64_t r0, int64_t r1) {
+  const DF df;
+  const int64_t in = a.w.cols, out = a.w.rows, N = static_cast<int64_t>(hn::Lanes(df));
+  thread_local std::vector<float> row;  // [in rounded up to N], zero-padded
+  row.assign(static_cast<size_t>((in + N - 1) / N * N), 0.0f);
+  std::vector<float> padded;  // one token's x zero-padded, only when in % N != 0
+  for (int64_t r = r0; r < r1; ++r) {
+    for (int64_t c = 0; c < in; ++c) row[static_cast<size_t>(c)] = matrix_at(a.w, r, c);
+    for (int64_t t = 0; t < a.T; ++t) {
+      const float* x = a.x + t * in;
+      if (in % N != 0) {
+        padded.assign(row.size(), 0.0f);
+        std::copy(x, x + in, padded.begin());
+        x = padded.data();
+      }
+      VF acc = hn::Zero(df);
+      for (int64_t c = 0; c < static_cast<int64_t>(row.size()); c += N)
+        acc = hn::MulAdd(hn::LoadU(df, row.data() + c), hn::LoadU(df, x + c), acc);
+      a.y[t * out + r] = ReduceSumF(df, acc) + (a.bias ? a.bias[r] : 0.0f);
+    }
+  }
+}
+
 void LinearQuantRows(const LinearArgs& a, int64_t r0, int64_t r1) {
+  if (a.w.row_block != 0) return LinearQ4BlockRowsF32(a, r0, r1);
   if (a.w.type == ElemType::kQ4) return LinearQuantRowsT<true>(a, r0, r1);
   LinearQuantRowsT<false>(a, r0, r1);
 }
@@ -173,6 +201,13 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col) {
       return static_cast<float>(static_cast<const int8_t*>(m.data)[row * m.cols + col]) * s;
     }
     case ElemType::kQ4: {
+      if (m.row_block != 0) {  // interleaved (kernels.h)
+        const int64_t G = m.group_size, groups = m.cols / G, b = row / kQ4RowBlock, i = row % kQ4RowBlock;
+        const int64_t g = col / G, u = col % G / 8, k = col % 8;
+        const uint8_t byte = static_cast<const uint8_t*>(m.data)[((b * groups + g) * (G / 8) + u) * 64 + 4 * i + k % 4];
+        const int nibble = k < 4 ? (byte & 15) : (byte >> 4);
+        return static_cast<float>(nibble - 8) * fp16_to_float(m.scales[(b * groups + g) * kQ4RowBlock + i]);
+      }
       const int64_t G = m.group_size, in_group = col % G, half = G / 2;
       const uint8_t byte = static_cast<const uint8_t*>(m.data)[row * m.cols / 2 + col / G * half + in_group % half];
       const int nibble = in_group < half ? (byte & 15) : (byte >> 4);
