@@ -71,10 +71,12 @@ uint16_t to_f16(float f) {
 
 // Quantized storage with random codes and scales, and the value of every weight decoded
 // from the layout as program.fbs documents it. kQ4Interleaved: the same values stored as
-// kernels.h's interleaved Q4 (row_block 16), transcribed here from its definition.
-enum class QKind { kQ8, kQ4, kQ4Interleaved };
-constexpr QKind kKinds[] = {QKind::kQ8, QKind::kQ4, QKind::kQ4Interleaved};
-const char* name(QKind k) { return k == QKind::kQ8 ? "Q8" : k == QKind::kQ4 ? "Q4" : "Q4 interleaved"; }
+// kernels.h's interleaved layout (row_block 16), transcribed here from its definition.
+enum class QKind { kQ8, kQ4, kQ8Interleaved, kQ4Interleaved };
+constexpr QKind kKinds[] = {QKind::kQ8, QKind::kQ4, QKind::kQ8Interleaved, QKind::kQ4Interleaved};
+const char* name(QKind k) {
+  return k == QKind::kQ8 ? "Q8" : k == QKind::kQ4 ? "Q4" : k == QKind::kQ8Interleaved ? "Q8 interleaved" : "Q4 interleaved";
+}
 
 struct QStored {
   ElemType type;
@@ -100,29 +102,30 @@ struct QStored {
   }
   double value(int64_t r, int64_t c) const { return scale(r, c) * code(r, c); }
 
-  // Row 16b + i's values 8u + j (low nibble) and 8u + 4 + j (high) of group g in byte 4i + j
-  // of chunk u; padding rows have code 8 and scale 0.
+  // Row 16b + i's byte 4i + j of chunk u of group g: Q4 values 8u + j (low nibble) and
+  // 8u + 4 + j (high), Q8 value 4u + j; padding rows have q = 0 and scale 0.
   void interleave() {
-    const int64_t blocks = (rows + 15) / 16, groups = cols / group;
+    const bool q4 = type == ElemType::kQ4;
+    const int64_t blocks = (rows + 15) / 16, groups = cols / group, per_chunk = q4 ? 8 : 4;
     row_block = 16;
-    blocked_codes.assign(static_cast<size_t>(blocks * 16 * cols / 2), 0x88);
+    blocked_codes.assign(static_cast<size_t>(blocks * 16 * (q4 ? cols / 2 : cols)), q4 ? 0x88 : 0);
     blocked_scales.assign(static_cast<size_t>(blocks * groups * 16), 0);
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t g = 0; g < groups; ++g) {
         const int64_t b = r / 16, i = r % 16;
         blocked_scales[static_cast<size_t>((b * groups + g) * 16 + i)] = scales[static_cast<size_t>(r * groups + g)];
-        for (int64_t u = 0; u < group / 8; ++u)
+        for (int64_t u = 0; u < group / per_chunk; ++u)
           for (int64_t j = 0; j < 4; ++j) {
-            const int64_t c = g * group + 8 * u + j;
-            blocked_codes[static_cast<size_t>(((b * groups + g) * (group / 8) + u) * 64 + 4 * i + j)] =
-                static_cast<uint8_t>((code(r, c) + 8) | ((code(r, c + 4) + 8) << 4));
+            const int64_t c = g * group + per_chunk * u + j;
+            blocked_codes[static_cast<size_t>(((b * groups + g) * (group / per_chunk) + u) * 64 + 4 * i + j)] =
+                q4 ? static_cast<uint8_t>((code(r, c) + 8) | ((code(r, c + 4) + 8) << 4)) : static_cast<uint8_t>(code(r, c));
           }
       }
   }
 };
 
 QStored make_q(QKind k, int64_t rows, int64_t cols, int32_t group, uint32_t seed) {
-  const ElemType t = k == QKind::kQ8 ? ElemType::kQ8 : ElemType::kQ4;
+  const ElemType t = k == QKind::kQ8 || k == QKind::kQ8Interleaved ? ElemType::kQ8 : ElemType::kQ4;
   std::mt19937 rng(seed);
   QStored q{t, rows, cols, group, {}, {}};
   q.codes.resize(static_cast<size_t>(t == ElemType::kQ8 ? rows * cols : rows * cols / 2));
@@ -132,7 +135,7 @@ QStored make_q(QKind k, int64_t rows, int64_t cols, int32_t group, uint32_t seed
       if (b == 0x80) b = 0x81;  // -128 is not a code the quantizer writes (still decodes fine)
   std::uniform_real_distribution<float> u(-0.05f, 0.05f);
   for (int64_t i = 0; i < rows * (cols / group); ++i) q.scales.push_back(to_f16(u(rng)));
-  if (k == QKind::kQ4Interleaved) q.interleave();
+  if (k == QKind::kQ8Interleaved || k == QKind::kQ4Interleaved) q.interleave();
   return q;
 }
 

@@ -46,11 +46,11 @@ inline Int8RowLayout int8_row_layout(ElemType type, int64_t cols, int64_t G, int
   const bool q4 = type == ElemType::kQ4;
   const int64_t groups = cols / G, code_bytes = q4 ? cols / 2 : cols, group_bytes = q4 ? G / 2 : G;
   Int8RowLayout l;
-  if (q4 && row_block != 0) {
-    // Interleaved Q4 (kernels.h): one lane per weight row meets x's codes in their natural
-    // order, 4 at a time, whatever the target; one offset -8 sum q per group.
+  if (row_block != 0) {
+    // Interleaved (kernels.h): one lane per weight row meets x's byte codes in their natural
+    // order, 4 at a time, whatever the target; one offset -c sum q per group.
     l.code_stride = round_up(cols, 64);
-    l.c = 8;
+    l.c = q4 ? 8 : t.vnni ? 128 : 0;
     l.offset_ints = groups;
     l.d = l.code_stride;
     l.offsets = round_up(l.d + 4 * groups, 64);

@@ -25,17 +25,19 @@ namespace og::kernels {
 // into the low and high nibble of its byte j, q = nibble - 8.
 enum class ElemType : uint8_t { kF32, kF16, kBF16, kQ8, kQ4 };
 
-// kQ4 with row_block = kQ4RowBlock ("interleaved"): rows in blocks of 16, the last one
-// padded with rows of code 8 (q = 0) and scale 0, so a block of rows is one sequential
-// stream and one 32-bit lane of a vector sums one row's whole group:
-//   codes: block b, group g, chunk u < group_size / 8 is 64 bytes at
+// kQ4 / kQ8 with row_block = kRowBlock ("interleaved"): rows in blocks of 16, the last one
+// padded with rows of q = 0 (Q4 code 8, Q8 code 0) and scale 0, so a block of rows is one
+// sequential stream and one 32-bit lane of a vector sums one row's whole group:
+//   Q4 codes: block b, group g, chunk u < group_size / 8 is 64 bytes at
 //          ((b * groups + g) * (group_size / 8) + u) * 64; its byte 4i + j (i < 16, j < 4)
 //          holds row 16b + i's value g * group_size + 8u + j in its low nibble and value
 //          g * group_size + 8u + 4 + j in its high nibble (q = nibble - 8).
+//   Q8 codes: chunk u < group_size / 4 at ((b * groups + g) * (group_size / 4) + u) * 64;
+//          its byte 4i + j is row 16b + i's q of value g * group_size + 4u + j.
 //   scales: f16 [ceil(rows / 16), groups, 16]: row 16b + i's scale of group g at
 //          (b * groups + g) * 16 + i.
-// Block b's codes are thus 16 x cols / 2 bytes, from b * 8 * cols.
-inline constexpr int32_t kQ4RowBlock = 16;
+// Block b's codes are thus 16 rows' codes, from b * 16 * (code bytes per row).
+inline constexpr int32_t kRowBlock = 16;
 
 struct Matrix {
   const void* data = nullptr;
@@ -44,7 +46,7 @@ struct Matrix {
   int64_t cols = 0;   // in features / hidden
   const uint16_t* scales = nullptr;  // kQ8 / kQ4: f16 [rows, cols / group_size] (interleaved: above)
   int32_t group_size = 0;            // kQ8 / kQ4: a multiple of 32 dividing cols
-  int32_t row_block = 0;             // kQ4 only: 0 (row-major, as program.fbs) or kQ4RowBlock
+  int32_t row_block = 0;             // kQ8 / kQ4: 0 (row-major, as program.fbs) or kRowBlock
 };
 
 // Bytes one row of m occupies (quantized: its codes plus its f16 scales).

@@ -46,7 +46,7 @@
 
 #include "base/check.h"
 #include "kernels/int8_q4-inl.h"
-#include "kernels/int8_q4_blocks-inl.h"
+#include "kernels/int8_blocks-inl.h"
 #include "kernels/int8_q8-inl.h"
 #include "kernels/int8_target-inl.h"
 #include "kernels/internal.h"
@@ -64,7 +64,7 @@ inline constexpr int kRowsI = 4;
 inline constexpr int kTokensI = kManyRegisters ? 2 : 1;
 
 void LinearInt8Rows(const LinearArgs& a, int64_t r0, int64_t r1);
-void LinearQ4BlockRows(const LinearArgs& a, int64_t r0, int64_t r1);
+void LinearBlockRows(const LinearArgs& a, int64_t r0, int64_t r1);
 
 // Per token, into out (rows row_bytes apart): x in the order this target's kernel reads
 // it, d per group and the offsets' -c sum q. Returns that kernel.
@@ -96,7 +96,7 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
     int32_t* ot = reinterpret_cast<int32_t*>(row + l.offsets);  // [offset_ints]
     std::fill(row, row + l.bytes, uint8_t{0});  // padding codes 0, offsets from 0
     const float* xt = x + t * in;
-    int16_t* nat = q4 || OG_X86_BYTES ? natural.data() : xq;
+    int16_t* nat = q4 || OG_X86_BYTES || w.row_block != 0 ? natural.data() : xq;
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = xt + g * G;
       auto vmax = hn::Zero(df), vsum = hn::Zero(df);
@@ -123,7 +123,7 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
       }
       d[g] = dg;
     }
-    if (w.row_block != 0) {  // interleaved Q4: natural order, one -8 sum q per group
+    if (w.row_block != 0) {  // interleaved: natural order, one -c sum q per group
       for (int64_t i = 0; i < in; ++i) xq8[i] = static_cast<int8_t>(natural[static_cast<size_t>(i)]);
       for (int64_t g = 0; g < groups; ++g) {
         int32_t sum = 0;
@@ -167,7 +167,7 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
     }
   }
   (void)stride;
-  return w.row_block != 0 ? &LinearQ4BlockRows : &LinearInt8Rows;
+  return w.row_block != 0 ? &LinearBlockRows : &LinearInt8Rows;
 }
 
 // Columns [k0, k1) (whole groups) of the dot products of R rows starting at r0 with C
@@ -226,30 +226,30 @@ void LinearInt8Rows(const LinearArgs& a, int64_t r0, int64_t r1) {
   LinearInt8RowsT<false>(a, r0, r1);
 }
 
-// Interleaved Q4: tiles of kBlocksQ blocks of 16 rows by kTokensQ tokens (int8_q4_blocks-inl.h).
+// Interleaved Q4 / Q8: tiles of kBlocksQ blocks of 16 rows by kTokensQ tokens (int8_blocks-inl.h).
 inline constexpr int kBlocksQ = kManyRegisters ? 2 : 1;
 inline constexpr int kTokensQ = kManyRegisters ? 4 : 2;
 
 // Blocks [b, b + RB) of C tokens over columns [k0, k1) (whole groups): accumulators from
 // zero (k0 == 0) or `park` (16 floats per block and token), parked again or, at the last
 // column, written to y with the bias (the padding rows of a last partial block are not).
-template <int RB, int C>
+template <bool kQ4, int RB, int C>
 HWY_INLINE void BlockTile(const LinearArgs& a, const XView& x, int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) {
   constexpr int V = RB * kBlockVectors;
   const DF32 df;
   const int64_t G = a.w.group_size, out = a.w.rows;
   V32F acc[V][C];
-  auto park_at = [&](int v, int c) { return park + ((v / kBlockVectors) * C + c) * kQ4RowBlock + (v % kBlockVectors) * kBlockNF; };
+  auto park_at = [&](int v, int c) { return park + ((v / kBlockVectors) * C + c) * kRowBlock + (v % kBlockVectors) * kBlockNF; };
   for (int v = 0; v < V; ++v)
     for (int c = 0; c < C; ++c) acc[v][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park_at(v, c));
-  Q4BlockDot<RB, C>(a.w, b, x, k0 / G, k1 / G, acc);
+  BlockDot<kQ4, RB, C>(a.w, b, x, k0 / G, k1 / G, acc);
   if (k1 < a.w.cols) {
     for (int v = 0; v < V; ++v)
       for (int c = 0; c < C; ++c) hn::StoreU(acc[v][c], df, park_at(v, c));
     return;
   }
   for (int v = 0; v < V; ++v) {
-    const int64_t r = (b + v / kBlockVectors) * kQ4RowBlock + (v % kBlockVectors) * kBlockNF;
+    const int64_t r = (b + v / kBlockVectors) * kRowBlock + (v % kBlockVectors) * kBlockNF;
     if (r >= out) break;
     const V32F bias = a.bias != nullptr && r + kBlockNF <= out ? hn::LoadU(df, a.bias + r) : hn::Zero(df);
     for (int c = 0; c < C; ++c) {
@@ -266,7 +266,8 @@ HWY_INLINE void BlockTile(const LinearArgs& a, const XView& x, int64_t t0, int64
 }
 
 // Rows [r0, r1) (r0 a multiple of 16; r1 too, or the last row).
-void LinearQ4BlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
+template <bool kQ4>
+void LinearBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t in = a.w.cols, G = a.w.group_size;
   // Decode streams whole rows; prefill works in column blocks whose x slice fills about
   // 16 KB of L1 (whole groups).
@@ -275,11 +276,16 @@ void LinearQ4BlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
   const Int8RowLayout layout = RowLayout(a.w);
   const auto tile = [&]<int RB, int C>(int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) HWY_ATTR {
     const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};
-    BlockTile<RB, C>(a, x, t0, b, k0, k1, park);
+    BlockTile<kQ4, RB, C>(a, x, t0, b, k0, k1, park);
   };
-  const int64_t b0 = r0 / kQ4RowBlock, b1 = (r1 + kQ4RowBlock - 1) / kQ4RowBlock;
-  const int64_t panel_blocks = std::max<int64_t>(1, a.panel_rows / kQ4RowBlock);
-  ForEachTile<kBlocksQ, kTokensQ>(tile, a.T, in, kc, panel_blocks, kQ4RowBlock, b0, b1);
+  const int64_t b0 = r0 / kRowBlock, b1 = (r1 + kRowBlock - 1) / kRowBlock;
+  const int64_t panel_blocks = std::max<int64_t>(1, a.panel_rows / kRowBlock);
+  ForEachTile<kBlocksQ, kTokensQ>(tile, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
+}
+
+void LinearBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
+  if (a.w.type == ElemType::kQ4) return LinearBlockRowsT<true>(a, r0, r1);
+  LinearBlockRowsT<false>(a, r0, r1);
 }
 
 }  // namespace HWY_NAMESPACE

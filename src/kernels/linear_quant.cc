@@ -134,7 +134,7 @@ void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   ForEachTile<kRows, kTokens<kQ4>>(tile, a.T, in, kc, a.panel_rows, N, r0, r1);
 }
 
-// Interleaved Q4 with f32 x (rare: export interleaves only for int8 activations, so this
+// Interleaved Q4 / Q8 with f32 x (rare: export interleaves only for int8 activations, so this
 // serves hand-made programs and small matrices a f32 path reads). Each row is decoded into
 // a scratch row (value = q * s, as matrix_at) and dotted with each token in one fixed
 // order: a row's result does not depend on the token count.
@@ -197,16 +197,22 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col) {
     case ElemType::kBF16: return bf16_to_float(static_cast<const uint16_t*>(m.data)[row * m.cols + col]);
     case ElemType::kF16: return fp16_to_float(static_cast<const uint16_t*>(m.data)[row * m.cols + col]);
     case ElemType::kQ8: {
+      if (m.row_block != 0) {  // interleaved (kernels.h)
+        const int64_t G = m.group_size, groups = m.cols / G, b = row / kRowBlock, i = row % kRowBlock;
+        const int64_t g = col / G, u = col % G / 4, j = col % 4;
+        const int8_t q = static_cast<const int8_t*>(m.data)[((b * groups + g) * (G / 4) + u) * 64 + 4 * i + j];
+        return static_cast<float>(q) * fp16_to_float(m.scales[(b * groups + g) * kRowBlock + i]);
+      }
       const float s = fp16_to_float(m.scales[row * (m.cols / m.group_size) + col / m.group_size]);
       return static_cast<float>(static_cast<const int8_t*>(m.data)[row * m.cols + col]) * s;
     }
     case ElemType::kQ4: {
       if (m.row_block != 0) {  // interleaved (kernels.h)
-        const int64_t G = m.group_size, groups = m.cols / G, b = row / kQ4RowBlock, i = row % kQ4RowBlock;
+        const int64_t G = m.group_size, groups = m.cols / G, b = row / kRowBlock, i = row % kRowBlock;
         const int64_t g = col / G, u = col % G / 8, k = col % 8;
         const uint8_t byte = static_cast<const uint8_t*>(m.data)[((b * groups + g) * (G / 8) + u) * 64 + 4 * i + k % 4];
         const int nibble = k < 4 ? (byte & 15) : (byte >> 4);
-        return static_cast<float>(nibble - 8) * fp16_to_float(m.scales[(b * groups + g) * kQ4RowBlock + i]);
+        return static_cast<float>(nibble - 8) * fp16_to_float(m.scales[(b * groups + g) * kRowBlock + i]);
       }
       const int64_t G = m.group_size, in_group = col % G, half = G / 2;
       const uint8_t byte = static_cast<const uint8_t*>(m.data)[row * m.cols / 2 + col / G * half + in_group % half];
