@@ -59,18 +59,21 @@ HWY_INLINE V32I PairSums(hn::Vec<D16B> s) {
 #endif
 
 // Groups [g0, g1) of RB blocks of rows from `block` (each kRowBlock rows, blocks
-// 16 x bytes-per-row apart) with C tokens, added to acc[RB * kBlockVectors][C] (vector v:
-// rows 16 (v / kBlockVectors) + kBlockNF (v % kBlockVectors) of the tile). kQ4: 8 values
-// of a row per 4 bytes (low nibbles, then high); else Q8, 4 values per 4 bytes.
-template <bool kQ4, int RB, int C>
-HWY_INLINE void BlockDot(const Matrix& w, int64_t block, const XView& x, int64_t g0, int64_t g1,
-                         V32F (&acc)[RB * kBlockVectors][C]) {
+// 16 x bytes-per-row apart) with C tokens, added to acc [RB * kBlockVectors][C][kBlockNF]
+// (vector v: rows 16 (v / kBlockVectors) + kBlockNF (v % kBlockVectors) of the tile). kQ4:
+// 8 values of a row per 4 bytes (low nibbles, then high); else Q8, 4 values per 4 bytes.
+// The float accumulators stay in memory (L1), touched once per group: the registers are
+// left to the integer sums, codes and broadcasts, which a tile in registers would spill.
+// kChunks: the chunks per group when known at compile time (group size 32, unrolled: the
+// integer sums then need no register copies between chunks), else 0.
+template <bool kQ4, int RB, int C, int kChunks = 0>
+HWY_INLINE void BlockDot(const Matrix& w, int64_t block, const XView& x, int64_t g0, int64_t g1, float* HWY_RESTRICT acc) {
   constexpr int V = RB * kBlockVectors;
   constexpr int64_t kValuesPerChunk = kQ4 ? 8 : 4;  // per row, per 64-byte chunk of the block
   const D32 d32;
   const DF32 df;
   const hn::Rebind<hwy::float16_t, DF32> dh;
-  const int64_t G = w.group_size, groups = w.cols / G, chunks = G / kValuesPerChunk;
+  const int64_t G = w.group_size, groups = w.cols / G, chunks = kChunks != 0 ? kChunks : G / kValuesPerChunk;
   const int64_t block_bytes = kRowBlock * (kQ4 ? w.cols / 2 : w.cols);
   const uint8_t* codes = static_cast<const uint8_t*>(w.data) + block * block_bytes;
 #if OG_X86_BYTES
@@ -90,6 +93,7 @@ HWY_INLINE void BlockDot(const Matrix& w, int64_t block, const XView& x, int64_t
       const auto offset = hn::Set(d32, x.offsets(c)[g]);
       for (int v = 0; v < V; ++v) sum[v][c] = offset;
     }
+#pragma GCC unroll 8
     for (int64_t u = 0; u < chunks; ++u) {
       const int64_t chunk = (g * chunks + u) * 64, col = g * G + kValuesPerChunk * u;
       auto at = [&](int v) { return codes + (v / kBlockVectors) * block_bytes + chunk + (v % kBlockVectors) * kBlockNF * 4; };
@@ -159,8 +163,10 @@ HWY_INLINE void BlockDot(const Matrix& w, int64_t block, const XView& x, int64_t
     for (int v = 0; v < V; ++v) {
       const uint16_t* s = w.scales + ((block + v / kBlockVectors) * groups + g) * kRowBlock + (v % kBlockVectors) * kBlockNF;
       const V32F sw = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(s)));
-      for (int c = 0; c < C; ++c)
-        acc[v][c] = hn::MulAdd(hn::ConvertTo(df, sum[v][c]), hn::Mul(sw, hn::Set(df, x.d(c)[g])), acc[v][c]);
+      for (int c = 0; c < C; ++c) {
+        float* a = acc + (v * C + c) * kBlockNF;
+        hn::Store(hn::MulAdd(hn::ConvertTo(df, sum[v][c]), hn::Mul(sw, hn::Set(df, x.d(c)[g])), hn::Load(df, a)), df, a);
+      }
     }
   }
 }

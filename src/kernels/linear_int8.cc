@@ -86,6 +86,7 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
   const hn::ScalableTag<float> df;
   const hn::RebindToSigned<decltype(df)> di;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  const bool blocked = w.row_block != 0;
   thread_local std::vector<int16_t> natural;  // [in]: one token's codes in natural order
   if (natural.size() < static_cast<size_t>(in)) natural.resize(static_cast<size_t>(in));
   for (int64_t t = 0; t < T; ++t) {
@@ -96,7 +97,7 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
     int32_t* ot = reinterpret_cast<int32_t*>(row + l.offsets);  // [offset_ints]
     std::fill(row, row + l.bytes, uint8_t{0});  // padding codes 0, offsets from 0
     const float* xt = x + t * in;
-    int16_t* nat = q4 || OG_X86_BYTES || w.row_block != 0 ? natural.data() : xq;
+    int16_t* nat = q4 || OG_X86_BYTES ? natural.data() : xq;
     for (int64_t g = 0; g < groups; ++g) {
       const float* xg = xt + g * G;
       auto vmax = hn::Zero(df), vsum = hn::Zero(df);
@@ -110,28 +111,30 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
       // with f32 activations, rather than finite numbers from codes of garbage.
       const bool bad = std::isnan(hn::GetLane(hn::SumOfLanes(df, vsum))) || std::isinf(amax);
       if (bad) {  // codes 0 (the offsets' -c sum q stays 0), scale NaN
-        std::fill(nat + g * G, nat + (g + 1) * G, int16_t{0});
+        if (!blocked) std::fill(nat + g * G, nat + (g + 1) * G, int16_t{0});
         d[g] = NAN;
         continue;
       }
       const float dg = amax / 127.0f;
       const float id = dg != 0.0f ? 1.0f / dg : 0.0f;
       const auto vid = hn::Set(df, id);
+      d[g] = dg;
+      if (blocked) {  // interleaved: bytes in natural order, one -c sum q per group
+        auto qsum = hn::Zero(di);
+        for (int64_t i = 0; i < G; i += N) {
+          const auto q = hn::NearestInt(hn::Mul(hn::LoadU(df, xg + i), vid));
+          hn::StoreU(hn::DemoteTo(hn::Rebind<int8_t, decltype(di)>(), q), hn::Rebind<int8_t, decltype(di)>(), xq8 + g * G + i);
+          qsum = hn::Add(qsum, q);
+        }
+        ot[g] = -offset * static_cast<int32_t>(hn::GetLane(hn::SumOfLanes(di, qsum)));
+        continue;
+      }
       for (int64_t i = 0; i < G; i += N) {
         const auto q = hn::NearestInt(hn::Mul(hn::LoadU(df, xg + i), vid));
         hn::StoreU(hn::DemoteTo(hn::Rebind<int16_t, decltype(di)>(), q), hn::Rebind<int16_t, decltype(di)>(), nat + g * G + i);
       }
-      d[g] = dg;
     }
-    if (w.row_block != 0) {  // interleaved: natural order, one -c sum q per group
-      for (int64_t i = 0; i < in; ++i) xq8[i] = static_cast<int8_t>(natural[static_cast<size_t>(i)]);
-      for (int64_t g = 0; g < groups; ++g) {
-        int32_t sum = 0;
-        for (int64_t i = g * G; i < (g + 1) * G; ++i) sum += natural[static_cast<size_t>(i)];
-        ot[g] = -offset * sum;
-      }
-      continue;
-    }
+    if (blocked) continue;
     if (!q4) {
       if (OG_X86_BYTES)
         for (int64_t i = 0; i < in; ++i) xq8[i] = static_cast<int8_t>(natural[static_cast<size_t>(i)]);
@@ -238,14 +241,18 @@ HWY_INLINE void BlockTile(const LinearArgs& a, const XView& x, int64_t t0, int64
   constexpr int V = RB * kBlockVectors;
   const DF32 df;
   const int64_t G = a.w.group_size, out = a.w.rows;
-  V32F acc[V][C];
+  HWY_ALIGN float acc[V * C * kBlockNF];  // [V][C][kBlockNF]
   auto park_at = [&](int v, int c) { return park + ((v / kBlockVectors) * C + c) * kRowBlock + (v % kBlockVectors) * kBlockNF; };
+  auto acc_at = [&](int v, int c) { return acc + (v * C + c) * kBlockNF; };
   for (int v = 0; v < V; ++v)
-    for (int c = 0; c < C; ++c) acc[v][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park_at(v, c));
-  BlockDot<kQ4, RB, C>(a.w, b, x, k0 / G, k1 / G, acc);
+    for (int c = 0; c < C; ++c) hn::Store(k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park_at(v, c)), df, acc_at(v, c));
+  if (G == 32)
+    BlockDot<kQ4, RB, C, kQ4 ? 4 : 8>(a.w, b, x, k0 / G, k1 / G, acc);
+  else
+    BlockDot<kQ4, RB, C>(a.w, b, x, k0 / G, k1 / G, acc);
   if (k1 < a.w.cols) {
     for (int v = 0; v < V; ++v)
-      for (int c = 0; c < C; ++c) hn::StoreU(acc[v][c], df, park_at(v, c));
+      for (int c = 0; c < C; ++c) hn::StoreU(hn::Load(df, acc_at(v, c)), df, park_at(v, c));
     return;
   }
   for (int v = 0; v < V; ++v) {
@@ -255,11 +262,11 @@ HWY_INLINE void BlockTile(const LinearArgs& a, const XView& x, int64_t t0, int64
     for (int c = 0; c < C; ++c) {
       float* y = a.y + (t0 + c) * out + r;
       if (r + kBlockNF <= out) {
-        hn::StoreU(hn::Add(acc[v][c], bias), df, y);
+        hn::StoreU(hn::Add(hn::Load(df, acc_at(v, c)), bias), df, y);
         continue;
       }
       HWY_ALIGN float lanes[kBlockNF];
-      hn::Store(acc[v][c], df, lanes);
+      hn::Store(hn::Load(df, acc_at(v, c)), df, lanes);
       for (int64_t i = 0; i < out - r; ++i) y[i] = lanes[i] + (a.bias != nullptr ? a.bias[r + i] : 0.0f);
     }
   }
@@ -280,7 +287,12 @@ void LinearBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   };
   const int64_t b0 = r0 / kRowBlock, b1 = (r1 + kRowBlock - 1) / kRowBlock;
   const int64_t panel_blocks = std::max<int64_t>(1, a.panel_rows / kRowBlock);
-  ForEachTile<kBlocksQ, kTokensQ>(tile, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
+  // One token: twice the blocks, so that as many integer sums are in flight as in a wider
+  // tile (each lane's chain of multiply-adds is latency-bound on its own).
+  if (a.T == 1)
+    ForEachTile<2 * kBlocksQ, 1>(tile, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
+  else
+    ForEachTile<kBlocksQ, kTokensQ>(tile, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
 }
 
 void LinearBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
