@@ -31,6 +31,12 @@
 // consecutive lanes and a table lookup spreads the groups' scales over them. Every
 // accumulator lane sees the same operations in the same order whatever the thread count,
 // token count or column blocking: results are bit-identical across them.
+// Interleaved weights (kernels.h, row_block 16; what export writes for int8 activations)
+// take another kernel (int8_blocks-inl.h): one 32-bit lane per weight row sums a whole group
+// in integers, so a conversion serves 16 rows (not 4-8 lanes of one row), x is read in its
+// natural order as 4-byte broadcasts, and a block of rows is one sequential stream. Its x
+// rows are bytes in natural order on every target, with one offset per group.
+//
 // quantize_int8 writes a token's codes, scales and offsets into one row of the caller's
 // buffer (internal.h Int8RowLayout) and records which target's kernel reads that layout;
 // linear calls that kernel. The per-target pieces are in int8_target-inl.h (types, layout,
