@@ -23,6 +23,7 @@
 #include "cli/commands.h"
 #include "kernels/kernels.h"
 #include "base/memory_stats.h"
+#include "program/program_file.h"
 #include "runtime/batch_runner.h"
 #include "runtime/session.h"
 
@@ -39,6 +40,11 @@ double median(std::vector<double> v) {
   return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Bytes of a whole matrix as stored: an interleaved one's padding rows are read too.
+uint64_t matrix_bytes(const kernels::Matrix& w) {
+  return static_cast<uint64_t>(program::stored_rows(w.rows, w.row_block) * kernels::row_storage_bytes(w));
+}
+
 // Weight bytes a decoded token reads: every linear weight (a matrix shared by several ops,
 // such as tied embeddings, counted once), norm weights and biases, one embedding row, and
 // of each mixture of experts the top_k experts a token chooses plus its shared expert.
@@ -51,7 +57,7 @@ uint64_t decode_weight_bytes(const runtime::Model& m) {
   for (const runtime::BoundOp& op : m.ops()) {
     switch (op.kind) {
       case runtime::OpKind::kLinear:
-        once(op.matrix.data, static_cast<uint64_t>(op.matrix.rows * kernels::row_storage_bytes(op.matrix)));
+        once(op.matrix.data, matrix_bytes(op.matrix));
         once(op.vec, static_cast<uint64_t>(op.matrix.rows) * 4);
         break;
       case runtime::OpKind::kEmbedding:
@@ -62,12 +68,12 @@ uint64_t decode_weight_bytes(const runtime::Model& m) {
         // A token reads top_k experts (their mean size: experts of one op have one shape),
         // and the shared expert and its gate.
         const kernels::MoeParams& p = m.moe(op.moe);
-        auto matrix = [](const kernels::Matrix& w) { return static_cast<uint64_t>(w.rows * kernels::row_storage_bytes(w)); };
         uint64_t experts = 0;
-        for (int64_t e = 0; e < p.n_experts; ++e) experts += matrix(p.gate[e]) + matrix(p.up[e]) + matrix(p.down[e]);
+        for (int64_t e = 0; e < p.n_experts; ++e)
+          experts += matrix_bytes(p.gate[e]) + matrix_bytes(p.up[e]) + matrix_bytes(p.down[e]);
         if (p.n_experts > 0) bytes += experts / static_cast<uint64_t>(p.n_experts) * static_cast<uint64_t>(p.top_k);
-        if (p.has_shared) bytes += matrix(p.shared_gate) + matrix(p.shared_up) + matrix(p.shared_down);
-        if (p.has_shared_expert_gate) bytes += matrix(p.shared_expert_gate);
+        if (p.has_shared) bytes += matrix_bytes(p.shared_gate) + matrix_bytes(p.shared_up) + matrix_bytes(p.shared_down);
+        if (p.has_shared_expert_gate) bytes += matrix_bytes(p.shared_expert_gate);
         break;
       }
       default: break;

@@ -248,8 +248,17 @@ Status GraphBuilder::write_pending(WeightId id) {
   });
   rec.dtype = bits == QuantBits::k8 ? fb::DType::Q8 : fb::DType::Q4;
   rec.group_size = G;
+  // 4w read with int8 activations: interleaved, the layout the int8 kernels stream (kernels.h).
+  // f32 activations and 8w keep the row-major layout.
+  if (bits == QuantBits::k4 && quant_.int8_activations) {
+    InterleavedQ4 q = interleave_q4_rows(codes, scales, rows, cols, G);
+    codes = std::move(q.codes);
+    scales = std::move(q.scales);
+    rec.row_block = program::kQ4RowBlock;
+  }
   OG_TRY(write_data(id, codes));
-  OG_ASSIGN_OR_RETURN(WeightId sid, write(rec.name + ".scales", fb::DType::F16, {rows, cols / G},
+  OG_ASSIGN_OR_RETURN(WeightId sid, write(rec.name + ".scales", fb::DType::F16,
+                                          {program::stored_rows(rows, rec.row_block), cols / G},
                                           std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(scales.data()),
                                                                    scales.size() * 2)));
   rec.scales = sid;  // (rec is the pointee, which does not move with the vector)

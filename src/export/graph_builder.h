@@ -84,7 +84,8 @@ struct QuantOptions {
   QuantBits head = QuantBits::kNone;       // --qhead (the exporter makes it 8w when only --qlinear is given)
   int32_t group_size = 32;                 // --qlinear-group-size (also for embeddings)
   QuantMethod method = QuantMethod::kFit;
-  bool int8_activations = true;            // --qactivations int8: quantized linears take int8 x
+  bool int8_activations = true;            // --qactivations int8: quantized linears take int8 x,
+                                           // and 4w matrices are stored interleaved (row_block 16)
 };
 
 class GraphBuilder {

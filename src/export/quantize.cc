@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "base/half.h"
+#include "program/program_file.h"
 
 namespace og::exporter {
 namespace {
@@ -98,6 +99,14 @@ float fit(const float* w, int32_t n, QuantBits bits, int8_t* best_q) {
   return best_s;
 }
 
+// Nibble (q + 8) of value c of row r in a row-major Q4 matrix (program.fbs): in its group,
+// byte k holds value k in its low nibble and value k + group / 2 in its high one.
+uint8_t row_major_nibble(std::span<const uint8_t> codes, int64_t cols, int32_t group, int64_t r, int64_t c) {
+  const int64_t half = group / 2, k = c % group;
+  const uint8_t byte = codes[static_cast<size_t>(r * cols / 2 + c / group * half + k % half)];
+  return k < half ? byte & 15 : byte >> 4;
+}
+
 }  // namespace
 
 Result<QuantBits> parse_quant_bits(const std::string& s, const char* flag) {
@@ -122,6 +131,29 @@ void quantize_row(const float* w, int64_t cols, int32_t group, QuantBits bits, Q
         b[j] = static_cast<uint8_t>((q[j] + 8) | ((q[j + group / 2] + 8) << 4));
     }
   }
+}
+
+InterleavedQ4 interleave_q4_rows(std::span<const uint8_t> codes, std::span<const uint16_t> scales, int64_t rows,
+                                 int64_t cols, int32_t group) {
+  constexpr int64_t B = program::kQ4RowBlock;
+  const int64_t groups = cols / group, chunks = group / 8, stored = program::stored_rows(rows, B);
+  InterleavedQ4 out;
+  out.codes.assign(static_cast<size_t>(stored * cols / 2), 0x88);  // padding: q 0 (code 8) in both nibbles
+  out.scales.assign(static_cast<size_t>(stored * groups), 0);     // padding: scale +0
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t b = r / B, i = r % B;
+    for (int64_t g = 0; g < groups; ++g) {
+      out.scales[static_cast<size_t>((b * groups + g) * B + i)] = scales[static_cast<size_t>(r * groups + g)];
+      for (int64_t u = 0; u < chunks; ++u) {
+        uint8_t* chunk = &out.codes[static_cast<size_t>(((b * groups + g) * chunks + u) * 64)];
+        const int64_t c0 = g * group + 8 * u;  // the chunk's first value
+        for (int64_t j = 0; j < 4; ++j)
+          chunk[4 * i + j] = static_cast<uint8_t>(row_major_nibble(codes, cols, group, r, c0 + j) |
+                                                  row_major_nibble(codes, cols, group, r, c0 + 4 + j) << 4);
+      }
+    }
+  }
+  return out;
 }
 
 }  // namespace og::exporter

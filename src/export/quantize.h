@@ -17,7 +17,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 
@@ -33,5 +35,18 @@ Result<QuantBits> parse_quant_bits(const std::string& s, const char* flag);
 // (8w) or cols / 2 bytes (4w) of codes and cols / group f16 scales.
 void quantize_row(const float* w, int64_t cols, int32_t group, QuantBits bits, QuantMethod method, uint8_t* codes,
                   uint16_t* scales);
+
+// A Q4 matrix in the interleaved layout (program.fbs, row_block = program::kQ4RowBlock):
+// stored_rows(rows, 16) rows of codes and of f16 scales, in block order.
+struct InterleavedQ4 {
+  std::vector<uint8_t> codes;    // [stored rows * cols / 2]
+  std::vector<uint16_t> scales;  // [stored rows / 16, groups, 16]
+};
+// The interleaved layout of a row-major Q4 matrix as quantize_row writes it (codes
+// [rows, cols / 2], scales [rows, cols / group]): the same q and scale for every weight,
+// moved (nibbles unpacked and paired anew: values 8u + j and 8u + 4 + j share a byte where
+// the row-major layout pairs j and j + group / 2), plus padding rows of q 0 and scale 0.
+InterleavedQ4 interleave_q4_rows(std::span<const uint8_t> codes, std::span<const uint16_t> scales, int64_t rows,
+                                 int64_t cols, int32_t group);
 
 }  // namespace og::exporter

@@ -93,6 +93,8 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
 }
 
 uint32_t required_format_version(const fb::ProgramT& program) {
+  for (const auto& t : program.tensors)
+    if (t->row_block != 0) return 4;
   for (const auto& op : program.ops)
     if (const fb::MoeAttrsT* a = op->attrs.AsMoeAttrs())
       if (a->expert_scale >= 0 || a->gate_bias >= 0 || a->up_bias >= 0 || a->down_bias >= 0 ||

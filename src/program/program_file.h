@@ -30,10 +30,13 @@ namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // The newest version this build reads and writes. A program is written as the oldest version
-// that can express it: 3 only when an op uses a version-3 field (required_format_version).
-// Version 3: MoeAttrs expert_scale, gate/up/down_bias, ClampedSwiglu (FlatBuffers lets an
-// older reader skip unknown fields silently, so their presence must be announced).
-inline constexpr uint32_t kFormatVersion = 3;
+// that can express it (required_format_version): 4 when a tensor is interleaved, else 3 when
+// an op uses a version-3 field, else 2. FlatBuffers lets an older reader skip unknown fields
+// silently, so their presence must be announced by the version, which such a reader refuses.
+// Version 3: MoeAttrs expert_scale, gate/up/down_bias, ClampedSwiglu.
+// Version 4: Tensor row_block (Q4 codes and scales interleaved by blocks of 16 rows; a
+// reader that ignored it would read them as row-major).
+inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;
 inline constexpr size_t kTensorAlignment = 64;
@@ -51,8 +54,16 @@ struct Preamble {
 };
 static_assert(sizeof(Preamble) == kPreambleSize);
 
-// The oldest format version that expresses `program` (2 or 3; see kFormatVersion).
+// The oldest format version that expresses `program` (2, 3 or 4; see kFormatVersion).
 uint32_t required_format_version(const fb::ProgramT& program);
+
+// Tensor::row_block of an interleaved Q4 matrix (program.fbs; kernels::kQ4RowBlock).
+inline constexpr int32_t kQ4RowBlock = 16;
+// Rows a matrix of `rows` rows stores with `row_block` (0: row-major, all its rows; else
+// whole blocks, the last one padded).
+inline int64_t stored_rows(int64_t rows, int32_t row_block) {
+  return row_block == 0 ? rows : (rows + row_block - 1) / row_block * row_block;
+}
 
 // Bytes per element of an unquantized dtype (Q8: 1; Q4: 0, it packs two per byte).
 size_t fb_dtype_size(fb::DType t);

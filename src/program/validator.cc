@@ -44,18 +44,41 @@ class Checker {
       // The verifier aligns a vector's length, not its 8-byte elements (the header is 8-aligned).
       if (reinterpret_cast<uintptr_t>(t->shape()->data()) % alignof(int64_t) != 0)
         return bad_input("tensor {} '{}': shape is misaligned", i, name);
+      OG_TRY(check_row_block(i, *t));
+      // Elements the bytes hold: the shape's, with an interleaved matrix's rows padded.
       uint64_t numel = 1;
-      for (int64_t d : *t->shape())
-        if (d < 0 || d > (1ll << 40) || __builtin_mul_overflow(numel, static_cast<uint64_t>(d), &numel))
+      for (uint32_t k = 0; k < t->shape()->size(); ++k) {
+        const int64_t d = t->shape()->Get(k);
+        if (d < 0 || d > (1ll << 40) ||
+            __builtin_mul_overflow(numel, static_cast<uint64_t>(k == 0 ? stored_rows(d, t->row_block()) : d), &numel))
           return bad_input("tensor {} '{}': invalid shape", i, name);
+      }
       const std::optional<uint64_t> n = storage_bytes(t->dtype(), numel);
       if (!n) return bad_input("tensor {} '{}': {} elements cannot be stored as {}", i, name, numel, EnumNameDType(t->dtype()));
+      if (*n != t->nbytes() && t->row_block() != 0)
+        return bad_input("tensor {} '{}': {} bytes for an interleaved shape needing {} (its {} rows padded to {})", i, name,
+                         t->nbytes(), *n, t->shape()->Get(0), stored_rows(t->shape()->Get(0), t->row_block()));
       if (*n != t->nbytes()) return bad_input("tensor {} '{}': {} bytes for a shape needing {}", i, name, t->nbytes(), *n);
       OG_TRY(check_quantization(i, *t));
       if (t->offset() % kTensorAlignment != 0 || t->offset() > data_size_ || t->nbytes() > data_size_ - t->offset())
         return bad_input("tensor {} '{}': bytes [{}, +{}) outside the data segment ({} bytes)", i, name, t->offset(),
                          t->nbytes(), data_size_);
     }
+    return Status::ok();
+  }
+
+  // row_block (program.fbs): 0 (row-major), or kQ4RowBlock on a Q4 matrix (interleaved). Checked
+  // before the size, which it decides.
+  Status check_row_block(uint32_t i, const fb::Tensor& t) {
+    const char* name = t.name() ? t.name()->c_str() : "?";
+    if (t.row_block() == 0) return Status::ok();
+    if (t.row_block() != kQ4RowBlock)
+      return bad_input("tensor {} '{}': row_block {}, expected 0 (row-major) or {} (interleaved)", i, name, t.row_block(),
+                       kQ4RowBlock);
+    if (t.dtype() != fb::DType::Q4)
+      return bad_input("tensor {} '{}': row_block {} on {} storage; only Q4 is interleaved", i, name, t.row_block(),
+                       EnumNameDType(t.dtype()));
+    if (t.shape()->size() != 2) return bad_input("tensor {} '{}': interleaved but not a matrix", i, name);
     return Status::ok();
   }
 
@@ -74,10 +97,15 @@ class Checker {
     const int32_t s = t.scales();
     if (s < 0 || s >= static_cast<int32_t>(p_.tensors()->size()) || s == static_cast<int32_t>(i))
       return bad_input("tensor {} '{}': scales index {} out of range", i, name, s);
+    // Interleaved: one scale per stored row, the padding's included (its bytes in block order).
     const fb::Tensor* st = p_.tensors()->Get(s);
     if (st->dtype() != fb::DType::F16 || !st->shape() || st->shape()->size() != 2 ||
-        st->shape()->Get(0) != t.shape()->Get(0) || st->shape()->Get(1) != t.shape()->Get(1) / g)
-      return bad_input("tensor {} '{}': scales tensor {} is not F16 [rows, cols / group_size]", i, name, s);
+        st->shape()->Get(0) != stored_rows(t.shape()->Get(0), t.row_block()) || st->shape()->Get(1) != t.shape()->Get(1) / g)
+      return t.row_block() == 0
+                 ? bad_input("tensor {} '{}': scales tensor {} is not F16 [rows, cols / group_size]", i, name, s)
+                 : bad_input("tensor {} '{}': scales tensor {} is not F16 [rows padded to {}, cols / group_size] = [{}, {}]",
+                             i, name, s, t.row_block(), stored_rows(t.shape()->Get(0), t.row_block()),
+                             t.shape()->Get(1) / g);
     return Status::ok();
   }
 

@@ -7,6 +7,8 @@
 namespace og::runtime {
 namespace {
 
+static_assert(program::kQ4RowBlock == kernels::kQ4RowBlock, "program.fbs and kernels.h name one interleaved layout");
+
 kernels::ElemType elem_type(fb::DType t) {
   switch (t) {
     case fb::DType::BF16: return kernels::ElemType::kBF16;
@@ -50,6 +52,7 @@ Status Model::bind() {
     if (program::is_quantized(w->dtype())) {  // the validator checked group_size and scales
       m.scales = reinterpret_cast<const uint16_t*>(file_->tensor_data(w->scales()));
       m.group_size = w->group_size();
+      m.row_block = w->row_block();
     }
     return m;
   };
@@ -239,8 +242,8 @@ void Model::plan_memory() {
 }
 
 void Model::plan_int8_inputs() {
-  // Linears reading one value with one weight layout (type, cols, group size) share its
-  // quantization: q, k and v read one normed value, gate and up another. Values are
+  // Linears reading one value with one weight layout (type, cols, group size, row block)
+  // share its quantization: q, k and v read one normed value, gate and up another. Values are
   // written once (the validator's rule), so the rows stay valid from the first reader to
   // the last. The first reader quantizes the rows it reads; under LogitsRows::kLast the
   // readers in the row-wise suffix read only the last row, and every earlier reader of the
@@ -251,6 +254,7 @@ void Model::plan_int8_inputs() {
     kernels::ElemType type;
     int64_t cols;
     int32_t group;
+    int32_t row_block;  // an interleaved weight's rows are quantized in another layout
     bool operator==(const Key&) const = default;
   };
   std::vector<Key> keys;            // distinct (value, layout)
@@ -260,7 +264,7 @@ void Model::plan_int8_inputs() {
     const BoundOp& op = ops_[i];
     const bool quantized = op.matrix.type == kernels::ElemType::kQ8 || op.matrix.type == kernels::ElemType::kQ4;
     if (op.kind != OpKind::kLinear || !quantized || op.xquant != kernels::XQuant::kInt8) continue;
-    const Key k{op.in[0], op.matrix.type, op.matrix.cols, op.matrix.group_size};
+    const Key k{op.in[0], op.matrix.type, op.matrix.cols, op.matrix.group_size, op.matrix.row_block};
     auto it = std::find(keys.begin(), keys.end(), k);
     if (it == keys.end()) {
       keys.push_back(k);
