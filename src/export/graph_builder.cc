@@ -248,13 +248,13 @@ Status GraphBuilder::write_pending(WeightId id) {
   });
   rec.dtype = bits == QuantBits::k8 ? fb::DType::Q8 : fb::DType::Q4;
   rec.group_size = G;
-  // 4w read with int8 activations: interleaved, the layout the int8 kernels stream (kernels.h).
-  // f32 activations and 8w keep the row-major layout.
-  if (bits == QuantBits::k4 && quant_.int8_activations) {
-    InterleavedQ4 q = interleave_q4_rows(codes, scales, rows, cols, G);
+  // Read with int8 activations: interleaved, the layout the int8 kernels stream (kernels.h).
+  // f32 activations keep the row-major layout.
+  if (quant_.int8_activations) {
+    Interleaved q = interleave_rows(bits, codes, scales, rows, cols, G);
     codes = std::move(q.codes);
     scales = std::move(q.scales);
-    rec.row_block = program::kQ4RowBlock;
+    rec.row_block = program::kRowBlock;
   }
   OG_TRY(write_data(id, codes));
   OG_ASSIGN_OR_RETURN(WeightId sid, write(rec.name + ".scales", fb::DType::F16,

@@ -85,7 +85,7 @@ struct QuantOptions {
   int32_t group_size = 32;                 // --qlinear-group-size (also for embeddings)
   QuantMethod method = QuantMethod::kFit;
   bool int8_activations = true;            // --qactivations int8: quantized linears take int8 x,
-                                           // and 4w matrices are stored interleaved (row_block 16)
+                                           // and their matrices are stored interleaved (row_block 16)
 };
 
 class GraphBuilder {

@@ -133,23 +133,26 @@ void quantize_row(const float* w, int64_t cols, int32_t group, QuantBits bits, Q
   }
 }
 
-InterleavedQ4 interleave_q4_rows(std::span<const uint8_t> codes, std::span<const uint16_t> scales, int64_t rows,
-                                 int64_t cols, int32_t group) {
-  constexpr int64_t B = program::kQ4RowBlock;
-  const int64_t groups = cols / group, chunks = group / 8, stored = program::stored_rows(rows, B);
-  InterleavedQ4 out;
-  out.codes.assign(static_cast<size_t>(stored * cols / 2), 0x88);  // padding: q 0 (code 8) in both nibbles
-  out.scales.assign(static_cast<size_t>(stored * groups), 0);     // padding: scale +0
+Interleaved interleave_rows(QuantBits bits, std::span<const uint8_t> codes, std::span<const uint16_t> scales, int64_t rows,
+                            int64_t cols, int32_t group) {
+  constexpr int64_t B = program::kRowBlock;
+  const bool q4 = bits == QuantBits::k4;
+  const int64_t groups = cols / group, chunks = group / (q4 ? 8 : 4), stored = program::stored_rows(rows, B);
+  Interleaved out;
+  // Padding: q 0 (Q4 code 8 in both nibbles, Q8 code 0), scale +0.
+  out.codes.assign(static_cast<size_t>(stored * (q4 ? cols / 2 : cols)), q4 ? 0x88 : 0);
+  out.scales.assign(static_cast<size_t>(stored * groups), 0);
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t b = r / B, i = r % B;
     for (int64_t g = 0; g < groups; ++g) {
       out.scales[static_cast<size_t>((b * groups + g) * B + i)] = scales[static_cast<size_t>(r * groups + g)];
       for (int64_t u = 0; u < chunks; ++u) {
         uint8_t* chunk = &out.codes[static_cast<size_t>(((b * groups + g) * chunks + u) * 64)];
-        const int64_t c0 = g * group + 8 * u;  // the chunk's first value
+        const int64_t c0 = g * group + (q4 ? 8 : 4) * u;  // the chunk's first value
         for (int64_t j = 0; j < 4; ++j)
-          chunk[4 * i + j] = static_cast<uint8_t>(row_major_nibble(codes, cols, group, r, c0 + j) |
-                                                  row_major_nibble(codes, cols, group, r, c0 + 4 + j) << 4);
+          chunk[4 * i + j] = q4 ? static_cast<uint8_t>(row_major_nibble(codes, cols, group, r, c0 + j) |
+                                                       row_major_nibble(codes, cols, group, r, c0 + 4 + j) << 4)
+                                : codes[static_cast<size_t>(r * cols + c0 + j)];
       }
     }
   }

@@ -36,17 +36,18 @@ Result<QuantBits> parse_quant_bits(const std::string& s, const char* flag);
 void quantize_row(const float* w, int64_t cols, int32_t group, QuantBits bits, QuantMethod method, uint8_t* codes,
                   uint16_t* scales);
 
-// A Q4 matrix in the interleaved layout (program.fbs, row_block = program::kQ4RowBlock):
+// A Q4 / Q8 matrix in the interleaved layout (program.fbs, row_block = program::kRowBlock):
 // stored_rows(rows, 16) rows of codes and of f16 scales, in block order.
-struct InterleavedQ4 {
-  std::vector<uint8_t> codes;    // [stored rows * cols / 2]
+struct Interleaved {
+  std::vector<uint8_t> codes;    // [stored rows * code bytes per row]
   std::vector<uint16_t> scales;  // [stored rows / 16, groups, 16]
 };
-// The interleaved layout of a row-major Q4 matrix as quantize_row writes it (codes
-// [rows, cols / 2], scales [rows, cols / group]): the same q and scale for every weight,
-// moved (nibbles unpacked and paired anew: values 8u + j and 8u + 4 + j share a byte where
-// the row-major layout pairs j and j + group / 2), plus padding rows of q 0 and scale 0.
-InterleavedQ4 interleave_q4_rows(std::span<const uint8_t> codes, std::span<const uint16_t> scales, int64_t rows,
-                                 int64_t cols, int32_t group);
+// The interleaved layout of a row-major matrix as quantize_row writes it (codes [rows,
+// cols / 2] for 4w, [rows, cols] for 8w; scales [rows, cols / group]): the same q and scale
+// for every weight, moved, plus padding rows of q 0 and scale 0. 4w nibbles are unpacked
+// and paired anew (values 8u + j and 8u + 4 + j share a byte where the row-major layout
+// pairs j and j + group / 2); 8w bytes move as they are.
+Interleaved interleave_rows(QuantBits bits, std::span<const uint8_t> codes, std::span<const uint16_t> scales, int64_t rows,
+                            int64_t cols, int32_t group);
 
 }  // namespace og::exporter

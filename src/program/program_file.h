@@ -34,7 +34,7 @@ inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // an op uses a version-3 field, else 2. FlatBuffers lets an older reader skip unknown fields
 // silently, so their presence must be announced by the version, which such a reader refuses.
 // Version 3: MoeAttrs expert_scale, gate/up/down_bias, ClampedSwiglu.
-// Version 4: Tensor row_block (Q4 codes and scales interleaved by blocks of 16 rows; a
+// Version 4: Tensor row_block (Q4 / Q8 codes and scales interleaved by blocks of 16 rows; a
 // reader that ignored it would read them as row-major).
 inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
@@ -57,8 +57,8 @@ static_assert(sizeof(Preamble) == kPreambleSize);
 // The oldest format version that expresses `program` (2, 3 or 4; see kFormatVersion).
 uint32_t required_format_version(const fb::ProgramT& program);
 
-// Tensor::row_block of an interleaved Q4 matrix (program.fbs; kernels::kQ4RowBlock).
-inline constexpr int32_t kQ4RowBlock = 16;
+// Tensor::row_block of an interleaved Q4 / Q8 matrix (program.fbs; kernels::kRowBlock).
+inline constexpr int32_t kRowBlock = 16;
 // Rows a matrix of `rows` rows stores with `row_block` (0: row-major, all its rows; else
 // whole blocks, the last one padded).
 inline int64_t stored_rows(int64_t rows, int32_t row_block) {

@@ -67,16 +67,16 @@ class Checker {
     return Status::ok();
   }
 
-  // row_block (program.fbs): 0 (row-major), or kQ4RowBlock on a Q4 matrix (interleaved). Checked
+  // row_block (program.fbs): 0 (row-major), or kRowBlock on a Q4 / Q8 matrix (interleaved). Checked
   // before the size, which it decides.
   Status check_row_block(uint32_t i, const fb::Tensor& t) {
     const char* name = t.name() ? t.name()->c_str() : "?";
     if (t.row_block() == 0) return Status::ok();
-    if (t.row_block() != kQ4RowBlock)
+    if (t.row_block() != kRowBlock)
       return bad_input("tensor {} '{}': row_block {}, expected 0 (row-major) or {} (interleaved)", i, name, t.row_block(),
-                       kQ4RowBlock);
-    if (t.dtype() != fb::DType::Q4)
-      return bad_input("tensor {} '{}': row_block {} on {} storage; only Q4 is interleaved", i, name, t.row_block(),
+                       kRowBlock);
+    if (t.dtype() != fb::DType::Q4 && t.dtype() != fb::DType::Q8)
+      return bad_input("tensor {} '{}': row_block {} on {} storage; only Q4 and Q8 are interleaved", i, name, t.row_block(),
                        EnumNameDType(t.dtype()));
     if (t.shape()->size() != 2) return bad_input("tensor {} '{}': interleaved but not a matrix", i, name);
     return Status::ok();

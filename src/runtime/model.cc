@@ -7,7 +7,7 @@
 namespace og::runtime {
 namespace {
 
-static_assert(program::kQ4RowBlock == kernels::kQ4RowBlock, "program.fbs and kernels.h name one interleaved layout");
+static_assert(program::kRowBlock == kernels::kRowBlock, "program.fbs and kernels.h name one interleaved layout");
 
 kernels::ElemType elem_type(fb::DType t) {
   switch (t) {
