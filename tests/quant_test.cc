@@ -465,6 +465,42 @@ TEST(Quantizer, RoundToNearestIsLlamaCppsQ8_0AndQ4_0AndTheFitIsNeverWorse) {
 
 // ------------------------------------------------------------------------------ end to end
 
+// A quantized tensor of a program file as the test reads it: codes and scales copied, weight
+// (r, c) decoded from the layout its row_block names (program.fbs): row-major by QStored,
+// interleaved (row_block 16) by the transcription here of kernels.h's description.
+struct ProgramQ {
+  QStored q;
+  int32_t row_block = 0;
+
+  int code(int64_t r, int64_t c) const {  // q = nibble - 8 (Q4) or the int8 (Q8)
+    if (row_block == 0) return q.code(r, c);
+    // Block b = r / 16, row i in it; group g, chunk u of 8 values in it, value j in the chunk:
+    // byte 4i + j % 4 of the 64-byte chunk, low nibble for j < 4, high for j >= 4.
+    const int64_t b = r / 16, i = r % 16, g = c / q.group, u = c % q.group / 8, j = c % 8;
+    const uint8_t byte = q.codes[static_cast<size_t>(((b * (q.cols / q.group) + g) * (q.group / 8) + u) * 64 + 4 * i + j % 4)];
+    return (j < 4 ? byte & 15 : byte >> 4) - 8;
+  }
+  uint16_t scale_bits(int64_t r, int64_t c) const {  // scales [ceil(rows / 16), groups, 16] when interleaved
+    const int64_t groups = q.cols / q.group;
+    return row_block == 0 ? q.scales[static_cast<size_t>(r * groups + c / q.group)]
+                          : q.scales[static_cast<size_t>((r / 16 * groups + c / q.group) * 16 + r % 16)];
+  }
+  double value(int64_t r, int64_t c) const { return f16(scale_bits(r, c)) * code(r, c); }
+};
+
+ProgramQ read_quantized(const program::ProgramFile& pf, uint32_t i) {
+  const fb::Tensor* t = pf.program().tensors()->Get(i);
+  ProgramQ p{{t->dtype() == fb::DType::Q8 ? ElemType::kQ8 : ElemType::kQ4, t->shape()->Get(0), t->shape()->Get(1),
+              t->group_size(), {}, {}},
+             t->row_block()};
+  const uint8_t* codes = pf.tensor_data(static_cast<int32_t>(i));
+  p.q.codes.assign(codes, codes + t->nbytes());
+  const fb::Tensor* st = pf.program().tensors()->Get(t->scales());
+  const uint16_t* sc = reinterpret_cast<const uint16_t*>(pf.tensor_data(t->scales()));
+  p.q.scales.assign(sc, sc + st->nbytes() / 2);
+  return p;
+}
+
 // The checkpoint with every weight the program stores quantized replaced (as f32) by the
 // values it stores, decoded by the test from the program file.
 std::string dequantized_checkpoint(const testing::Generated& g, const std::string& program, const std::string& dir,
@@ -477,16 +513,10 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     const fb::Tensor* t = (*pf)->program().tensors()->Get(i);
     if (t->dtype() != fb::DType::Q8 && t->dtype() != fb::DType::Q4) continue;
     ++*n_quantized;
-    QStored q{t->dtype() == fb::DType::Q8 ? ElemType::kQ8 : ElemType::kQ4, t->shape()->Get(0), t->shape()->Get(1),
-              t->group_size(), {}, {}};
-    const uint8_t* codes = (*pf)->tensor_data(static_cast<int32_t>(i));
-    q.codes.assign(codes, codes + t->nbytes());
-    const fb::Tensor* st = (*pf)->program().tensors()->Get(t->scales());
-    const uint16_t* sc = reinterpret_cast<const uint16_t*>((*pf)->tensor_data(t->scales()));
-    q.scales.assign(sc, sc + st->nbytes() / 2);
+    const ProgramQ q = read_quantized(**pf, i);
     std::vector<float>& v = values[t->name()->str()];
-    for (int64_t r = 0; r < q.rows; ++r)
-      for (int64_t c = 0; c < q.cols; ++c) v.push_back(static_cast<float>(q.value(r, c)));
+    for (int64_t r = 0; r < q.q.rows; ++r)
+      for (int64_t c = 0; c < q.q.cols; ++c) v.push_back(static_cast<float>(q.value(r, c)));
   }
   return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t k, float f) {
     auto it = values.find(name);
