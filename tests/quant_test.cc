@@ -845,6 +845,63 @@ TEST(QuantE2E, Int8ActivationsMarkExactlyTheQuantizedLinears) {
   }
 }
 
+// --qactivations int8 stores 4w matrices interleaved (row_block 16) and 8w ones row-major;
+// f32 activations store all row-major. Decoded by the test (each layout transcribed), the
+// interleaved tensors hold exactly the q and scales of the f32-activation export of the same
+// checkpoint (one quantizer), and their padding rows q 0 and scale 0. The vocabulary (328)
+// and intermediate size (200) make the head and gate/up end in a partial block of 8 rows.
+TEST(QuantE2E, Int8ActivationExportsStore4wInterleavedWithTheRowMajorValues) {
+  auto g = testing::generate({.family = "llama", .seed = 4, .tie_word_embeddings = false,
+                              .overrides = {{"hidden_size", 128}, {"intermediate_size", 200}, {"vocab_size", 328}}});
+  for (const int32_t group : {32, 128}) {
+    SCOPED_TRACE(group);
+    const std::string gs = std::to_string(group);
+    auto a8 = program::ProgramFile::open(export_q(*g, "a8-" + gs + ".ogp", "4w", "8w", group, false, "int8", "4w"));
+    auto f32 = program::ProgramFile::open(export_q(*g, "f32-" + gs + ".ogp", "4w", "8w", group, false, "f32", "4w"));
+    ASSERT_TRUE(a8.is_ok() && f32.is_ok());
+    const auto& ta = *(*a8)->program().tensors();
+    const auto& tf = *(*f32)->program().tensors();
+    ASSERT_EQ(ta.size(), tf.size());
+    int interleaved = 0, q8 = 0;
+    int64_t padding_rows = 0;
+    for (uint32_t i = 0; i < ta.size(); ++i) {
+      const fb::Tensor* t = ta.Get(i);
+      const std::string name = t->name()->str();
+      SCOPED_TRACE(name);
+      ASSERT_EQ(tf.Get(i)->name()->str(), name);
+      EXPECT_EQ(tf.Get(i)->row_block(), 0);
+      if (t->dtype() != fb::DType::Q4) {
+        EXPECT_EQ(t->row_block(), 0);
+        q8 += t->dtype() == fb::DType::Q8;
+        continue;
+      }
+      ++interleaved;
+      ASSERT_EQ(t->row_block(), 16);
+      ASSERT_EQ(tf.Get(i)->dtype(), fb::DType::Q4);
+      const ProgramQ a = read_quantized(**a8, i), f = read_quantized(**f32, i);
+      const int64_t rows = a.q.rows, cols = a.q.cols, padded = (rows + 15) / 16 * 16;
+      ASSERT_EQ(a.q.codes.size(), static_cast<size_t>(padded * cols / 2));
+      ASSERT_EQ(a.q.scales.size(), static_cast<size_t>(padded * (cols / group)));
+      const fb::Tensor* st = ta.Get(static_cast<uint32_t>(t->scales()));
+      EXPECT_EQ(std::vector<int64_t>(st->shape()->begin(), st->shape()->end()), (std::vector<int64_t>{padded, cols / group}));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          ASSERT_EQ(a.code(r, c), f.code(r, c)) << "row " << r << " col " << c;
+          ASSERT_EQ(a.scale_bits(r, c), f.scale_bits(r, c)) << "row " << r << " col " << c;
+        }
+      for (int64_t r = rows; r < padded; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          ASSERT_EQ(a.code(r, c), 0) << "padding row " << r << " col " << c;
+          ASSERT_EQ(a.scale_bits(r, c), 0) << "padding row " << r << " col " << c;
+        }
+      padding_rows += padded - rows;
+    }
+    EXPECT_GT(interleaved, 0);
+    EXPECT_GT(q8, 0);            // the 8w embedding table stays row-major
+    EXPECT_GT(padding_rows, 0);  // some matrix ends in a partial block
+  }
+}
+
 }  // namespace
 }  // namespace og
 
