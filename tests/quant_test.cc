@@ -957,6 +957,53 @@ TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
   EXPECT_NE(s.message().find("int8_activations needs a Q8 or Q4 weight"), std::string::npos) << s.message();
 }
 
+// The validator refuses a row_block other than 0 and 16, a row_block on anything but Q4, and
+// an interleaved tensor whose bytes or scales are not those of its rows padded to whole
+// blocks; each error names the tensor. (gate/up have 200 rows: padded to 208, so the
+// row-major sizes differ from the interleaved ones.)
+TEST(QuantValidator, BadRowBlocksAndInterleavedSizesAreRefusedNamingTheTensor) {
+  auto g = testing::generate({.family = "llama", .seed = 2, .tie_word_embeddings = false,
+                              .overrides = {{"hidden_size", 128}, {"intermediate_size", 200}}});
+  auto pf = program::ProgramFile::open(export_q(*g, "q.ogp", "4w", "", 32, false, "int8"));
+  ASSERT_TRUE(pf.is_ok()) << pf.status().message();
+  fb::ProgramT base;
+  (*pf)->program().UnPackTo(&base);
+  int32_t q4 = -1, q8 = -1, f32 = -1;
+  for (size_t i = 0; i < base.tensors.size(); ++i) {
+    const fb::TensorT& t = *base.tensors[i];
+    if (t.name.ends_with("gate_proj.weight")) q4 = static_cast<int32_t>(i);
+    if (t.dtype == fb::DType::Q8) q8 = static_cast<int32_t>(i);  // the head (8w by default)
+    if (t.dtype == fb::DType::F32 && t.shape.size() == 2) f32 = static_cast<int32_t>(i);
+  }
+  ASSERT_TRUE(q4 >= 0 && q8 >= 0 && f32 >= 0);
+  ASSERT_EQ(base.tensors[q4]->dtype, fb::DType::Q4);
+  ASSERT_EQ(base.tensors[q4]->row_block, 16);
+  ASSERT_EQ(base.tensors[q4]->shape, (std::vector<int64_t>{200, 128}));
+  const int32_t scales = base.tensors[q4]->scales;
+  auto check = [&](int32_t tensor, const std::function<void(fb::ProgramT&)>& edit, const std::string& expect) {
+    fb::ProgramT p;
+    (*pf)->program().UnPackTo(&p);
+    edit(p);
+    const Status s = validate_edited(p, (*pf)->file_size());
+    ASSERT_FALSE(s.is_ok()) << expect;
+    EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
+    const std::string named = fmt::format("tensor {} '{}'", tensor, base.tensors[tensor]->name);
+    EXPECT_NE(s.message().find(named), std::string::npos) << s.message();
+  };
+  check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->row_block = 8; }, "row_block 8, expected 0 (row-major) or 16");
+  check(q8, [&](fb::ProgramT& p) { p.tensors[q8]->row_block = 16; }, "row_block 16 on Q8 storage");
+  check(f32, [&](fb::ProgramT& p) { p.tensors[f32]->row_block = 16; }, "row_block 16 on F32 storage");
+  // The row-major size of its 200 rows, not the 208 stored.
+  check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->nbytes = 200 * 128 / 2; }, "bytes for an interleaved shape needing 13312");
+  // Scales of the unpadded rows (a consistent F16 tensor [200, 4] in itself).
+  check(q4, [&](fb::ProgramT& p) {
+    p.tensors[scales]->shape = {200, 4};
+    p.tensors[scales]->nbytes = 200 * 4 * 2;
+  }, "is not F16 [rows padded to 16, cols / group_size] = [208, 4]");
+  // Row-major: the same tensor without its row_block is the wrong size for its bytes.
+  check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->row_block = 0; }, "bytes for a shape needing 12800");
+}
+
 // The validator refuses the moe op's version-3 fields when they do not fit the op: expert
 // scales and biases of the wrong shape, a clamped SwiGLU without finite parameters, and
 // ClampedSwiglu outside a moe op (its alpha and limit live in MoeAttrs only).
