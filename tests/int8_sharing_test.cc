@@ -4,6 +4,8 @@
 //
 // - The plan: q/k/v share a buffer that q fills, gate/up one that gate fills; o_proj and
 //   down_proj fill their own.
+// - Only linears of one weight layout share: a row-major k_proj among interleaved q and v
+//   (row_block, kernels.h) quantizes the value for itself.
 // - A value changes every step: decode (every value requantized each step) equals prefill
 //   bit for bit.
 // - LogitsRows::kLast: a value quantized for all T rows by a reader before the last
@@ -78,6 +80,63 @@ TEST(Int8Sharing, DecodeRequantizesEveryStepAndEqualsPrefillBitForBit) {
     ASSERT_EQ(prefill.size(), decode.size());
     EXPECT_EQ(std::memcmp(prefill.data(), decode.data(), prefill.size() * sizeof(float)), 0) << q;
   }
+}
+
+// A program whose k_proj weights (and scales) are the row-major ones of the f32-activation
+// export of the same checkpoint, among the interleaved q/v of the int8 export: a valid
+// program whose q and k read one value with two weight layouts.
+std::string with_row_major_k_proj(const std::string& interleaved, const std::string& row_major, const std::string& out) {
+  auto a = program::ProgramFile::open(interleaved), b = program::ProgramFile::open(row_major);
+  EXPECT_TRUE(a.is_ok() && b.is_ok());
+  fb::ProgramT p, pb;
+  (*a)->program().UnPackTo(&p);
+  (*b)->program().UnPackTo(&pb);
+  EXPECT_EQ(p.tensors.size(), pb.tensors.size());
+  std::vector<bool> from_b(p.tensors.size(), false);
+  for (size_t i = 0; i < p.tensors.size(); ++i)
+    if (ends_with(p.tensors[i]->name, "k_proj.weight")) {
+      EXPECT_EQ(p.tensors[i]->row_block, 16);
+      EXPECT_EQ(pb.tensors[i]->row_block, 0);
+      from_b[i] = from_b[static_cast<size_t>(p.tensors[i]->scales)] = true;
+    }
+  auto writer = program::ProgramWriter::create(out);
+  EXPECT_TRUE(writer.is_ok());
+  for (size_t i = 0; i < p.tensors.size(); ++i) {
+    if (from_b[i]) p.tensors[i] = std::move(pb.tensors[i]);
+    const uint8_t* data = (from_b[i] ? *b : *a)->tensor_data(static_cast<int32_t>(i));
+    EXPECT_TRUE((*writer)->write_tensor_data(*p.tensors[i], {data, p.tensors[i]->nbytes}).is_ok());
+  }
+  EXPECT_TRUE((*writer)->finish(p).is_ok());
+  return out;
+}
+
+TEST(Int8Sharing, LinearsOfOneValueWithDifferentRowBlocksQuantizeItSeparately) {
+  auto g = testing::generate({.family = "llama", .seed = 5, .overrides = {{"hidden_size", 128}, {"intermediate_size", 256}}});
+  exporter::ExportOptions f32{.qlinear = "4w", .qactivations = "f32"};
+  const std::string prog = with_row_major_k_proj(export_int8(*g, "q.ogp", "4w"), testing::export_with(*g, "f.ogp", f32),
+                                                 g->dir.file("mixed.ogp"));
+  auto model = runtime::Model::load(prog);
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  const auto& ops = (*model)->ops();
+  int32_t q = -1, checked = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const std::string w = weight_name((*model)->program(), i);
+    if (ends_with(w, "q_proj.weight")) {
+      EXPECT_EQ(ops[i].matrix.row_block, 16) << w;
+      EXPECT_TRUE(ops[i].int8_fill) << w;
+      q = ops[i].int8_buffer;
+    } else if (ends_with(w, "k_proj.weight")) {
+      EXPECT_EQ(ops[i].matrix.row_block, 0) << w;
+      EXPECT_TRUE(ops[i].int8_fill) << w;  // its own quantization
+      ++checked;
+    } else if (ends_with(w, "v_proj.weight")) {
+      EXPECT_EQ(ops[i].matrix.row_block, 16) << w;
+      EXPECT_FALSE(ops[i].int8_fill) << w;  // q's
+      EXPECT_EQ(ops[i].int8_buffer, q) << w;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2 * g->config.num_hidden_layers);
 }
 
 // A copy of `path` whose last up_proj reads the last q_proj's input (both [T, hidden]

@@ -117,6 +117,45 @@ TEST(ProgramFormat, Version3OnlyWhenAMoeOpUsesAVersion3Field) {
   EXPECT_EQ(version_of(export_to(*qwen3_moe, "p.ogp", "fp32")), 2u);
 }
 
+// Version 4 only when a tensor is interleaved (Tensor::row_block): a version-3 reader would
+// read its codes and scales as row-major and run another model, so it must refuse the file.
+TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
+  auto version_of = [](const std::string& path) {
+    program::Preamble p{};
+    std::memcpy(&p, read_file(path).data(), sizeof p);
+    return p.format_version;
+  };
+  auto program_with = [](int32_t row_block, bool version3_field) {
+    fb::ProgramT program;
+    auto t = std::make_unique<fb::TensorT>();
+    t->row_block = row_block;
+    program.tensors.push_back(std::move(t));
+    auto op = std::make_unique<fb::OpT>();
+    fb::MoeAttrsT a;
+    if (version3_field) a.expert_scale = 0;
+    op->attrs.Set(std::move(a));
+    program.ops.push_back(std::move(op));
+    return program::required_format_version(program);
+  };
+  EXPECT_EQ(program_with(0, false), 2u);
+  EXPECT_EQ(program_with(0, true), 3u);
+  EXPECT_EQ(program_with(program::kQ4RowBlock, false), 4u);
+  EXPECT_EQ(program_with(program::kQ4RowBlock, true), 4u);
+  EXPECT_EQ(program::kFormatVersion, 4u);
+  // Exports: 4w with int8 activations is interleaved; f32 activations and 8w are not.
+  auto g = generate({.family = "llama", .seed = 3, .overrides = {{"hidden_size", 128}, {"intermediate_size", 256}}});
+  auto version = [&](const std::string& qlinear, const std::string& qactivations) {
+    const std::string path = export_with(*g, qlinear + qactivations + ".ogp",
+                                         {.qlinear = qlinear, .qactivations = qactivations});
+    auto m = runtime::Model::load(path);  // and it loads
+    EXPECT_TRUE(m.is_ok()) << m.status().message();
+    return version_of(path);
+  };
+  EXPECT_EQ(version("4w", "int8"), 4u);
+  EXPECT_EQ(version("4w", "f32"), 2u);
+  EXPECT_EQ(version("8w", "int8"), 2u);
+}
+
 // Rewrites config.json of the generated model with a patch.
 void patch_config(const Generated& g, const nlohmann::json& patch) {
   auto j = hf::parse_json(read_file(g.model_dir() + "/config.json"), "config.json");

@@ -504,6 +504,42 @@ TEST(Quantizer, RoundToNearestIsLlamaCppsQ8_0AndQ4_0AndTheFitIsNeverWorse) {
 
 // ------------------------------------------------------------------------------ end to end
 
+// A quantized tensor of a program file as the test reads it: codes and scales copied, weight
+// (r, c) decoded from the layout its row_block names (program.fbs): row-major by QStored,
+// interleaved (row_block 16) by the transcription here of kernels.h's description.
+struct ProgramQ {
+  QStored q;
+  int32_t row_block = 0;
+
+  int code(int64_t r, int64_t c) const {  // q = nibble - 8 (Q4) or the int8 (Q8)
+    if (row_block == 0) return q.code(r, c);
+    // Block b = r / 16, row i in it; group g, chunk u of 8 values in it, value j in the chunk:
+    // byte 4i + j % 4 of the 64-byte chunk, low nibble for j < 4, high for j >= 4.
+    const int64_t b = r / 16, i = r % 16, g = c / q.group, u = c % q.group / 8, j = c % 8;
+    const uint8_t byte = q.codes[static_cast<size_t>(((b * (q.cols / q.group) + g) * (q.group / 8) + u) * 64 + 4 * i + j % 4)];
+    return (j < 4 ? byte & 15 : byte >> 4) - 8;
+  }
+  uint16_t scale_bits(int64_t r, int64_t c) const {  // scales [ceil(rows / 16), groups, 16] when interleaved
+    const int64_t groups = q.cols / q.group;
+    return row_block == 0 ? q.scales[static_cast<size_t>(r * groups + c / q.group)]
+                          : q.scales[static_cast<size_t>((r / 16 * groups + c / q.group) * 16 + r % 16)];
+  }
+  double value(int64_t r, int64_t c) const { return f16(scale_bits(r, c)) * code(r, c); }
+};
+
+ProgramQ read_quantized(const program::ProgramFile& pf, uint32_t i) {
+  const fb::Tensor* t = pf.program().tensors()->Get(i);
+  ProgramQ p{{t->dtype() == fb::DType::Q8 ? ElemType::kQ8 : ElemType::kQ4, t->shape()->Get(0), t->shape()->Get(1),
+              t->group_size(), {}, {}},
+             t->row_block()};
+  const uint8_t* codes = pf.tensor_data(static_cast<int32_t>(i));
+  p.q.codes.assign(codes, codes + t->nbytes());
+  const fb::Tensor* st = pf.program().tensors()->Get(t->scales());
+  const uint16_t* sc = reinterpret_cast<const uint16_t*>(pf.tensor_data(t->scales()));
+  p.q.scales.assign(sc, sc + st->nbytes() / 2);
+  return p;
+}
+
 // The checkpoint with every weight the program stores quantized replaced (as f32) by the
 // values it stores, decoded by the test from the program file.
 std::string dequantized_checkpoint(const testing::Generated& g, const std::string& program, const std::string& dir,
@@ -516,16 +552,10 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     const fb::Tensor* t = (*pf)->program().tensors()->Get(i);
     if (t->dtype() != fb::DType::Q8 && t->dtype() != fb::DType::Q4) continue;
     ++*n_quantized;
-    QStored q{t->dtype() == fb::DType::Q8 ? ElemType::kQ8 : ElemType::kQ4, t->shape()->Get(0), t->shape()->Get(1),
-              t->group_size(), {}, {}};
-    const uint8_t* codes = (*pf)->tensor_data(static_cast<int32_t>(i));
-    q.codes.assign(codes, codes + t->nbytes());
-    const fb::Tensor* st = (*pf)->program().tensors()->Get(t->scales());
-    const uint16_t* sc = reinterpret_cast<const uint16_t*>((*pf)->tensor_data(t->scales()));
-    q.scales.assign(sc, sc + st->nbytes() / 2);
+    const ProgramQ q = read_quantized(**pf, i);
     std::vector<float>& v = values[t->name()->str()];
-    for (int64_t r = 0; r < q.rows; ++r)
-      for (int64_t c = 0; c < q.cols; ++c) v.push_back(static_cast<float>(q.value(r, c)));
+    for (int64_t r = 0; r < q.q.rows; ++r)
+      for (int64_t c = 0; c < q.q.cols; ++c) v.push_back(static_cast<float>(q.value(r, c)));
   }
   return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t k, float f) {
     auto it = values.find(name);
@@ -854,6 +884,63 @@ TEST(QuantE2E, Int8ActivationsMarkExactlyTheQuantizedLinears) {
   }
 }
 
+// --qactivations int8 stores 4w matrices interleaved (row_block 16) and 8w ones row-major;
+// f32 activations store all row-major. Decoded by the test (each layout transcribed), the
+// interleaved tensors hold exactly the q and scales of the f32-activation export of the same
+// checkpoint (one quantizer), and their padding rows q 0 and scale 0. The vocabulary (328)
+// and intermediate size (200) make the head and gate/up end in a partial block of 8 rows.
+TEST(QuantE2E, Int8ActivationExportsStore4wInterleavedWithTheRowMajorValues) {
+  auto g = testing::generate({.family = "llama", .seed = 4, .tie_word_embeddings = false,
+                              .overrides = {{"hidden_size", 128}, {"intermediate_size", 200}, {"vocab_size", 328}}});
+  for (const int32_t group : {32, 128}) {
+    SCOPED_TRACE(group);
+    const std::string gs = std::to_string(group);
+    auto a8 = program::ProgramFile::open(export_q(*g, "a8-" + gs + ".ogp", "4w", "8w", group, false, "int8", "4w"));
+    auto f32 = program::ProgramFile::open(export_q(*g, "f32-" + gs + ".ogp", "4w", "8w", group, false, "f32", "4w"));
+    ASSERT_TRUE(a8.is_ok() && f32.is_ok());
+    const auto& ta = *(*a8)->program().tensors();
+    const auto& tf = *(*f32)->program().tensors();
+    ASSERT_EQ(ta.size(), tf.size());
+    int interleaved = 0, q8 = 0;
+    int64_t padding_rows = 0;
+    for (uint32_t i = 0; i < ta.size(); ++i) {
+      const fb::Tensor* t = ta.Get(i);
+      const std::string name = t->name()->str();
+      SCOPED_TRACE(name);
+      ASSERT_EQ(tf.Get(i)->name()->str(), name);
+      EXPECT_EQ(tf.Get(i)->row_block(), 0);
+      if (t->dtype() != fb::DType::Q4) {
+        EXPECT_EQ(t->row_block(), 0);
+        q8 += t->dtype() == fb::DType::Q8;
+        continue;
+      }
+      ++interleaved;
+      ASSERT_EQ(t->row_block(), 16);
+      ASSERT_EQ(tf.Get(i)->dtype(), fb::DType::Q4);
+      const ProgramQ a = read_quantized(**a8, i), f = read_quantized(**f32, i);
+      const int64_t rows = a.q.rows, cols = a.q.cols, padded = (rows + 15) / 16 * 16;
+      ASSERT_EQ(a.q.codes.size(), static_cast<size_t>(padded * cols / 2));
+      ASSERT_EQ(a.q.scales.size(), static_cast<size_t>(padded * (cols / group)));
+      const fb::Tensor* st = ta.Get(static_cast<uint32_t>(t->scales()));
+      EXPECT_EQ(std::vector<int64_t>(st->shape()->begin(), st->shape()->end()), (std::vector<int64_t>{padded, cols / group}));
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          ASSERT_EQ(a.code(r, c), f.code(r, c)) << "row " << r << " col " << c;
+          ASSERT_EQ(a.scale_bits(r, c), f.scale_bits(r, c)) << "row " << r << " col " << c;
+        }
+      for (int64_t r = rows; r < padded; ++r)
+        for (int64_t c = 0; c < cols; ++c) {
+          ASSERT_EQ(a.code(r, c), 0) << "padding row " << r << " col " << c;
+          ASSERT_EQ(a.scale_bits(r, c), 0) << "padding row " << r << " col " << c;
+        }
+      padding_rows += padded - rows;
+    }
+    EXPECT_GT(interleaved, 0);
+    EXPECT_GT(q8, 0);            // the 8w embedding table stays row-major
+    EXPECT_GT(padding_rows, 0);  // some matrix ends in a partial block
+  }
+}
+
 }  // namespace
 }  // namespace og
 
@@ -907,6 +994,53 @@ TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
   const Status s = validate_edited(p, (*plain)->file_size());
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find("int8_activations needs a Q8 or Q4 weight"), std::string::npos) << s.message();
+}
+
+// The validator refuses a row_block other than 0 and 16, a row_block on anything but Q4, and
+// an interleaved tensor whose bytes or scales are not those of its rows padded to whole
+// blocks; each error names the tensor. (gate/up have 200 rows: padded to 208, so the
+// row-major sizes differ from the interleaved ones.)
+TEST(QuantValidator, BadRowBlocksAndInterleavedSizesAreRefusedNamingTheTensor) {
+  auto g = testing::generate({.family = "llama", .seed = 2, .tie_word_embeddings = false,
+                              .overrides = {{"hidden_size", 128}, {"intermediate_size", 200}}});
+  auto pf = program::ProgramFile::open(export_q(*g, "q.ogp", "4w", "", 32, false, "int8"));
+  ASSERT_TRUE(pf.is_ok()) << pf.status().message();
+  fb::ProgramT base;
+  (*pf)->program().UnPackTo(&base);
+  int32_t q4 = -1, q8 = -1, f32 = -1;
+  for (size_t i = 0; i < base.tensors.size(); ++i) {
+    const fb::TensorT& t = *base.tensors[i];
+    if (t.name.ends_with("gate_proj.weight")) q4 = static_cast<int32_t>(i);
+    if (t.dtype == fb::DType::Q8) q8 = static_cast<int32_t>(i);  // the head (8w by default)
+    if (t.dtype == fb::DType::F32 && t.shape.size() == 2) f32 = static_cast<int32_t>(i);
+  }
+  ASSERT_TRUE(q4 >= 0 && q8 >= 0 && f32 >= 0);
+  ASSERT_EQ(base.tensors[q4]->dtype, fb::DType::Q4);
+  ASSERT_EQ(base.tensors[q4]->row_block, 16);
+  ASSERT_EQ(base.tensors[q4]->shape, (std::vector<int64_t>{200, 128}));
+  const int32_t scales = base.tensors[q4]->scales;
+  auto check = [&](int32_t tensor, const std::function<void(fb::ProgramT&)>& edit, const std::string& expect) {
+    fb::ProgramT p;
+    (*pf)->program().UnPackTo(&p);
+    edit(p);
+    const Status s = validate_edited(p, (*pf)->file_size());
+    ASSERT_FALSE(s.is_ok()) << expect;
+    EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
+    const std::string named = fmt::format("tensor {} '{}'", tensor, base.tensors[tensor]->name);
+    EXPECT_NE(s.message().find(named), std::string::npos) << s.message();
+  };
+  check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->row_block = 8; }, "row_block 8, expected 0 (row-major) or 16");
+  check(q8, [&](fb::ProgramT& p) { p.tensors[q8]->row_block = 16; }, "row_block 16 on Q8 storage");
+  check(f32, [&](fb::ProgramT& p) { p.tensors[f32]->row_block = 16; }, "row_block 16 on F32 storage");
+  // The row-major size of its 200 rows, not the 208 stored.
+  check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->nbytes = 200 * 128 / 2; }, "bytes for an interleaved shape needing 13312");
+  // Scales of the unpadded rows (a consistent F16 tensor [200, 4] in itself).
+  check(q4, [&](fb::ProgramT& p) {
+    p.tensors[scales]->shape = {200, 4};
+    p.tensors[scales]->nbytes = 200 * 4 * 2;
+  }, "is not F16 [rows padded to 16, cols / group_size] = [208, 4]");
+  // Row-major: the same tensor without its row_block is the wrong size for its bytes.
+  check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->row_block = 0; }, "bytes for a shape needing 12800");
 }
 
 // The validator refuses the moe op's version-3 fields when they do not fit the op: expert
