@@ -139,10 +139,10 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   };
   EXPECT_EQ(program_with(0, false), 2u);
   EXPECT_EQ(program_with(0, true), 3u);
-  EXPECT_EQ(program_with(program::kQ4RowBlock, false), 4u);
-  EXPECT_EQ(program_with(program::kQ4RowBlock, true), 4u);
+  EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
+  EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
   EXPECT_EQ(program::kFormatVersion, 4u);
-  // Exports: 4w with int8 activations is interleaved; f32 activations and 8w are not.
+  // Exports: 4w and 8w with int8 activations are interleaved; with f32 activations they are not.
   auto g = generate({.family = "llama", .seed = 3, .overrides = {{"hidden_size", 128}, {"intermediate_size", 256}}});
   auto version = [&](const std::string& qlinear, const std::string& qactivations) {
     const std::string path = export_with(*g, qlinear + qactivations + ".ogp",
@@ -153,7 +153,8 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   };
   EXPECT_EQ(version("4w", "int8"), 4u);
   EXPECT_EQ(version("4w", "f32"), 2u);
-  EXPECT_EQ(version("8w", "int8"), 2u);
+  EXPECT_EQ(version("8w", "int8"), 4u);
+  EXPECT_EQ(version("8w", "f32"), 2u);
 }
 
 // Rewrites config.json of the generated model with a patch.

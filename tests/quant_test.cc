@@ -513,6 +513,10 @@ struct ProgramQ {
 
   int code(int64_t r, int64_t c) const {  // q = nibble - 8 (Q4) or the int8 (Q8)
     if (row_block == 0) return q.code(r, c);
+    if (q.type == ElemType::kQ8) {  // chunk u of 4 values: byte 4i + j
+      const int64_t b = r / 16, i = r % 16, g = c / q.group, u = c % q.group / 4, j = c % 4;
+      return static_cast<int8_t>(q.codes[static_cast<size_t>(((b * (q.cols / q.group) + g) * (q.group / 4) + u) * 64 + 4 * i + j)]);
+    }
     // Block b = r / 16, row i in it; group g, chunk u of 8 values in it, value j in the chunk:
     // byte 4i + j % 4 of the 64-byte chunk, low nibble for j < 4, high for j >= 4.
     const int64_t b = r / 16, i = r % 16, g = c / q.group, u = c % q.group / 8, j = c % 8;
@@ -884,12 +888,12 @@ TEST(QuantE2E, Int8ActivationsMarkExactlyTheQuantizedLinears) {
   }
 }
 
-// --qactivations int8 stores 4w matrices interleaved (row_block 16) and 8w ones row-major;
-// f32 activations store all row-major. Decoded by the test (each layout transcribed), the
+// --qactivations int8 stores 4w and 8w matrices interleaved (row_block 16); f32 activations
+// store all row-major. Decoded by the test (each layout transcribed), the
 // interleaved tensors hold exactly the q and scales of the f32-activation export of the same
 // checkpoint (one quantizer), and their padding rows q 0 and scale 0. The vocabulary (328)
 // and intermediate size (200) make the head and gate/up end in a partial block of 8 rows.
-TEST(QuantE2E, Int8ActivationExportsStore4wInterleavedWithTheRowMajorValues) {
+TEST(QuantE2E, Int8ActivationExportsStoreInterleavedTheRowMajorValues) {
   auto g = testing::generate({.family = "llama", .seed = 4, .tie_word_embeddings = false,
                               .overrides = {{"hidden_size", 128}, {"intermediate_size", 200}, {"vocab_size", 328}}});
   for (const int32_t group : {32, 128}) {
@@ -901,7 +905,7 @@ TEST(QuantE2E, Int8ActivationExportsStore4wInterleavedWithTheRowMajorValues) {
     const auto& ta = *(*a8)->program().tensors();
     const auto& tf = *(*f32)->program().tensors();
     ASSERT_EQ(ta.size(), tf.size());
-    int interleaved = 0, q8 = 0;
+    int q4 = 0, q8 = 0;
     int64_t padding_rows = 0;
     for (uint32_t i = 0; i < ta.size(); ++i) {
       const fb::Tensor* t = ta.Get(i);
@@ -909,17 +913,16 @@ TEST(QuantE2E, Int8ActivationExportsStore4wInterleavedWithTheRowMajorValues) {
       SCOPED_TRACE(name);
       ASSERT_EQ(tf.Get(i)->name()->str(), name);
       EXPECT_EQ(tf.Get(i)->row_block(), 0);
-      if (t->dtype() != fb::DType::Q4) {
+      if (t->dtype() != fb::DType::Q4 && t->dtype() != fb::DType::Q8) {
         EXPECT_EQ(t->row_block(), 0);
-        q8 += t->dtype() == fb::DType::Q8;
         continue;
       }
-      ++interleaved;
+      (t->dtype() == fb::DType::Q4 ? q4 : q8) += 1;
       ASSERT_EQ(t->row_block(), 16);
-      ASSERT_EQ(tf.Get(i)->dtype(), fb::DType::Q4);
+      ASSERT_EQ(tf.Get(i)->dtype(), t->dtype());
       const ProgramQ a = read_quantized(**a8, i), f = read_quantized(**f32, i);
       const int64_t rows = a.q.rows, cols = a.q.cols, padded = (rows + 15) / 16 * 16;
-      ASSERT_EQ(a.q.codes.size(), static_cast<size_t>(padded * cols / 2));
+      ASSERT_EQ(a.q.codes.size(), static_cast<size_t>(padded * (t->dtype() == fb::DType::Q4 ? cols / 2 : cols)));
       ASSERT_EQ(a.q.scales.size(), static_cast<size_t>(padded * (cols / group)));
       const fb::Tensor* st = ta.Get(static_cast<uint32_t>(t->scales()));
       EXPECT_EQ(std::vector<int64_t>(st->shape()->begin(), st->shape()->end()), (std::vector<int64_t>{padded, cols / group}));
@@ -935,8 +938,8 @@ TEST(QuantE2E, Int8ActivationExportsStore4wInterleavedWithTheRowMajorValues) {
         }
       padding_rows += padded - rows;
     }
-    EXPECT_GT(interleaved, 0);
-    EXPECT_GT(q8, 0);            // the 8w embedding table stays row-major
+    EXPECT_GT(q4, 0);
+    EXPECT_GT(q8, 0);            // the 8w embedding table, interleaved as well
     EXPECT_GT(padding_rows, 0);  // some matrix ends in a partial block
   }
 }
@@ -1030,8 +1033,10 @@ TEST(QuantValidator, BadRowBlocksAndInterleavedSizesAreRefusedNamingTheTensor) {
     EXPECT_NE(s.message().find(named), std::string::npos) << s.message();
   };
   check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->row_block = 8; }, "row_block 8, expected 0 (row-major) or 16");
-  check(q8, [&](fb::ProgramT& p) { p.tensors[q8]->row_block = 16; }, "row_block 16 on Q8 storage");
   check(f32, [&](fb::ProgramT& p) { p.tensors[f32]->row_block = 16; }, "row_block 16 on F32 storage");
+  // The 8w head is interleaved as well, and its bytes must be its padded rows' too.
+  ASSERT_EQ(base.tensors[q8]->row_block, 16);
+  check(q8, [&](fb::ProgramT& p) { p.tensors[q8]->nbytes -= 64; }, "bytes for an interleaved shape needing");
   // The row-major size of its 200 rows, not the 208 stored.
   check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->nbytes = 200 * 128 / 2; }, "bytes for an interleaved shape needing 13312");
   // Scales of the unpadded rows (a consistent F16 tensor [200, 4] in itself).
