@@ -2,8 +2,6 @@
 //
 // Arithmetic: y[t, o] is one vector accumulator of FMAs over the columns in steps of the
 // vector width (the last partial step zero-padded), summed across lanes, plus the bias.
-// bf16 rows go first in steps of two vectors: lane i takes column 2i, then 2i + 1 (a pair of
-// bf16 widens to two f32 by a shift and a mask, half the instructions of widening in order).
 // Every tile shape computes it this way, so the value of y[t, o] does not depend on T, on
 // the tile that produced it or on the thread count.
 //
@@ -19,7 +17,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -61,27 +58,6 @@ HWY_INLINE void Tile(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, int64
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) acc[r][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park + (r * C + c) * N);
   int64_t i = k0;
-  if constexpr (std::is_same_v<W, hwy::bfloat16_t>) {
-    // bf16 in steps of 2N: a vector of N bf16 pairs gives the even columns (shifted up)
-    // and the odd ones (low half cleared) as f32, one instruction each, against x's
-    // matching halves (PairedX); the rest of the row goes in steps of N below.
-    const hn::Repartition<uint32_t, DF> du;
-    const auto high = hn::Set(du, 0xFFFF0000u);
-    for (; i + 2 * N <= k1; i += 2 * N) {
-      if (prefetch)
-        for (int r = 0; r < R; ++r) __builtin_prefetch(w + (R + r) * in + i, 0, 2);
-      VF xe[C], xo[C];
-      for (int c = 0; c < C; ++c) {
-        xe[c] = hn::LoadU(df, x + c * in + i);
-        xo[c] = hn::LoadU(df, x + c * in + i + N);
-      }
-      for (int r = 0; r < R; ++r) {
-        const auto pairs = hn::LoadU(du, reinterpret_cast<const uint32_t*>(w + r * in + i));
-        const VF we = hn::BitCast(df, hn::ShiftLeft<16>(pairs)), wo = hn::BitCast(df, hn::And(pairs, high));
-        for (int c = 0; c < C; ++c) acc[r][c] = hn::MulAdd(wo, xo[c], hn::MulAdd(we, xe[c], acc[r][c]));
-      }
-    }
-  }
   for (; i + N <= k1; i += N) {
     if (prefetch)  // the same columns of the next R rows, into L2
       for (int r = 0; r < R; ++r) __builtin_prefetch(w + (R + r) * in + i, 0, 2);
@@ -114,37 +90,16 @@ HWY_INLINE void Tile(const W* HWY_RESTRICT w, const float* HWY_RESTRICT x, int64
     for (int c = 0; c < C; ++c) y[c * y_stride + r] = ReduceSumF(df, acc[r][c]) + (bias ? bias[r] : 0.0f);
 }
 
-// x [T, in] with each whole step of 2N columns reordered as its N even columns then its N
-// odd ones (the rest as it is), for the bf16 pair steps of Tile; once per call, in a buffer
-// of the calling thread.
-const float* PairedX(const float* x, int64_t T, int64_t in) {
-  const int64_t N = static_cast<int64_t>(hn::Lanes(DF())), paired = in / (2 * N) * (2 * N);
-  thread_local std::vector<float> buf;  // [T, in]
-  buf.resize(static_cast<size_t>(T * in));
-  for (int64_t t = 0; t < T; ++t) {
-    const float* xt = x + t * in;
-    float* p = buf.data() + t * in;
-    for (int64_t i = 0; i < paired; i += 2 * N)
-      for (int64_t k = 0; k < N; ++k) {
-        p[i + k] = xt[i + 2 * k];
-        p[i + N + k] = xt[i + 2 * k + 1];
-      }
-    std::copy(xt + paired, xt + in, p + paired);
-  }
-  return buf.data();
-}
-
 template <typename W>
 void LinearRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const W* w = static_cast<const W*>(a.w.data);
   const int64_t in = a.w.cols, out = a.w.rows;
   const int64_t N = static_cast<int64_t>(hn::Lanes(DF()));
-  const float* x = a.x;  // bf16: PairedX's order
   // Decode, and steps of at most one token block (a batch of decoding sessions), stream
   // whole rows: each weight is used by one tile only. Prefill: column blocks whose x slice
   // (kTokens rows) fills about 24 KB of L1, a multiple of the vector width.
   const bool streamed = a.T <= kTokens;
-  const int64_t kc = streamed ? in : std::max<int64_t>(2 * N, (24 << 10) / (4 * kTokens) / (2 * N) * (2 * N));
+  const int64_t kc = streamed ? in : std::max<int64_t>(N, (24 << 10) / (4 * kTokens) / N * N);
   // Decode: the kRows concurrent row streams of a tile can defeat the hardware's per-page
   // stream prefetcher, so for rows up to 16 KiB each tile also prefetches the same columns
   // of the next kRows rows into L2. Measured on the benchmark machine (docs/benchmarks.md):
@@ -153,7 +108,7 @@ void LinearRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t row_bytes = in * static_cast<int64_t>(sizeof(W));
   const bool prefetch = a.T <= 8 && row_bytes <= (16 << 10) && (sizeof(W) == 2 || row_bytes % 4096 != 0);
   const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
-    Tile<R, C>(w + r * in, x + t0 * in, in, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
+    Tile<R, C>(w + r * in, a.x + t0 * in, in, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
   };
   ForEachTile<kRows, kTokens>(tile, a.T, in, kc, a.panel_rows, N, r0, r1);
 }
@@ -204,7 +159,6 @@ HWY_AFTER_NAMESPACE();
 namespace og::kernels {
 
 HWY_EXPORT(LinearRows);
-HWY_EXPORT(PairedX);
 HWY_EXPORT(Embedding);
 HWY_EXPORT(TargetName);
 
@@ -249,7 +203,6 @@ void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
 void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool) {
   if (T <= 0 || w.rows <= 0) return;
   const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
-  if (w.type == ElemType::kBF16) x = HWY_DYNAMIC_DISPATCH(PairedX)(x, T, w.cols);
   run_linear(quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows),
              LinearArgs{.x = x, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0}, pool);
 }
