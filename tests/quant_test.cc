@@ -957,6 +957,19 @@ Status validate_edited(const fb::ProgramT& p, uint64_t data_size) {
   return program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), data_size);
 }
 
+// Expects the validator to refuse pf's program after `edit`, with `expect` in its message,
+// which it returns.
+std::string refusal(const program::ProgramFile& pf, const std::function<void(fb::ProgramT&)>& edit,
+                    const std::string& expect) {
+  fb::ProgramT p;
+  pf.program().UnPackTo(&p);
+  edit(p);
+  const Status s = validate_edited(p, pf.file_size());
+  EXPECT_FALSE(s.is_ok()) << expect;
+  EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
+  return s.message();
+}
+
 // The validator refuses quantized tensors whose group size, scales or sizes are wrong.
 TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
   auto g = testing::generate({.family = "llama", .seed = 2, .tie_word_embeddings = false,
@@ -1023,14 +1036,9 @@ TEST(QuantValidator, BadRowBlocksAndInterleavedSizesAreRefusedNamingTheTensor) {
   ASSERT_EQ(base.tensors[q4]->shape, (std::vector<int64_t>{200, 128}));
   const int32_t scales = base.tensors[q4]->scales;
   auto check = [&](int32_t tensor, const std::function<void(fb::ProgramT&)>& edit, const std::string& expect) {
-    fb::ProgramT p;
-    (*pf)->program().UnPackTo(&p);
-    edit(p);
-    const Status s = validate_edited(p, (*pf)->file_size());
-    ASSERT_FALSE(s.is_ok()) << expect;
-    EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
+    const std::string message = refusal(**pf, edit, expect);
     const std::string named = fmt::format("tensor {} '{}'", tensor, base.tensors[tensor]->name);
-    EXPECT_NE(s.message().find(named), std::string::npos) << s.message();
+    EXPECT_NE(message.find(named), std::string::npos) << message;
   };
   check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->row_block = 8; }, "row_block 8, expected 0 (row-major) or 16");
   check(f32, [&](fb::ProgramT& p) { p.tensors[f32]->row_block = 16; }, "row_block 16 on F32 storage");
@@ -1066,14 +1074,7 @@ TEST(MoeValidator, BadExpertScalesBiasesAndSwigluParametersAreRefused) {
   ASSERT_GE(moe->down_bias, 0);
   ASSERT_EQ(moe->activation, fb::Activation::ClampedSwiglu);
   const int32_t gate_bias = moe->gate_bias, down_bias = moe->down_bias;  // [E, I] and [E, H]
-  auto check = [&](const std::function<void(fb::ProgramT&)>& edit, const std::string& expect) {
-    fb::ProgramT p;
-    (*pf)->program().UnPackTo(&p);
-    edit(p);
-    const Status s = validate_edited(p, (*pf)->file_size());
-    ASSERT_FALSE(s.is_ok()) << expect;
-    EXPECT_NE(s.message().find(expect), std::string::npos) << s.message();
-  };
+  auto check = [&](const std::function<void(fb::ProgramT&)>& edit, const std::string& expect) { refusal(**pf, edit, expect); };
   auto first_moe = [](fb::ProgramT& p) -> fb::MoeAttrsT& {
     for (auto& op : p.ops)
       if (auto* a = op->attrs.AsMoeAttrs()) return *a;
