@@ -137,32 +137,26 @@ void LinearQuantRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
 // Interleaved Q4 / Q8 with f32 x (rare: export interleaves only for int8 activations, so this
 // serves hand-made programs and small matrices a f32 path reads). Each row is decoded into
 // a scratch row (value = q * s, as matrix_at) and dotted with each token in one fixed
-// order: a row's result does not depend on the token count.
-void LinearQ4BlockRowsF32(const LinearArgs& a, int64_t r0, int64_t r1) {
+// order: a row's result does not depend on the token count. (cols is a multiple of the
+// group size, 32 or more, so of every target's vector width.)
+void LinearBlockRowsF32(const LinearArgs& a, int64_t r0, int64_t r1) {
   const DF df;
   const int64_t in = a.w.cols, out = a.w.rows, N = static_cast<int64_t>(hn::Lanes(df));
-  thread_local std::vector<float> row;  // [in rounded up to N], zero-padded
-  row.assign(static_cast<size_t>((in + N - 1) / N * N), 0.0f);
-  std::vector<float> padded;  // one token's x zero-padded, only when in % N != 0
+  thread_local std::vector<float> row;  // [in]
+  row.resize(static_cast<size_t>(in));
   for (int64_t r = r0; r < r1; ++r) {
     for (int64_t c = 0; c < in; ++c) row[static_cast<size_t>(c)] = matrix_at(a.w, r, c);
     for (int64_t t = 0; t < a.T; ++t) {
       const float* x = a.x + t * in;
-      if (in % N != 0) {
-        padded.assign(row.size(), 0.0f);
-        std::copy(x, x + in, padded.begin());
-        x = padded.data();
-      }
       VF acc = hn::Zero(df);
-      for (int64_t c = 0; c < static_cast<int64_t>(row.size()); c += N)
-        acc = hn::MulAdd(hn::LoadU(df, row.data() + c), hn::LoadU(df, x + c), acc);
+      for (int64_t c = 0; c < in; c += N) acc = hn::MulAdd(hn::LoadU(df, row.data() + c), hn::LoadU(df, x + c), acc);
       a.y[t * out + r] = ReduceSumF(df, acc) + (a.bias ? a.bias[r] : 0.0f);
     }
   }
 }
 
 void LinearQuantRows(const LinearArgs& a, int64_t r0, int64_t r1) {
-  if (a.w.row_block != 0) return LinearQ4BlockRowsF32(a, r0, r1);
+  if (a.w.row_block != 0) return LinearBlockRowsF32(a, r0, r1);
   if (a.w.type == ElemType::kQ4) return LinearQuantRowsT<true>(a, r0, r1);
   LinearQuantRowsT<false>(a, r0, r1);
 }
