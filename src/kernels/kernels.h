@@ -37,6 +37,13 @@ enum class ElemType : uint8_t { kF32, kF16, kBF16, kQ8, kQ4 };
 //   scales: f16 [ceil(rows / 16), groups, 16]: row 16b + i's scale of group g at
 //          (b * groups + g) * 16 + i.
 // Block b's codes are thus 16 rows' codes, from b * 16 * (code bytes per row).
+//
+// kF32 / kBF16 / kF16 with row_block = kRowBlock: rows in blocks of 16, the last one padded
+// with zero rows, each block one sequential stream in which one 32-bit lane of a vector is
+// one row. With P = 4 / element bytes values per lane (f32 1, bf16 / f16 2; cols a multiple
+// of P), block b's column step p < cols / P is 64 bytes at (b * cols / P + p) * 64; its
+// 32-bit word i holds row 16b + i's values of columns pP .. pP + P - 1, the first in the low
+// half. Element index of (row 16b + i, column k): ((b * cols / P + k / P) * 16 + i) * P + k % P.
 inline constexpr int32_t kRowBlock = 16;
 
 struct Matrix {
@@ -46,7 +53,7 @@ struct Matrix {
   int64_t cols = 0;   // in features / hidden
   const uint16_t* scales = nullptr;  // kQ8 / kQ4: f16 [rows, cols / group_size] (interleaved: above)
   int32_t group_size = 0;            // kQ8 / kQ4: a multiple of 32 dividing cols
-  int32_t row_block = 0;             // kQ8 / kQ4: 0 (row-major, as program.fbs) or kRowBlock
+  int32_t row_block = 0;             // 0 (row-major, as program.fbs) or kRowBlock (interleaved, above)
 };
 
 // Bytes one row of m occupies (quantized: its codes plus its f16 scales).
