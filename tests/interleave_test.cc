@@ -15,6 +15,7 @@
 #include "program/program_file.h"
 #include "program/validator.h"
 #include "runtime/model.h"
+#include "runtime/program_info.h"
 
 namespace og {
 namespace {
@@ -131,6 +132,48 @@ TEST(InterleavedExport, FloatMatricesHoldTheRowMajorValuesPaddedWithZeros) {
       ++bound;
     }
     EXPECT_EQ(bound, interleaved);
+    // inspect reports them (and the format version).
+    const auto info = runtime::program_info_json(**a, false);
+    EXPECT_EQ(info["interleaved_tensors"].get<int>(), interleaved);
+    EXPECT_EQ(info["format_version"].get<uint32_t>(), 4u);
+    EXPECT_EQ(runtime::program_info_json(**r, false)["interleaved_tensors"].get<int>(), 0);
+  }
+}
+
+// The exporter streams a matrix in pieces of at most 16 MB; interleaved, a piece is whole
+// 16-row blocks. A [4200, 1000] table (16.8 MB in f32; 1000 columns, so 16 MB is not whole
+// rows) and head are written in two pieces, the second ending in a partial block: copied as
+// they are (an f32 checkpoint exported as fp32) or converted (as bf16), they hold the
+// row-major export's values at the formula's index.
+TEST(InterleavedExport, MatricesLargerThanOneWritePieceAreInterleavedWhole) {
+  auto g = generate({.family = "llama", .seed = 8, .tie_word_embeddings = false,
+                     .overrides = {{"hidden_size", 1000}, {"intermediate_size", 64}, {"vocab_size", 4200},
+                                   {"num_hidden_layers", 1}}});
+  for (const char* dtype : {"fp32", "bf16"}) {
+    SCOPED_TRACE(dtype);
+    auto a = program::ProgramFile::open(export_with(*g, std::string(dtype) + "-i.ogp", {.dtype = dtype}));
+    auto r = program::ProgramFile::open(export_with(*g, std::string(dtype) + "-r.ogp", {.dtype = dtype, .layout = "row-major"}));
+    ASSERT_TRUE(a.is_ok() && r.is_ok());
+    int checked = 0;
+    for (uint32_t i = 0; i < (*a)->program().tensors()->size(); ++i) {
+      const fb::Tensor* t = (*a)->program().tensors()->Get(i);
+      if (t->shape()->size() != 2 || t->shape()->Get(0) != 4200) continue;
+      SCOPED_TRACE(t->name()->str());
+      ASSERT_EQ(t->row_block(), 16);
+      const int64_t esize = element_bytes(t->dtype()), P = 4 / esize, cols = 1000;
+      const uint8_t* pa = (*a)->tensor_data(static_cast<int32_t>(i));
+      const uint8_t* pr = (*r)->tensor_data(static_cast<int32_t>(i));
+      ASSERT_EQ(t->nbytes(), static_cast<uint64_t>(4208 * cols * esize));
+      for (int64_t row = 0; row < 4208; ++row)
+        for (int64_t k = 0; k < cols; ++k) {
+          static const uint8_t kZero[4] = {};
+          const uint8_t* want = row < 4200 ? pr + (row * cols + k) * esize : kZero;
+          ASSERT_EQ(std::memcmp(pa + interleaved_index(row, k, cols, P) * esize, want, static_cast<size_t>(esize)), 0)
+              << "row " << row << " col " << k;
+        }
+      ++checked;
+    }
+    EXPECT_EQ(checked, 2);  // table and head
   }
 }
 
