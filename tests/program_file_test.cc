@@ -113,8 +113,9 @@ TEST(ProgramFormat, Version3OnlyWhenAMoeOpUsesAVersion3Field) {
   EXPECT_EQ(moe_program([](fb::MoeAttrsT& a) { a.activation = fb::Activation::ClampedSwiglu; }), 3u);
   auto gpt_oss = generate({.family = "gpt_oss", .seed = 3});
   auto qwen3_moe = generate({.family = "qwen3_moe", .seed = 3});
-  EXPECT_EQ(version_of(export_to(*gpt_oss, "p.ogp", "fp32")), 3u);
-  EXPECT_EQ(version_of(export_to(*qwen3_moe, "p.ogp", "fp32")), 2u);
+  // Row-major: interleaved matrices would make both version 4 (Version4OnlyWhenATensorIsInterleaved).
+  EXPECT_EQ(version_of(export_with(*gpt_oss, "p.ogp", {.layout = "row-major"})), 3u);
+  EXPECT_EQ(version_of(export_with(*qwen3_moe, "p.ogp", {.layout = "row-major"})), 2u);
 }
 
 // Version 4 only when a tensor is interleaved (Tensor::row_block): a version-3 reader would
@@ -142,19 +143,24 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
   EXPECT_EQ(program::kFormatVersion, 4u);
-  // Exports: 4w and 8w with int8 activations are interleaved; with f32 activations they are not.
+  // Exports: float matrices (by default) and 4w / 8w with int8 activations are interleaved;
+  // --layout row-major interleaves none, and quantized ones with f32 activations are not.
+  // The embedding table stays float: only --layout decides there.
   auto g = generate({.family = "llama", .seed = 3, .overrides = {{"hidden_size", 128}, {"intermediate_size", 256}}});
-  auto version = [&](const std::string& qlinear, const std::string& qactivations) {
-    const std::string path = export_with(*g, qlinear + qactivations + ".ogp",
-                                         {.qlinear = qlinear, .qactivations = qactivations});
+  auto version = [&](const std::string& qlinear, const std::string& qactivations, const std::string& layout) {
+    const std::string path = export_with(*g, qlinear + qactivations + layout + ".ogp",
+                                         {.qlinear = qlinear, .qactivations = qactivations, .layout = layout});
     auto m = runtime::Model::load(path);  // and it loads
     EXPECT_TRUE(m.is_ok()) << m.status().message();
     return version_of(path);
   };
-  EXPECT_EQ(version("4w", "int8"), 4u);
-  EXPECT_EQ(version("4w", "f32"), 2u);
-  EXPECT_EQ(version("8w", "int8"), 4u);
-  EXPECT_EQ(version("8w", "f32"), 2u);
+  EXPECT_EQ(version("", "int8", "interleaved"), 4u);
+  EXPECT_EQ(version("", "int8", "row-major"), 2u);
+  EXPECT_EQ(version("4w", "int8", "interleaved"), 4u);
+  EXPECT_EQ(version("4w", "int8", "row-major"), 2u);
+  EXPECT_EQ(version("8w", "int8", "row-major"), 2u);
+  EXPECT_EQ(version("4w", "f32", "row-major"), 2u);
+  EXPECT_EQ(version("8w", "f32", "interleaved"), 4u);  // the float table
 }
 
 // Rewrites config.json of the generated model with a patch.

@@ -912,11 +912,12 @@ TEST(QuantE2E, Int8ActivationExportsStoreInterleavedTheRowMajorValues) {
       const std::string name = t->name()->str();
       SCOPED_TRACE(name);
       ASSERT_EQ(tf.Get(i)->name()->str(), name);
-      EXPECT_EQ(tf.Get(i)->row_block(), 0);
       if (t->dtype() != fb::DType::Q4 && t->dtype() != fb::DType::Q8) {
-        EXPECT_EQ(t->row_block(), 0);
+        // A float matrix's layout does not depend on the activations (interleave_test).
+        EXPECT_EQ(t->row_block(), tf.Get(i)->row_block());
         continue;
       }
+      EXPECT_EQ(tf.Get(i)->row_block(), 0);
       (t->dtype() == fb::DType::Q4 ? q4 : q8) += 1;
       ASSERT_EQ(t->row_block(), 16);
       ASSERT_EQ(tf.Get(i)->dtype(), t->dtype());
@@ -1012,7 +1013,7 @@ TEST(QuantValidator, BadGroupSizesScalesAndSizesAreRefused) {
   EXPECT_NE(s.message().find("int8_activations needs a Q8 or Q4 weight"), std::string::npos) << s.message();
 }
 
-// The validator refuses a row_block other than 0 and 16, a row_block on anything but Q4, and
+// The validator refuses a row_block other than 0 and 16, a row_block on I32 storage, and
 // an interleaved tensor whose bytes or scales are not those of its rows padded to whole
 // blocks; each error names the tensor. (gate/up have 200 rows: padded to 208, so the
 // row-major sizes differ from the interleaved ones.)
@@ -1041,7 +1042,9 @@ TEST(QuantValidator, BadRowBlocksAndInterleavedSizesAreRefusedNamingTheTensor) {
     EXPECT_NE(message.find(named), std::string::npos) << message;
   };
   check(q4, [&](fb::ProgramT& p) { p.tensors[q4]->row_block = 8; }, "row_block 8, expected 0 (row-major) or 16");
-  check(f32, [&](fb::ProgramT& p) { p.tensors[f32]->row_block = 16; }, "row_block 16 on F32 storage");
+  // Float matrices are interleaved too (interleave_test), but not as I32.
+  ASSERT_EQ(base.tensors[f32]->row_block, 16);
+  check(f32, [&](fb::ProgramT& p) { p.tensors[f32]->dtype = fb::DType::I32; }, "row_block 16 on I32 storage");
   // The 8w head is interleaved as well, and its bytes must be its padded rows' too.
   ASSERT_EQ(base.tensors[q8]->row_block, 16);
   check(q8, [&](fb::ProgramT& p) { p.tensors[q8]->nbytes -= 64; }, "bytes for an interleaved shape needing");

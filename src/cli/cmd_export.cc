@@ -1,5 +1,6 @@
 // `offgraph export --model MODEL --output FILE [--dtype ...] [--qlinear 4w|8w] [--qhead 4w|8w] [--qlinear-group-size G]
-//  [--qembedding 4w|8w] [--max-ctx-len N] [--prefill-chunk-size C]`
+//  [--qembedding 4w|8w] [--qactivations int8|f32] [--layout interleaved|row-major] [--max-ctx-len N]
+//  [--prefill-chunk-size C]`
 #include <unistd.h>
 
 #include <iostream>
@@ -23,6 +24,9 @@ Runner add_export(CLI::App& app) {
   cmd->add_option("--qembedding", o->qembedding, "quantize embedding tables: 4w or 8w");
   cmd->add_option("--qactivations", o->qactivations,
                   "how quantized linears meet their input: int8 (per group, as llama.cpp; fast) or f32 (exact)")
+      ->capture_default_str();
+  cmd->add_option("--layout", o->layout,
+                  "matrix storage: interleaved (blocks of 16 rows, what the fast kernels read) or row-major")
       ->capture_default_str();
   cmd->add_option("--max-ctx-len", o->max_ctx_len, "context capacity (default min(max_position_embeddings, 4096))");
   cmd->add_option("--prefill-chunk-size", o->prefill_chunk_size, "largest T of one step (default min(512, max-ctx-len))");

@@ -42,6 +42,8 @@ Runner add_inspect(CLI::App& app) {
     std::cout << "\n  storage:";
     for (const auto& [key, v] : j["weights_by_storage"].items())
       std::cout << fmt::format(" {} {} tensors {:.1f} MB;", key, v["tensors"].get<int>(), v["bytes"].get<double>() / 1e6);
+    if (const int64_t interleaved = j["interleaved_tensors"]; interleaved > 0)
+      std::cout << fmt::format(" {} matrices interleaved (format version {})", interleaved, j["format_version"].get<uint32_t>());
     std::cout << fmt::format("\n  KV caches at max_ctx_len: {:.1f} MiB fp32, {:.1f} MiB bf16/fp16 ({:.1f} MiB fp32 if every "
                              "cache held the whole context)",
                              j["kv_cache_bytes"]["fp32"].get<double>() / (1 << 20),

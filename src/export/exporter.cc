@@ -117,6 +117,9 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
     return usage_error("--qactivations '{}': expected int8 or f32", o.qactivations);
   quant.int8_activations = o.qactivations == "int8";
   quant.method = o.qround_to_nearest ? QuantMethod::kRoundToNearest : QuantMethod::kFit;
+  if (o.layout != "interleaved" && o.layout != "row-major")
+    return usage_error("--layout '{}': expected interleaved or row-major", o.layout);
+  quant.interleave = o.layout == "interleaved";
 
   OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(loc.dir));
   OG_ASSIGN_OR_RETURN(std::string prefix, find_text_prefix(ckpt));

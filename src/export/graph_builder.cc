@@ -6,6 +6,7 @@
 
 #include "base/half.h"
 #include "base/thread_pool.h"
+#include "export/interleave.h"
 #include "export/mxfp4.h"
 
 namespace og::exporter {
@@ -130,6 +131,8 @@ Result<WeightId> GraphBuilder::record(const hf::TensorView& t, const WeightOptio
 }
 
 Status GraphBuilder::write_weights() {
+  // The graph is complete: every reader of every tensor is known (interleave.h).
+  matrix_only_ = read_only_as_matrices(program_);
   for (const auto& [id, p] : pending_) OG_TRY(write_pending(id));
   pending_.clear();
   // Linears whose weight ended up quantized take int8 activations (--qactivations int8).
@@ -204,14 +207,24 @@ Status GraphBuilder::write_pending(WeightId id) {
     const bool same = o.add == 0.0f && o.mul == 1.0f && !strided && col_scale.empty() && ((t.dtype == DType::kF32 && dtype == fb::DType::F32) ||
                                                              (t.dtype == DType::kBF16 && dtype == fb::DType::BF16) ||
                                                              (t.dtype == DType::kF16 && dtype == fb::DType::F16));
-    const int64_t piece = std::max<int64_t>(1, (int64_t{16} << 20) / static_cast<int64_t>(esize));
+    // A matrix only linear / embedding / moe read is interleaved (interleave.h), in pieces of
+    // whole 16-row blocks (the last one padded).
+    const int64_t lane = program::interleaved_lane_values(dtype);
+    const bool interleave = quant_.interleave && cols > 0 && lane > 0 && cols % lane == 0 &&
+                            matrix_only_[static_cast<size_t>(id)];
+    int64_t piece = std::max<int64_t>(1, (int64_t{16} << 20) / static_cast<int64_t>(esize));
+    if (interleave) {
+      piece = std::max<int64_t>(1, piece / (cols * program::kRowBlock)) * cols * program::kRowBlock;
+      rec.row_block = program::kRowBlock;
+    }
     std::vector<uint8_t> bytes;
     OG_TRY(writer_.begin_tensor_data(rec));
     for (int64_t i0 = 0; i0 < count; i0 += piece) {
       const int64_t n = std::min(piece, count - i0);
       if (same) {
-        OG_TRY(writer_.append_tensor_data(
-            std::span<const uint8_t>(t.data + (first + i0) * static_cast<int64_t>(esize), static_cast<size_t>(n) * esize)));
+        const std::span<const uint8_t> src(t.data + (first + i0) * static_cast<int64_t>(esize), static_cast<size_t>(n) * esize);
+        if (interleave) OG_TRY(writer_.append_tensor_data(interleave_float_rows(src, n / cols, cols, static_cast<int64_t>(esize))));
+        else OG_TRY(writer_.append_tensor_data(src));
         continue;
       }
       bytes.resize(static_cast<size_t>(n) * esize);
@@ -224,7 +237,8 @@ Status GraphBuilder::write_pending(WeightId id) {
           default: return bad_input("weight dtype not supported");
         }
       }
-      OG_TRY(writer_.append_tensor_data(bytes));
+      if (interleave) OG_TRY(writer_.append_tensor_data(interleave_float_rows(bytes, n / cols, cols, static_cast<int64_t>(esize))));
+      else OG_TRY(writer_.append_tensor_data(bytes));
     }
     writer_.end_tensor_data(rec);
     show_progress();
@@ -249,8 +263,8 @@ Status GraphBuilder::write_pending(WeightId id) {
   rec.dtype = bits == QuantBits::k8 ? fb::DType::Q8 : fb::DType::Q4;
   rec.group_size = G;
   // Read with int8 activations: interleaved, the layout the int8 kernels stream (kernels.h).
-  // f32 activations keep the row-major layout.
-  if (quant_.int8_activations) {
+  // f32 activations keep the row-major layout, as does --layout row-major.
+  if (quant_.int8_activations && quant_.interleave) {
     Interleaved q = interleave_rows(bits, codes, scales, rows, cols, G);
     codes = std::move(q.codes);
     scales = std::move(q.scales);

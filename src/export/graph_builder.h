@@ -9,7 +9,10 @@
 // which is 8w by default whenever --qlinear is set (the most sensitive matrix, as llama.cpp
 // keeps its output at 6-8 bits); a tied table read by the head and the embedding takes
 // --qembedding if given, else --qhead; everything else the program dtype. Weights are converted one at a time from
-// the mmap'd checkpoint, so an export never holds the whole model.
+// the mmap'd checkpoint, so an export never holds the whole model. Matrices are stored
+// interleaved (row_block 16) unless --layout row-major: quantized ones with int8 activations,
+// float ones when only linear, embedding and moe read them (interleave.h); weight_f32()
+// writes at once, before its readers are known, so its tensors stay row-major.
 #pragma once
 
 #include <chrono>
@@ -86,6 +89,9 @@ struct QuantOptions {
   QuantMethod method = QuantMethod::kFit;
   bool int8_activations = true;            // --qactivations int8: quantized linears take int8 x,
                                            // and their matrices are stored interleaved (row_block 16)
+  bool interleave = true;                  // --layout interleaved: float matrices that only linear,
+                                           // embedding and moe read are stored interleaved too
+                                           // (interleave.h); false (row-major): no matrix is
 };
 
 class GraphBuilder {
@@ -177,6 +183,7 @@ class GraphBuilder {
                           std::optional<hf::TensorView> mxfp4_scales);
   std::map<WeightId, Pending> pending_;
   std::map<WeightId, uint8_t> uses_;
+  std::vector<bool> matrix_only_;  // [n_tensors] read_only_as_matrices, set by write_weights()
   QuantOptions quant_;
   int64_t n_quantized_ = 0, n_not_quantizable_ = 0;
 

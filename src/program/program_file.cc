@@ -166,6 +166,7 @@ Result<std::shared_ptr<ProgramFile>> ProgramFile::open(const std::string& path, 
   if (!fb::VerifyProgramBuffer(verifier)) return bad_input("{}: program header fails FlatBuffers verification", path);
   pf->program_ = fb::GetProgram(header);
   pf->checksum_ = sum;
+  pf->format_version_ = p.format_version;
   pf->data_ = pf->file_->data() + p.data_offset;
   pf->data_size_ = p.data_size;
   OG_TRY(validate_program(*pf->program_, pf->data_size_).with_context(path));

@@ -34,8 +34,8 @@ inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // an op uses a version-3 field, else 2. FlatBuffers lets an older reader skip unknown fields
 // silently, so their presence must be announced by the version, which such a reader refuses.
 // Version 3: MoeAttrs expert_scale, gate/up/down_bias, ClampedSwiglu.
-// Version 4: Tensor row_block (Q4 / Q8 codes and scales interleaved by blocks of 16 rows; a
-// reader that ignored it would read them as row-major).
+// Version 4: Tensor row_block (F32 / BF16 / F16 values and Q4 / Q8 codes and scales
+// interleaved by blocks of 16 rows; a reader that ignored it would read them as row-major).
 inline constexpr uint32_t kFormatVersion = 4;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;
@@ -57,8 +57,14 @@ static_assert(sizeof(Preamble) == kPreambleSize);
 // The oldest format version that expresses `program` (2, 3 or 4; see kFormatVersion).
 uint32_t required_format_version(const fb::ProgramT& program);
 
-// Tensor::row_block of an interleaved Q4 / Q8 matrix (program.fbs; kernels::kRowBlock).
+// Tensor::row_block of an interleaved matrix (program.fbs; kernels::kRowBlock).
 inline constexpr int32_t kRowBlock = 16;
+// Values of one row in a 32-bit word of an interleaved float matrix (program.fbs): F32 1,
+// BF16 / F16 2, so its columns are a multiple of it; 0 for other dtypes (Q4 / Q8 interleave
+// by groups instead).
+inline int64_t interleaved_lane_values(fb::DType t) {
+  return t == fb::DType::F32 ? 1 : t == fb::DType::BF16 || t == fb::DType::F16 ? 2 : 0;
+}
 // Rows a matrix of `rows` rows stores with `row_block` (0: row-major, all its rows; else
 // whole blocks, the last one padded).
 inline int64_t stored_rows(int64_t rows, int32_t row_block) {
@@ -112,6 +118,8 @@ class ProgramFile {
   uint64_t file_size() const { return file_->size(); }
   // The verified XXH3-64 of the program: its identity (cache files are tied to it).
   uint64_t checksum() const { return checksum_; }
+  // The preamble's format version (kOldestReadableVersion .. kFormatVersion).
+  uint32_t format_version() const { return format_version_; }
   // Start of tensor i's bytes in the mapping (bounds verified at load).
   const uint8_t* tensor_data(int32_t i) const;
 
@@ -121,6 +129,7 @@ class ProgramFile {
   const uint8_t* data_ = nullptr;
   uint64_t data_size_ = 0;
   uint64_t checksum_ = 0;
+  uint32_t format_version_ = 0;
 };
 
 }  // namespace og::program

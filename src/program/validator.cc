@@ -67,18 +67,23 @@ class Checker {
     return Status::ok();
   }
 
-  // row_block (program.fbs): 0 (row-major), or kRowBlock on a Q4 / Q8 matrix (interleaved). Checked
-  // before the size, which it decides.
+  // row_block (program.fbs): 0 (row-major), or kRowBlock on an F32 / BF16 / F16 / Q4 / Q8
+  // matrix (interleaved). Checked before the size, which it decides.
   Status check_row_block(uint32_t i, const fb::Tensor& t) {
     const char* name = t.name() ? t.name()->c_str() : "?";
     if (t.row_block() == 0) return Status::ok();
     if (t.row_block() != kRowBlock)
       return bad_input("tensor {} '{}': row_block {}, expected 0 (row-major) or {} (interleaved)", i, name, t.row_block(),
                        kRowBlock);
-    if (t.dtype() != fb::DType::Q4 && t.dtype() != fb::DType::Q8)
-      return bad_input("tensor {} '{}': row_block {} on {} storage; only Q4 and Q8 are interleaved", i, name, t.row_block(),
-                       EnumNameDType(t.dtype()));
+    if (t.dtype() == fb::DType::I32 || t.dtype() > fb::DType::MAX)
+      return bad_input("tensor {} '{}': row_block {} on {} storage; only F32, BF16, F16, Q4 and Q8 are interleaved", i,
+                       name, t.row_block(), EnumNameDType(t.dtype()));
     if (t.shape()->size() != 2) return bad_input("tensor {} '{}': interleaved but not a matrix", i, name);
+    // A float matrix's 32-bit lane holds P = 4 / element bytes values of one row (kernels.h).
+    const int64_t per_lane = interleaved_lane_values(t.dtype());
+    if (per_lane > 1 && t.shape()->Get(1) % per_lane != 0)
+      return bad_input("tensor {} '{}': interleaved {} with {} columns, not a multiple of {} (values per 32-bit lane)", i,
+                       name, EnumNameDType(t.dtype()), t.shape()->Get(1), per_lane);
     return Status::ok();
   }
 
@@ -126,7 +131,10 @@ class Checker {
   int32_t width(int32_t v) const { return p_.values()->Get(v)->width(); }
   fb::DType dtype(int32_t v) const { return p_.values()->Get(v)->dtype(); }
 
-  Status need_tensor(int32_t op, int32_t t, std::vector<int64_t> shape, bool f32_only, bool quantized_ok = false) {
+  // matrix_read: the op binds the tensor as a kernels::Matrix of linear / embedding / moe,
+  // whose kernels read every matrix storage (Q8 / Q4, interleaved). Every other reader
+  // (norms, biases, tables read by pointer) reads row-major floats only.
+  Status need_tensor(int32_t op, int32_t t, std::vector<int64_t> shape, bool f32_only, bool matrix_read = false) {
     if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()))
       return bad_input("op {}: weight index {} out of range", op, t);
     const fb::Tensor* w = p_.tensors()->Get(t);
@@ -137,9 +145,13 @@ class Checker {
     if (f32_only && w->dtype() != fb::DType::F32)
       return bad_input("op {}: weight '{}' must be F32", op, w->name() ? w->name()->str() : "?");
     if (w->dtype() == fb::DType::I32) return bad_input("op {}: weight is I32", op);
-    if (is_quantized(w->dtype()) && !quantized_ok)
+    if (is_quantized(w->dtype()) && !matrix_read)
       return bad_input("op {}: weight '{}' is quantized; only linear, embedding and moe read quantized weights", op,
                        w->name() ? w->name()->str() : "?");
+    if (w->row_block() != 0 && !matrix_read)
+      return bad_input("op {} ({}): weight tensor {} '{}' is interleaved (row_block {}); only the matrices of linear, "
+                       "embedding and moe may be", op, op_name(p_.ops()->Get(static_cast<flatbuffers::uoffset_t>(op))->attrs_type()),
+                       t, w->name() ? w->name()->str() : "?", w->row_block());
     return Status::ok();
   }
 

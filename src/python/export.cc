@@ -14,11 +14,12 @@ void bind_export(py::module_& m) {
       "export",
       [](const std::string& model, const std::string& output, const std::string& dtype, const std::optional<std::string>& qlinear,
          int32_t qlinear_group_size, const std::optional<std::string>& qembedding, const std::string& qactivations,
-         int64_t max_ctx_len, int64_t prefill_chunk_size, const py::object& progress, const std::optional<std::string>& qhead) {
+         int64_t max_ctx_len, int64_t prefill_chunk_size, const py::object& progress, const std::optional<std::string>& qhead,
+         const std::string& layout) {
         exporter::ExportOptions o{.model = model, .output = output, .dtype = dtype, .max_ctx_len = max_ctx_len,
                                   .prefill_chunk_size = prefill_chunk_size, .qlinear = qlinear.value_or(""), .qhead = qhead.value_or(""),
                                   .qembedding = qembedding.value_or(""), .qgroup_size = qlinear_group_size,
-                                  .qactivations = qactivations};
+                                  .qactivations = qactivations, .layout = layout};
         // The callback runs on this thread with the GIL released; an exception it raises is
         // kept and re-raised once the export returns (later calls are skipped).
         std::optional<py::error_already_set> callback_error;
@@ -50,6 +51,7 @@ void bind_export(py::module_& m) {
       py::arg("qlinear_group_size") = d.qgroup_size, py::arg("qembedding") = py::none(),
       py::arg("qactivations") = d.qactivations, py::arg("max_ctx_len") = d.max_ctx_len,
       py::arg("prefill_chunk_size") = d.prefill_chunk_size, py::arg("progress") = py::none(), py::arg("qhead") = py::none(),
+      py::arg("layout") = d.layout,
       "Exports a HF checkpoint (directory, config.json or hub id) to a program file, as `offgraph export`; "
       "progress(tensors_written, tensors_expected, bytes_written) is called after each tensor. Returns a summary dict.");
 }

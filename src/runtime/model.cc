@@ -52,8 +52,10 @@ Status Model::bind() {
     if (program::is_quantized(w->dtype())) {  // the validator checked group_size and scales
       m.scales = reinterpret_cast<const uint16_t*>(file_->tensor_data(w->scales()));
       m.group_size = w->group_size();
-      m.row_block = w->row_block();
     }
+    // Float matrices may be interleaved too; the validator lets only the ops bound through
+    // here (linear, embedding, moe) read an interleaved tensor, never f32() below.
+    m.row_block = w->row_block();
     return m;
   };
   auto f32 = [&](int32_t t) -> const float* {

@@ -87,6 +87,10 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
     }
   j["parameter_bytes"] = {{"total", weight_bytes}, {"active_per_token", weight_bytes - unchosen}};
   j["weights_by_storage"] = by_storage;
+  int64_t interleaved = 0;  // matrices stored in blocks of 16 rows (row_block, program.fbs)
+  for (const fb::Tensor* t : *p.tensors()) interleaved += t->row_block() != 0;
+  j["interleaved_tensors"] = interleaved;
+  j["format_version"] = pf.format_version();
   int64_t int8_linears = 0;  // linears over quantized weights that take int8 activations
   for (const fb::Op* op : *p.ops())
     if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations()) ++int8_linears;
