@@ -117,6 +117,46 @@ Stored make_stored(size_t n, ElemType t, uint32_t seed) {
   return s;
 }
 
+// A [rows, cols] matrix of s in one storage layout: row-major, or interleaved by blocks of
+// 16 rows (kernels.h, written out here from its element-index formula, independently of the
+// kernels): block b's column step p (P values of a row per 32-bit lane) holds rows 16b..16b+15.
+struct Laid {
+  std::vector<float> f32;
+  std::vector<uint16_t> u16;
+  kernels::Matrix m;
+};
+enum class Layout { kRowMajor, kInterleaved };
+constexpr Layout kLayouts[] = {Layout::kRowMajor, Layout::kInterleaved};
+const char* layout_name(Layout l) { return l == Layout::kRowMajor ? "row-major" : "interleaved"; }
+
+Laid lay_out(const Stored& s, int64_t rows, int64_t cols, Layout layout) {
+  Laid l;
+  l.m = kernels::Matrix{.data = nullptr, .type = s.type, .rows = rows, .cols = cols};
+  const int64_t P = s.type == ElemType::kF32 ? 1 : 2;
+  if (layout == Layout::kRowMajor) {
+    l.f32 = s.f32;
+    l.u16 = s.u16;
+  } else {
+    EXPECT_EQ(cols % P, 0) << "interleaved 16-bit rows hold pairs of columns";
+    const int64_t padded = (rows + 15) / 16 * 16;
+    if (s.type == ElemType::kF32)  // padding rows: zeros
+      l.f32.resize(static_cast<size_t>(padded * cols));
+    else
+      l.u16.resize(static_cast<size_t>(padded * cols));
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t k = 0; k < cols; ++k) {
+        const size_t to = static_cast<size_t>(((r / 16 * (cols / P) + k / P) * 16 + r % 16) * P + k % P);
+        if (s.type == ElemType::kF32)
+          l.f32[to] = s.f32[r * cols + k];
+        else
+          l.u16[to] = s.u16[r * cols + k];
+      }
+    l.m.row_block = kernels::kRowBlock;
+  }
+  l.m.data = s.type == ElemType::kF32 ? static_cast<const void*>(l.f32.data()) : l.u16.data();
+  return l;
+}
+
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -128,11 +168,16 @@ TEST(Linear, MatchesFloat64AtEverySizeDtypeAndTarget) {
   for (const Tol& tol : kTol) {
     SCOPED_TRACE(tol.name);
     for (int64_t rows : kSizes)
-      for (int64_t cols : kSizes) {
+      for (int64_t size : kSizes)
+        for (Layout layout : kLayouts) {
+        SCOPED_TRACE(layout_name(layout));
+        // Interleaved 16-bit rows hold pairs of columns: odd sizes become the next even one.
+        const int64_t cols = layout == Layout::kInterleaved && tol.type != ElemType::kF32 ? (size + 1) / 2 * 2 : size;
         const Stored w = make_stored(static_cast<size_t>(rows * cols), tol.type, static_cast<uint32_t>(rows * 1000 + cols));
         const std::vector<float> bias = random_floats(static_cast<size_t>(rows), 9);
         const bool with_bias = (rows + cols) % 2 == 0;
-        const kernels::Matrix m{.data = w.data(), .type = tol.type, .rows = rows, .cols = cols};
+        const Laid laid = lay_out(w, rows, cols, layout);
+        const kernels::Matrix& m = laid.m;
         for (int64_t T : kSizes) {
           const std::vector<float> x = random_floats(static_cast<size_t>(T * cols), static_cast<uint32_t>(T));
           // float64 reference and its error bound per output.
@@ -164,10 +209,13 @@ TEST(Linear, MatchesFloat64AtEverySizeDtypeAndTarget) {
 TEST(Linear, EachRowOfAPrefillEqualsThatTokenAloneBitForBit) {
   for (const Tol& tol : kTol) {
     SCOPED_TRACE(tol.name);
-    const int64_t rows = 33, cols = 257, T = 33;
+    for (Layout layout : kLayouts) {
+    SCOPED_TRACE(layout_name(layout));
+    const int64_t rows = 33, cols = layout == Layout::kRowMajor ? 257 : 258, T = 33;
     const Stored w = make_stored(rows * cols, tol.type, 3);
     const std::vector<float> x = random_floats(T * cols, 4), bias = random_floats(rows, 5);
-    const kernels::Matrix m{.data = w.data(), .type = tol.type, .rows = rows, .cols = cols};
+    const Laid laid = lay_out(w, rows, cols, layout);
+    const kernels::Matrix& m = laid.m;
     for_each_target([&] {
       std::vector<float> all(T * rows), one(rows);
       kernels::linear(x.data(), T, m, bias.data(), all.data());
@@ -176,6 +224,7 @@ TEST(Linear, EachRowOfAPrefillEqualsThatTokenAloneBitForBit) {
         ASSERT_EQ(std::memcmp(one.data(), all.data() + t * rows, rows * sizeof(float)), 0) << "token " << t;
       }
     });
+    }
   }
 }
 
@@ -185,10 +234,13 @@ TEST(Linear, LongRowsSplitIntoColumnBlocksMatchFloat64AndDecode) {
   ThreadPool pool(2);
   for (const Tol& tol : kTol) {
     SCOPED_TRACE(tol.name);
+    for (Layout layout : kLayouts) {
+    SCOPED_TRACE(layout_name(layout));
     const int64_t rows = 37, cols = 4100, T = 13;
     const Stored w = make_stored(rows * cols, tol.type, 6);
     const std::vector<float> x = random_floats(T * cols, 7);
-    const kernels::Matrix m{.data = w.data(), .type = tol.type, .rows = rows, .cols = cols};
+    const Laid laid = lay_out(w, rows, cols, layout);
+    const kernels::Matrix& m = laid.m;
     for_each_target([&] {
       std::vector<float> all(T * rows), one(rows);
       kernels::linear(x.data(), T, m, nullptr, all.data(), &pool);
@@ -205,16 +257,21 @@ TEST(Linear, LongRowsSplitIntoColumnBlocksMatchFloat64AndDecode) {
         }
       }
     });
+    }
   }
 }
 
 TEST(Embedding, RowsWidenExactlyAndScale) {
   for (const Tol& tol : kTol) {
     SCOPED_TRACE(tol.name);
-    for (int64_t dim : kSizes) {
+    for (int64_t size : kSizes) {
       const int64_t vocab = 11;
+      for (Layout layout : kLayouts) {
+      SCOPED_TRACE(layout_name(layout));
+      const int64_t dim = layout == Layout::kInterleaved && tol.type != ElemType::kF32 ? (size + 1) / 2 * 2 : size;
       const Stored table = make_stored(vocab * dim, tol.type, 7);
-      const kernels::Matrix m{.data = table.data(), .type = tol.type, .rows = vocab, .cols = dim};
+      const Laid laid = lay_out(table, vocab, dim, layout);
+      const kernels::Matrix& m = laid.m;
       const std::vector<int32_t> ids = {3, 0, 10, 3, 12};  // 12 is past the table: reads row 0
       for_each_target([&] {
         std::vector<float> y(ids.size() * dim);
@@ -224,7 +281,10 @@ TEST(Embedding, RowsWidenExactlyAndScale) {
           for (int64_t i = 0; i < dim; ++i)
             ASSERT_EQ(y[t * dim + i], static_cast<float>(table.value[row * dim + i] * 0.5)) << "dim " << dim;
         }
+        for (int64_t i = 0; i < dim; ++i)  // and matrix_at, one weight at a time
+          ASSERT_EQ(kernels::matrix_at(m, vocab - 1, i), static_cast<float>(table.value[(vocab - 1) * dim + i]));
       });
+      }
     }
   }
 }

@@ -40,6 +40,12 @@ struct Int8Target {
   bool bytes = false, vnni = false;
 };
 
+// Element index of (row, col) in an interleaved f32 / bf16 / f16 matrix (kernels.h).
+inline int64_t interleaved_float_index(const Matrix& m, int64_t row, int64_t col) {
+  const int64_t P = m.type == ElemType::kF32 ? 1 : 2;
+  return ((row / kRowBlock * m.cols / P + col / P) * kRowBlock + row % kRowBlock) * P + col % P;
+}
+
 inline int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
 
 inline Int8RowLayout int8_row_layout(ElemType type, int64_t cols, int64_t G, int32_t row_block, const Int8Target& t) {
@@ -79,6 +85,7 @@ struct LinearArgs {
   int64_t panel_rows;  // rows whose weights stay in cache while every token block uses them
   const uint8_t* xq = nullptr;  // int8 activations [T, xq_row_bytes], read instead of x
   int64_t xq_row_bytes = 0;
+  const float* x_packed = nullptr;  // x [T, w.cols] packed per token block (linear_float_blocks.cc)
 };
 
 // A kernel computing output rows [r0, r1) of every token.
@@ -86,6 +93,8 @@ using RowsFn = void (*)(const LinearArgs&, int64_t, int64_t);
 
 // linear.cc: runs rows_fn over all of a's output rows, split in panels over the pool.
 void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool);
+// linear_float_blocks.cc: the linear of an interleaved f32 / bf16 / f16 weight.
+void linear_float_blocks(const LinearArgs& a, ThreadPool* pool);
 // linear_quant.cc: rows [r0, r1) of every token for a kQ8 / kQ4 weight, and embedding rows.
 void linear_quant_rows(const LinearArgs& a, int64_t r0, int64_t r1);
 void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);

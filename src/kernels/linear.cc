@@ -130,8 +130,13 @@ void EmbeddingT(const int32_t* ids, int64_t T, const Matrix& table, float s, flo
   const VF vs = hn::Set(df, s);
   for (int64_t t = 0; t < T; ++t) {
     const int64_t id = ids[t] < table.rows ? ids[t] : 0;  // ids past a short table read row 0
-    const W* row = static_cast<const W*>(table.data) + id * D;
     float* yt = y + t * D;
+    if (table.row_block != 0) {  // interleaved (kernels.h): a row is spread over its block
+      const W* data = static_cast<const W*>(table.data);
+      for (int64_t i = 0; i < D; ++i) yt[i] = Scalar(data[interleaved_float_index(table, id, i)]) * s;
+      continue;
+    }
+    const W* row = static_cast<const W*>(table.data) + id * D;
     int64_t i = 0;
     for (; i + N <= D; i += N) hn::StoreU(hn::Mul(LoadF(df, row + i), vs), df, yt + i);
     for (; i < D; ++i) yt[i] = Scalar(row[i]) * s;
@@ -203,8 +208,9 @@ void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
 void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool) {
   if (T <= 0 || w.rows <= 0) return;
   const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
-  run_linear(quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows),
-             LinearArgs{.x = x, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0}, pool);
+  const LinearArgs a{.x = x, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0};
+  if (!quantized && w.row_block != 0) return linear_float_blocks(a, pool);
+  run_linear(quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows), a, pool);
 }
 
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y) {

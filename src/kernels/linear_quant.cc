@@ -187,9 +187,13 @@ void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float s
 
 float matrix_at(const Matrix& m, int64_t row, int64_t col) {
   switch (m.type) {
-    case ElemType::kF32: return static_cast<const float*>(m.data)[row * m.cols + col];
-    case ElemType::kBF16: return bf16_to_float(static_cast<const uint16_t*>(m.data)[row * m.cols + col]);
-    case ElemType::kF16: return fp16_to_float(static_cast<const uint16_t*>(m.data)[row * m.cols + col]);
+    case ElemType::kF32:
+    case ElemType::kBF16:
+    case ElemType::kF16: {
+      const int64_t i = m.row_block != 0 ? interleaved_float_index(m, row, col) : row * m.cols + col;
+      if (m.type == ElemType::kF32) return static_cast<const float*>(m.data)[i];
+      return to_float(static_cast<const uint16_t*>(m.data)[i], m.type);
+    }
     case ElemType::kQ8: {
       if (m.row_block != 0) {  // interleaved (kernels.h)
         const int64_t G = m.group_size, groups = m.cols / G, b = row / kRowBlock, i = row % kRowBlock;

@@ -1,0 +1,209 @@
+// Linear over interleaved float weights (kernels.h: f32 / bf16 / f16 with row_block 16), per
+// Highway target: the outer-product form of y = x w^T.
+//
+// A 32-bit lane of a weight vector is one row (bf16 / f16: two consecutive columns of it,
+// widened into two vectors), so one load serves every token of the tile: each token's x
+// value is a broadcast, and a tile of kBlocksF blocks x kTokensF tokens keeps its
+// kBlocksF * 16 * kTokensF sums in registers (24 vectors on AVX-512) with no reduction
+// across lanes. The row-major kernel (linear.cc) loads a vector of each token's x per
+// column step and sums lanes at the end; here the only work besides the FMAs is one load
+// and (16-bit weights) one shift or mask per 16 rows and column.
+//
+// Arithmetic: y[t, r] = (((w[r][0] x[t][0] + 0) + w[r][1] x[t][1]) + ...) + bias[r]: one
+// chain of FMAs in column order per (row, token), whatever the tile, token count, column
+// blocking or thread count, so results are bit-identical across them and decode equals
+// prefill. (Targets without fused multiply-add, EMU128 and SCALAR, round each product.)
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "kernels/linear_float_blocks.cc"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/internal.h"
+#include "kernels/simd-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace og::kernels {
+namespace HWY_NAMESPACE {
+
+using DU32 = hn::RebindToUnsigned<DF>;
+
+// Float lanes per vector, and vectors per 16-row block.
+inline constexpr int64_t kLanesF = static_cast<int64_t>(hn::MaxLanes(DF()));
+inline constexpr int kVectorsPerBlock = static_cast<int>(kRowBlock / kLanesF);
+// Register tile: kBlocksF blocks of rows by kTokensF tokens, about three quarters of the
+// register file in accumulators (24 of 32 on AVX-512, 12 of 16 on AVX2); the rest holds
+// the block's widened weights and a broadcast.
+inline constexpr int kBlocksF = kVectorsPerBlock >= 2 ? 1 : 2;
+inline constexpr int kTokensF = std::max(1, (kManyRegisters ? 24 : 12) / (kBlocksF * kVectorsPerBlock));
+
+// One of the two columns of a lane of 16-bit weights as floats: the low half (half 0, the
+// first column) or the high half.
+HWY_INLINE VF WidenHalf(DF df, hn::Vec<DU32> pair, int half, hwy::bfloat16_t) {
+  // A bf16 is an f32's high half.
+  return hn::BitCast(df, half == 0 ? hn::ShiftLeft<16>(pair) : hn::And(pair, hn::Set(DU32(), 0xFFFF0000u)));
+}
+HWY_INLINE VF WidenHalf(DF df, hn::Vec<DU32> pair, int half, hwy::float16_t) {
+  const hn::Rebind<uint16_t, DF> du16;
+  const hn::Rebind<hwy::float16_t, DF> df16;
+  return hn::PromoteTo(df, hn::BitCast(df16, hn::TruncateTo(du16, half == 0 ? pair : hn::ShiftRight<16>(pair))));
+}
+
+// Blocks [b, b + RB) of C tokens over columns [k0, k1) (multiples of the values per lane),
+// x given as xt: the tokens' values of those columns packed step by step, [step][C][P].
+// Accumulators start from zero (k0 == 0) or `park` (16 floats per block and token); they
+// are parked again or, at the last column, written to y with the bias (a last partial
+// block's padding rows are not written).
+template <typename W, int RB, int C>
+HWY_INLINE void FloatBlockTile(const LinearArgs& a, const float* HWY_RESTRICT xt, int64_t t0, int64_t b, int64_t k0,
+                               int64_t k1, float* HWY_RESTRICT park) {
+  constexpr int V = RB * kVectorsPerBlock;
+  constexpr int64_t P = 4 / sizeof(W);  // values of a row per 32-bit lane
+  const DF df;
+  const DU32 du32;
+  const int64_t in = a.w.cols, out = a.w.rows;
+  const int64_t block_elems = kRowBlock * in;
+  const W* w = static_cast<const W*>(a.w.data) + b * block_elems;
+  auto park_at = [&](int v, int c) { return park + ((v / kVectorsPerBlock) * C + c) * kRowBlock + (v % kVectorsPerBlock) * kLanesF; };
+  // Vector v's lanes at column step p (kernels.h).
+  auto at = [&](int v, int64_t p) { return w + (v / kVectorsPerBlock) * block_elems + (p * kRowBlock + (v % kVectorsPerBlock) * kLanesF) * P; };
+  VF acc[V][C];
+  for (int v = 0; v < V; ++v)
+    for (int c = 0; c < C; ++c) acc[v][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park_at(v, c));
+  for (int64_t p = k0 / P; p < k1 / P; ++p, xt += C * P) {
+    if constexpr (P == 1) {
+      VF wv[V];
+      for (int v = 0; v < V; ++v) wv[v] = hn::LoadU(df, reinterpret_cast<const float*>(at(v, p)));
+      for (int c = 0; c < C; ++c) {
+        const VF xv = hn::Set(df, xt[c]);
+        for (int v = 0; v < V; ++v) acc[v][c] = hn::MulAdd(wv[v], xv, acc[v][c]);
+      }
+    } else {
+      // Every token's first column, then every token's second: few widened vectors live.
+      hn::Vec<DU32> pair[V];
+      for (int v = 0; v < V; ++v) pair[v] = hn::LoadU(du32, reinterpret_cast<const uint32_t*>(at(v, p)));
+      for (int half = 0; half < 2; ++half) {
+        VF wv[V];
+        for (int v = 0; v < V; ++v) wv[v] = WidenHalf(df, pair[v], half, W());
+        for (int c = 0; c < C; ++c) {
+          const VF xv = hn::Set(df, xt[c * 2 + half]);
+          for (int v = 0; v < V; ++v) acc[v][c] = hn::MulAdd(wv[v], xv, acc[v][c]);
+        }
+      }
+    }
+  }
+  if (k1 < in) {
+    for (int v = 0; v < V; ++v)
+      for (int c = 0; c < C; ++c) hn::StoreU(acc[v][c], df, park_at(v, c));
+    return;
+  }
+  for (int v = 0; v < V; ++v) {
+    const int64_t r = (b + v / kVectorsPerBlock) * kRowBlock + (v % kVectorsPerBlock) * kLanesF;
+    if (r >= out) break;
+    const bool whole = r + kLanesF <= out;
+    const VF bias = a.bias != nullptr && whole ? hn::LoadU(df, a.bias + r) : hn::Zero(df);
+    for (int c = 0; c < C; ++c) {
+      float* y = a.y + (t0 + c) * out + r;
+      if (whole) {
+        hn::StoreU(hn::Add(acc[v][c], bias), df, y);
+        continue;
+      }
+      HWY_ALIGN float lanes[kMaxLanesF];
+      hn::Store(acc[v][c], df, lanes);
+      for (int64_t i = 0; i < out - r; ++i) y[i] = lanes[i] + (a.bias != nullptr ? a.bias[r + i] : 0.0f);
+    }
+  }
+}
+
+// Tokens [t0, t0 + nt), nt <= C, of blocks [pb0, pb1), x packed as PackX left it: column
+// blocks of kc, each swept down the blocks RB at a time (then one at a time).
+template <typename W, int RB, int C>
+HWY_INLINE void FloatTokenBlock(const LinearArgs& a, int64_t nt, int64_t t0, int64_t pb0, int64_t pb1, int64_t kc,
+                                float* park) {
+  if constexpr (C > 1) {
+    if (nt < C) return FloatTokenBlock<W, RB, C - 1>(a, nt, t0, pb0, pb1, kc, park);
+  }
+  const int64_t in = a.w.cols;
+  const float* xt = a.x_packed + t0 * in;  // this token block: [step][C][P]
+  for (int64_t k0 = 0; k0 < in; k0 += kc) {
+    const int64_t k1 = std::min(in, k0 + kc);
+    int64_t b = pb0;
+    for (; b + RB <= pb1; b += RB) FloatBlockTile<W, RB, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
+    for (; b < pb1; ++b) FloatBlockTile<W, 1, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
+  }
+}
+
+// Rows [r0, r1) (r0 a multiple of 16; r1 too, or the last row): panels of blocks whose
+// weights stay in L2 while every token block uses them.
+template <typename W>
+void FloatBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
+  const int64_t in = a.w.cols;
+  constexpr int64_t P = 4 / sizeof(W);
+  // Decode, and one token block (a batch of decoding sessions), stream whole rows. Prefill
+  // works in column blocks whose x slice (kTokensF tokens) fills about 24 KB of L1.
+  const int64_t kc = a.T <= kTokensF ? in : std::max<int64_t>(P, (24 << 10) / (4 * kTokensF) / P * P);
+  const int64_t b0 = r0 / kRowBlock, b1 = (r1 + kRowBlock - 1) / kRowBlock;
+  const int64_t panel_blocks = std::max<int64_t>(1, a.panel_rows / kRowBlock);
+  thread_local std::vector<float> park;
+  if (kc < in) park.resize(static_cast<size_t>(std::min(panel_blocks, b1 - b0) * kTokensF * kRowBlock));
+  for (int64_t pb0 = b0; pb0 < b1; pb0 += panel_blocks) {
+    const int64_t pb1 = std::min(b1, pb0 + panel_blocks);
+    // One token: more blocks per tile, so that several chains of FMAs are in flight (each
+    // is latency-bound on its own).
+    if (a.T == 1) {
+      FloatTokenBlock<W, 2 * kBlocksF, 1>(a, 1, 0, pb0, pb1, kc, park.data());
+      continue;
+    }
+    for (int64_t t0 = 0; t0 < a.T; t0 += kTokensF)
+      FloatTokenBlock<W, kBlocksF, kTokensF>(a, std::min<int64_t>(kTokensF, a.T - t0), t0, pb0, pb1, kc, park.data());
+  }
+}
+
+void FloatBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
+  switch (a.w.type) {
+    case ElemType::kF32: return FloatBlockRowsT<float>(a, r0, r1);
+    case ElemType::kBF16: return FloatBlockRowsT<hwy::bfloat16_t>(a, r0, r1);
+    case ElemType::kF16: return FloatBlockRowsT<hwy::float16_t>(a, r0, r1);
+    default: return;
+  }
+}
+
+// The whole linear: x packed once per call for every task (a tile's broadcasts then come
+// from one small sequential stream), then the rows over the pool. Token block t0 (C =
+// min(kTokensF, T - t0) tokens) becomes [in / P][C][P] at packed + t0 * in; one token's
+// packed row is x itself.
+void FloatBlockLinear(LinearArgs a, ThreadPool* pool) {
+  const int64_t in = a.w.cols, P = a.w.type == ElemType::kF32 ? 1 : 2;
+  if (a.T > 1) {
+    thread_local std::vector<float> packed;  // [T, in]
+    packed.resize(static_cast<size_t>(a.T * in));
+    for (int64_t t0 = 0; t0 < a.T; t0 += kTokensF) {
+      const int64_t C = std::min<int64_t>(kTokensF, a.T - t0);
+      float* to = packed.data() + t0 * in;
+      for (int64_t p = 0; p < in / P; ++p)
+        for (int64_t c = 0; c < C; ++c)
+          for (int64_t j = 0; j < P; ++j) to[(p * C + c) * P + j] = a.x[(t0 + c) * in + p * P + j];
+    }
+    a.x_packed = packed.data();
+  } else {
+    a.x_packed = a.x;
+  }
+  run_linear(&FloatBlockRows, a, pool);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace og::kernels
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace og::kernels {
+
+HWY_EXPORT(FloatBlockLinear);
+
+void linear_float_blocks(const LinearArgs& a, ThreadPool* pool) { HWY_DYNAMIC_DISPATCH(FloatBlockLinear)(a, pool); }
+
+}  // namespace og::kernels
+#endif  // HWY_ONCE
