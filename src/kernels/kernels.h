@@ -1,6 +1,7 @@
 // Compute kernels: plain functions on pointers and shapes. They know nothing of programs,
 // ops or models (DESIGN.md §5). Activations are f32 row-major [T, width]; weights are
-// row-major [rows, cols] in f32, bf16 or f16 and are widened in registers, never copied.
+// [rows, cols] in f32, bf16 or f16, row-major or interleaved by blocks of 16 rows (below),
+// and are widened in registers, never copied.
 //
 // Every kernel is written once with Highway and compiled for each SIMD target (AVX-512,
 // AVX2, SSE4, NEON, portable fallback); the best target the CPU supports is chosen once per
