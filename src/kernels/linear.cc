@@ -131,9 +131,10 @@ void EmbeddingT(const int32_t* ids, int64_t T, const Matrix& table, float s, flo
   for (int64_t t = 0; t < T; ++t) {
     const int64_t id = ids[t] < table.rows ? ids[t] : 0;  // ids past a short table read row 0
     float* yt = y + t * D;
-    if (table.row_block != 0) {  // interleaved (kernels.h): a row is spread over its block
-      const W* data = static_cast<const W*>(table.data);
-      for (int64_t i = 0; i < D; ++i) yt[i] = Scalar(data[interleaved_float_index(table, id, i)]) * s;
+    if (table.row_block != 0) {  // interleaved (kernels.h): P values of the row per 16-lane column step
+      constexpr int64_t P = 4 / sizeof(W);
+      const W* lane = static_cast<const W*>(table.data) + interleaved_float_index(table, id, 0);
+      for (int64_t i = 0; i < D; ++i) yt[i] = Scalar(lane[i / P * kRowBlock * P + i % P]) * s;
       continue;
     }
     const W* row = static_cast<const W*>(table.data) + id * D;

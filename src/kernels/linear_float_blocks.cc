@@ -19,7 +19,6 @@
 #include <hwy/highway.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "kernels/internal.h"
@@ -103,22 +102,11 @@ HWY_INLINE void FloatBlockTile(const LinearArgs& a, const float* HWY_RESTRICT xt
   for (int v = 0; v < V; ++v) {
     const int64_t r = (b + v / kVectorsPerBlock) * kRowBlock + (v % kVectorsPerBlock) * kLanesF;
     if (r >= out) break;
-    const bool whole = r + kLanesF <= out;
-    const VF bias = a.bias != nullptr && whole ? hn::LoadU(df, a.bias + r) : hn::Zero(df);
-    for (int c = 0; c < C; ++c) {
-      float* y = a.y + (t0 + c) * out + r;
-      if (whole) {
-        hn::StoreU(hn::Add(acc[v][c], bias), df, y);
-        continue;
-      }
-      HWY_ALIGN float lanes[kMaxLanesF];
-      hn::Store(acc[v][c], df, lanes);
-      for (int64_t i = 0; i < out - r; ++i) y[i] = lanes[i] + (a.bias != nullptr ? a.bias[r + i] : 0.0f);
-    }
+    for (int c = 0; c < C; ++c) StoreRowSums(df, acc[v][c], r, out, a.bias, a.y + (t0 + c) * out);
   }
 }
 
-// Tokens [t0, t0 + nt), nt <= C, of blocks [pb0, pb1), x packed as PackX left it: column
+// Tokens [t0, t0 + nt), nt <= C, of blocks [pb0, pb1), x packed as FloatBlockLinear left it: column
 // blocks of kc, each swept down the blocks RB at a time (then one at a time).
 template <typename W, int RB, int C>
 HWY_INLINE void FloatTokenBlock(const LinearArgs& a, int64_t nt, int64_t t0, int64_t pb0, int64_t pb1, int64_t kc,

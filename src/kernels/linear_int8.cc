@@ -264,17 +264,7 @@ HWY_INLINE void BlockTile(const LinearArgs& a, const XView& x, int64_t t0, int64
   for (int v = 0; v < V; ++v) {
     const int64_t r = (b + v / kBlockVectors) * kRowBlock + (v % kBlockVectors) * kBlockNF;
     if (r >= out) break;
-    const V32F bias = a.bias != nullptr && r + kBlockNF <= out ? hn::LoadU(df, a.bias + r) : hn::Zero(df);
-    for (int c = 0; c < C; ++c) {
-      float* y = a.y + (t0 + c) * out + r;
-      if (r + kBlockNF <= out) {
-        hn::StoreU(hn::Add(hn::Load(df, acc_at(v, c)), bias), df, y);
-        continue;
-      }
-      HWY_ALIGN float lanes[kBlockNF];
-      hn::Store(hn::Load(df, acc_at(v, c)), df, lanes);
-      for (int64_t i = 0; i < out - r; ++i) y[i] = lanes[i] + (a.bias != nullptr ? a.bias[r + i] : 0.0f);
-    }
+    for (int c = 0; c < C; ++c) StoreRowSums(df, hn::Load(df, acc_at(v, c)), r, out, a.bias, a.y + (t0 + c) * out);
   }
 }
 

@@ -39,6 +39,21 @@ HWY_INLINE VF LoadF(DF df, const hwy::float16_t* HWY_RESTRICT p) {
 
 HWY_INLINE float ReduceSumF(DF df, VF v) { return hn::GetLane(hn::SumOfLanes(df, v)); }
 
+// The lanes of `sum` as rows [r, min(r + N, out)) of one token's output row y_t, plus the
+// bias (zero without one): the last store of the kernels that keep one row per lane (a
+// partial last block of rows writes only its real rows).
+template <class D>
+HWY_INLINE void StoreRowSums(D d, hn::Vec<D> sum, int64_t r, int64_t out, const float* bias, float* HWY_RESTRICT y_t) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if (r + N <= out) {
+    hn::StoreU(hn::Add(sum, bias != nullptr ? hn::LoadU(d, bias + r) : hn::Zero(d)), d, y_t + r);
+    return;
+  }
+  HWY_ALIGN float lanes[kMaxLanesF];
+  hn::Store(sum, d, lanes);
+  for (int64_t i = 0; i < out - r; ++i) y_t[r + i] = lanes[i] + (bias != nullptr ? bias[r + i] : 0.0f);
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace og::kernels
 HWY_AFTER_NAMESPACE();
