@@ -2,13 +2,23 @@
 // attend each query over the keys it may see, reading K/V in place from flat or ring
 // storage with a running (one-pass) softmax, so no score buffer or gathered copy exists.
 //
-// Per query, keys go in blocks of kBlock: the block's scores (scale, softcap), one rescale
+// A task is up to kMaxQueries queries of one kv head: a block of consecutive tokens times
+// the query heads that share the kv head. Keys go in blocks of kBlock positions aligned to
+// multiples of kBlock, and every load of a key or value row serves kTileQueries queries at
+// once (prefill shares each block across tokens as well as heads). Per query and block:
+// the block's scores (scale, softcap, keys outside the query's range masked), one rescale
 // of the running sum and accumulator when the block raises the maximum, then the block's
-// values. A task is one token and up to kMaxGroup query heads of one kv head, so each key
-// and value row is loaded once for the heads that share it. A head's sink (when the op has
-// sinks) is the running softmax's starting state: maximum = sink, sum = e^0 = 1, no value;
-// so it joins the denominator and the maximum exactly as a key with value 0 would. The arithmetic of one query
-// depends only on its position and the stored keys, never on T, the task or the threads.
+// values. A head's sink (when the op has sinks) is the running softmax's starting state:
+// maximum = sink, sum = e^0 = 1, no value; so it joins the denominator and the maximum
+// exactly as a key with value 0 would.
+//
+// Arithmetic: a score is, per lane, a chain of FMAs over the head's vector chunks, then a
+// fixed tree over the lanes (SumLanesOfBlock; a scalar tail adds columns past the last
+// whole vector); the weights of a block are summed in one fixed order; a query's
+// accumulator is a chain over its blocks' keys in position order, where a key of the block
+// outside the query's range (valid for another query of the tile) adds 0 * v, which leaves
+// it unchanged for any finite stored value. So one query's result depends only on its
+// position and the stored keys, never on T, the task or the threads: decode equals prefill.
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/attention.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -19,6 +29,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "kernels/convert.h"
@@ -29,102 +41,135 @@ HWY_BEFORE_NAMESPACE();
 namespace og::kernels {
 namespace HWY_NAMESPACE {
 
-inline constexpr int kBlock = 16;     // keys per block
-inline constexpr int kMaxGroup = 4;   // query heads per task
-static_assert(kMaxLanesF <= kBlock, "a block of scores must hold whole vectors");
-// Padding lanes of a block: exp(kMasked - m) is exactly 0 for any finite running max m.
+using DI = hn::RebindToSigned<DF>;
+
+inline constexpr int kBlock = 16;         // keys per block: positions [16 j, 16 j + 16)
+inline constexpr int kTileQueries = 8;    // queries sharing each key and value load
+inline constexpr int64_t kLanes = static_cast<int64_t>(hn::MaxLanes(DF()));
+inline constexpr int kKeyVecs = static_cast<int>(kBlock / kLanes);  // vectors of a block's scores
+static_assert(kLanes <= kBlock && kBlock % kLanes == 0, "a block of scores must hold whole vectors");
+static_assert(kMaxQueries % kTileQueries == 0);
+// Lanes of keys outside a query's range: exp(kMasked - m) is exactly 0 for any finite m.
 inline constexpr float kMasked = -1e30f;
 
-// sink: the sinks of these G heads, or null.
-template <int G, typename K>
-void AttendHeads(const AttendParams& p, const float* const* qh, const float* sink, int64_t pos, const K* kbase,
-                 const K* vbase, const KvStorage& kv, float* const* oh) {
+// part[b] holds key b's partial dot products, one per lane; out[b] becomes their sum, for
+// the 16 keys at once: each round adds adjacent lanes of two vectors into one (ConcatEven
+// + ConcatOdd of the pair), halving the vectors until each lane is one key's whole sum
+// (key R * lanes + lane of vector R). 30 shuffles for 16 keys on AVX-512, against 16 lane
+// reductions. part is overwritten.
+HWY_INLINE void SumLanesOfBlock(DF df, VF* part, float* HWY_RESTRICT out) {
+  int n = kBlock;
+#if HWY_TARGET != HWY_SCALAR  // one lane: each vector is already a sum
+  for (int64_t width = kLanes; width > 1; width /= 2, n /= 2)
+    for (int j = 0; j < n / 2; ++j)
+      part[j] = hn::Add(hn::ConcatEven(df, part[2 * j + 1], part[2 * j]), hn::ConcatOdd(df, part[2 * j + 1], part[2 * j]));
+#endif
+  for (int v = 0; v < n; ++v) hn::StoreU(part[v], df, out + v * kLanes);
+}
+
+// Scores of Q queries (qp) for the block's keys [b0, b1] (krow), into w [Q][kBlock]; the
+// other lanes of w are left as they were (every query masks them).
+template <int Q, typename K>
+HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, int b1, int64_t D, ElemType type,
+                          float* HWY_RESTRICT w) {
   const DF df;
-  const int64_t N = static_cast<int64_t>(hn::Lanes(df)), D = p.head_dim;
-  const int64_t first = p.window > 0 ? std::max<int64_t>(0, pos - p.window + 1) : 0;
-  HWY_ALIGN float acc[G][kMaxHeadDim];
-  HWY_ALIGN float s[G][kBlock];
-  float m[G], l[G];
-  for (int g = 0; g < G; ++g) {
-    std::fill(acc[g], acc[g] + D, 0.0f);
-    m[g] = sink ? sink[g] : -std::numeric_limits<float>::infinity();
-    l[g] = sink ? 1.0f : 0.0f;
-  }
-  const VF vscale = hn::Set(df, p.scale);
-  const VF vcap = hn::Set(df, p.softcap), vinv_cap = hn::Set(df, p.softcap > 0 ? 1.0f / p.softcap : 0.0f);
-  const K* krow[kBlock];
-  const K* vrow[kBlock];
-  for (int64_t j0 = first; j0 <= pos; j0 += kBlock) {
-    const int nb = static_cast<int>(std::min<int64_t>(kBlock, pos + 1 - j0));
-    for (int b = 0; b < nb; ++b) {
-      const int64_t off = kv.slot(j0 + b) * D;
-      krow[b] = kbase + off;
-      vrow[b] = vbase + off;
-    }
-    // Scores of the block.
-    for (int b = 0; b < nb; ++b) {
-      VF dot[G];
-      for (int g = 0; g < G; ++g) dot[g] = hn::Zero(df);
-      int64_t i = 0;
-      for (; i + N <= D; i += N) {
+  const int64_t whole = D / kLanes * kLanes;
+  HWY_ALIGN float part[Q][kBlock][kLanes];
+  for (int b = 0; b < kBlock; ++b) {
+    VF acc[Q];
+    for (int q = 0; q < Q; ++q) acc[q] = hn::Zero(df);
+    if (b >= b0 && b <= b1) {
+      for (int64_t i = 0; i < whole; i += kLanes) {
         const VF k = LoadF(df, krow[b] + i);
-        for (int g = 0; g < G; ++g) dot[g] = hn::MulAdd(hn::LoadU(df, qh[g] + i), k, dot[g]);
-      }
-      for (int g = 0; g < G; ++g) {
-        float tail = 0;
-        for (int64_t t = i; t < D; ++t) tail += qh[g][t] * load(krow[b], t, kv.type);
-        s[g][b] = ReduceSumF(df, dot[g]) + tail;
+        for (int q = 0; q < Q; ++q) acc[q] = hn::MulAdd(hn::LoadU(df, qp[q] + i), k, acc[q]);
       }
     }
-    for (int g = 0; g < G; ++g) {
-      for (int b = nb; b < kBlock; ++b) s[g][b] = 0;
-      for (int b = 0; b < kBlock; b += static_cast<int>(N)) {
-        VF v = hn::Mul(hn::Load(df, s[g] + b), vscale);
-        if (p.softcap > 0) v = hn::Mul(vcap, hn::Tanh(df, hn::Mul(v, vinv_cap)));
-        hn::Store(v, df, s[g] + b);
-      }
-      float mb = s[g][0];
-      for (int b = 1; b < nb; ++b) mb = std::max(mb, s[g][b]);
-      for (int b = nb; b < kBlock; ++b) s[g][b] = kMasked;
-      // Running softmax: rescale what was accumulated when the maximum rises.
-      if (mb > m[g]) {
-        const float c = std::exp(m[g] - mb);  // 0 for the first block (m = -inf) without a sink
-        l[g] *= c;
-        const VF vc = hn::Set(df, c);
-        int64_t i = 0;
-        for (; i + N <= D; i += N) hn::Store(hn::Mul(hn::Load(df, acc[g] + i), vc), df, acc[g] + i);
-        for (; i < D; ++i) acc[g][i] *= c;
-        m[g] = mb;
-      }
-      const VF vm = hn::Set(df, m[g]);
-      for (int b = 0; b < kBlock; b += static_cast<int>(N))
-        hn::Store(hn::Exp(df, hn::Sub(hn::Load(df, s[g] + b), vm)), df, s[g] + b);
-      for (int b = 0; b < nb; ++b) l[g] += s[g][b];
-    }
-    // Values of the block: acc += w_b * v_b, each accumulator chunk held in a register.
-    int64_t i = 0;
-    for (; i + N <= D; i += N) {
-      VF a[G];
-      for (int g = 0; g < G; ++g) a[g] = hn::Load(df, acc[g] + i);
-      for (int b = 0; b < nb; ++b) {
-        const VF v = LoadF(df, vrow[b] + i);
-        for (int g = 0; g < G; ++g) a[g] = hn::MulAdd(hn::Set(df, s[g][b]), v, a[g]);
-      }
-      for (int g = 0; g < G; ++g) hn::Store(a[g], df, acc[g] + i);
-    }
-    for (; i < D; ++i)
-      for (int b = 0; b < nb; ++b) {
-        const float v = load(vrow[b], i, kv.type);
-        for (int g = 0; g < G; ++g) acc[g][i] += s[g][b] * v;
-      }
+    for (int q = 0; q < Q; ++q) hn::Store(acc[q], df, part[q][b]);
   }
-  for (int g = 0; g < G; ++g) {
-    const float inv = 1.0f / l[g];
-    const VF vinv = hn::Set(df, inv);
-    int64_t i = 0;
-    for (; i + N <= D; i += N) hn::StoreU(hn::Mul(hn::Load(df, acc[g] + i), vinv), df, oh[g] + i);
-    for (; i < D; ++i) oh[g][i] = acc[g][i] * inv;
+  for (int q = 0; q < Q; ++q) {
+    VF v[kBlock];
+    for (int b = 0; b < kBlock; ++b) v[b] = hn::Load(df, part[q][b]);
+    SumLanesOfBlock(df, v, w + q * kBlock);
+    if (whole == D) continue;
+    for (int b = b0; b <= b1; ++b) {
+      float tail = 0;
+      for (int64_t i = whole; i < D; ++i) tail += qp[q][i] * load(krow[b], i, type);
+      w[q * kBlock + b] += tail;
+    }
   }
+}
+
+// acc[q] += sum over keys b in [b0, b1] of w[q][b] * v_b, for Q queries: each load of a
+// value chunk serves every query.
+template <int Q, typename K>
+HWY_INLINE void ValueTile(float* const* acc, const float* HWY_RESTRICT w, const K* const* vrow, int b0, int b1,
+                          int64_t D, ElemType type) {
+  const DF df;
+  int64_t i = 0;
+  for (; i + kLanes <= D; i += kLanes) {
+    VF a[Q];
+    for (int q = 0; q < Q; ++q) a[q] = hn::LoadU(df, acc[q] + i);
+    for (int b = b0; b <= b1; ++b) {
+      const VF v = LoadF(df, vrow[b] + i);
+      for (int q = 0; q < Q; ++q) a[q] = hn::MulAdd(hn::Set(df, w[q * kBlock + b]), v, a[q]);
+    }
+    for (int q = 0; q < Q; ++q) hn::StoreU(a[q], df, acc[q] + i);
+  }
+  for (; i < D; ++i)
+    for (int b = b0; b <= b1; ++b) {
+      const float v = load(vrow[b], i, type);
+      for (int q = 0; q < Q; ++q) acc[q][i] += w[q * kBlock + b] * v;
+    }
+}
+
+// fn(std::integral_constant<int, n>) for a tile of n <= Q queries: tiles of a compile-time
+// size keep their accumulators in registers.
+template <int Q, class Fn>
+HWY_INLINE void ForTile(int n, const Fn& fn) {
+  if constexpr (Q > 1) {
+    if (n < Q) return ForTile<Q - 1>(n, fn);
+  }
+  fn(std::integral_constant<int, Q>());
+}
+
+// One query's running softmax over a block whose scores are in w [kBlock] (keys j0 ..):
+// keys outside [first, pos] masked, the state (m, l, acc [D]) rescaled when the block
+// raises the maximum, w turned into the block's weights e^(s - m).
+HWY_INLINE void SoftmaxBlock(const AttendParams& p, int64_t j0, int64_t first, int64_t pos, float* HWY_RESTRICT w,
+                             float& m, float& l, float* HWY_RESTRICT acc) {
+  const DF df;
+  const DI di;
+  const VF vscale = hn::Set(df, p.scale), vmasked = hn::Set(df, kMasked);
+  const VF vcap = hn::Set(df, p.softcap), vinv_cap = hn::Set(df, p.softcap > 0 ? 1.0f / p.softcap : 0.0f);
+  const auto lo = hn::Set(di, static_cast<int32_t>(first - 1)), hi = hn::Set(di, static_cast<int32_t>(pos + 1));
+  VF s[kKeyVecs];
+  VF vmax = vmasked;
+  for (int v = 0; v < kKeyVecs; ++v) {
+    VF x = hn::Mul(hn::LoadU(df, w + v * kLanes), vscale);
+    if (p.softcap > 0) x = hn::Mul(vcap, hn::Tanh(df, hn::Mul(x, vinv_cap)));
+    const auto j = hn::Iota(di, static_cast<int32_t>(j0 + v * kLanes));
+    s[v] = hn::IfThenElse(hn::RebindMask(df, hn::And(hn::Gt(j, lo), hn::Lt(j, hi))), x, vmasked);
+    vmax = hn::Max(vmax, s[v]);
+  }
+  const float mb = hn::GetLane(hn::MaxOfLanes(df, vmax));
+  // Running softmax: rescale what was accumulated when the maximum rises.
+  if (mb > m) {
+    const float c = std::exp(m - mb);  // 0 for the first block (m = -inf) without a sink
+    l *= c;
+    const VF vc = hn::Set(df, c);
+    int64_t i = 0;
+    for (; i + kLanes <= p.head_dim; i += kLanes) hn::StoreU(hn::Mul(hn::LoadU(df, acc + i), vc), df, acc + i);
+    for (; i < p.head_dim; ++i) acc[i] *= c;
+    m = mb;
+  }
+  const VF vm = hn::Set(df, m);
+  VF sum = hn::Zero(df);
+  for (int v = 0; v < kKeyVecs; ++v) {
+    const VF e = hn::Exp(df, hn::Sub(s[v], vm));
+    hn::StoreU(e, df, w + v * kLanes);
+    sum = hn::Add(sum, e);
+  }
+  l += ReduceSumF(df, sum);
 }
 
 template <typename K>
@@ -134,26 +179,68 @@ void AttendTaskT(const AttendArgs& a, int64_t task) {
   const int64_t D = p.head_dim, width = int64_t{p.n_heads} * D;
   const int32_t group = p.n_heads / p.n_kv_heads;
   const int32_t per_kv = (group + a.heads_per_task - 1) / a.heads_per_task;
-  const int64_t t = task / (int64_t{p.n_kv_heads} * per_kv);
-  const int32_t rem = static_cast<int32_t>(task % (int64_t{p.n_kv_heads} * per_kv));
+  const int64_t per_tokens = int64_t{p.n_kv_heads} * per_kv;
+  const int64_t token_blocks = (a.T + a.tokens_per_task - 1) / a.tokens_per_task;
+  // Later tokens see more keys: their tasks come first, so the last tasks are short.
+  const int64_t t0 = (token_blocks - 1 - task / per_tokens) * a.tokens_per_task;
+  const int64_t t1 = std::min(a.T, t0 + a.tokens_per_task);
+  const int32_t rem = static_cast<int32_t>(task % per_tokens);
   const int32_t kvh = rem / per_kv;
   const int32_t h0 = kvh * group + (rem % per_kv) * a.heads_per_task;
-  const int32_t h1 = std::min(kvh * group + group, h0 + a.heads_per_task);
-  const float* qh[kMaxGroup];
-  float* oh[kMaxGroup];
-  for (int32_t h = h0; h < h1; ++h) {
-    qh[h - h0] = a.q + t * width + int64_t{h} * D;
-    oh[h - h0] = a.out + t * width + int64_t{h} * D;
+  const int32_t G = std::min(kvh * group + group, h0 + a.heads_per_task) - h0;
+  const int nq = static_cast<int>((t1 - t0) * G);  // queries: token-major, then head
+  const float* qp[kMaxQueries];
+  float* acc[kMaxQueries];
+  float m[kMaxQueries], l[kMaxQueries];
+  int64_t pos[kMaxQueries], first[kMaxQueries];
+  thread_local std::vector<float> acc_mem;  // [nq, D]
+  acc_mem.assign(static_cast<size_t>(nq * D), 0.0f);
+  for (int q = 0; q < nq; ++q) {
+    const int64_t t = t0 + q / G;
+    const int32_t h = h0 + q % G;
+    qp[q] = a.q + t * width + int64_t{h} * D;
+    acc[q] = acc_mem.data() + q * D;
+    pos[q] = a.p0 + t;
+    first[q] = p.window > 0 ? std::max<int64_t>(0, pos[q] - p.window + 1) : 0;
+    m[q] = p.sinks ? p.sinks[h] : -std::numeric_limits<float>::infinity();
+    l[q] = p.sinks ? 1.0f : 0.0f;
   }
   const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvh} * kv.slots * D;
   const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvh} * kv.slots * D;
-  const int64_t pos = a.p0 + t;
-  const float* sink = p.sinks ? p.sinks + h0 : nullptr;
-  switch (h1 - h0) {
-    case 1: return AttendHeads<1>(p, qh, sink, pos, kbase, vbase, kv, oh);
-    case 2: return AttendHeads<2>(p, qh, sink, pos, kbase, vbase, kv, oh);
-    case 3: return AttendHeads<3>(p, qh, sink, pos, kbase, vbase, kv, oh);
-    default: return AttendHeads<4>(p, qh, sink, pos, kbase, vbase, kv, oh);
+  const int64_t lo = first[0], hi = pos[nq - 1];  // keys any query of the task sees
+  HWY_ALIGN float w[kMaxQueries * kBlock];        // [nq][kBlock]: scores, then weights
+  const K* krow[kBlock];
+  const K* vrow[kBlock];
+  for (int64_t j0 = lo / kBlock * kBlock; j0 <= hi; j0 += kBlock) {
+    const int b0 = static_cast<int>(std::max(lo, j0) - j0), b1 = static_cast<int>(std::min(hi, j0 + kBlock - 1) - j0);
+    for (int b = b0; b <= b1; ++b) {
+      const int64_t off = kv.slot(j0 + b) * D;
+      krow[b] = kbase + off;
+      vrow[b] = vbase + off;
+    }
+    // Queries with a key in the block: positions and first keys rise with the query index.
+    int qa = 0, qb = nq;
+    while (qa < nq && pos[qa] < j0) ++qa;
+    while (qb > qa && first[qb - 1] > j0 + kBlock - 1) --qb;
+    for (int q = qa; q < qb; q += kTileQueries)
+      ForTile<kTileQueries>(qb - q, [&](auto n) {
+        ScoreTile<decltype(n)::value>(qp + q, krow, b0, b1, D, kv.type, w + q * kBlock);
+      });
+    for (int q = qa; q < qb; ++q) SoftmaxBlock(p, j0, first[q], pos[q], w + q * kBlock, m[q], l[q], acc[q]);
+    for (int q = qa; q < qb; q += kTileQueries)
+      ForTile<kTileQueries>(qb - q, [&](auto n) {
+        ValueTile<decltype(n)::value>(acc + q, w + q * kBlock, vrow, b0, b1, D, kv.type);
+      });
+  }
+  const DF df;
+  for (int q = 0; q < nq; ++q) {
+    const int64_t t = t0 + q / G;
+    float* out = a.out + t * width + int64_t{h0 + q % G} * D;
+    const float inv = 1.0f / l[q];
+    const VF vinv = hn::Set(df, inv);
+    int64_t i = 0;
+    for (; i + kLanes <= D; i += kLanes) hn::StoreU(hn::Mul(hn::LoadU(df, acc[q] + i), vinv), df, out + i);
+    for (; i < D; ++i) out[i] = acc[q][i] * inv;
   }
 }
 
@@ -202,17 +289,22 @@ void attend(const AttendParams& p, const float* q, int64_t T, int64_t p0, const 
   const auto task_fn = &HWY_DYNAMIC_DISPATCH(AttendTask);
   const int32_t group = p.n_heads / p.n_kv_heads;
   const int threads = pool ? pool->size() : 1;
-  // Up to 4 heads of a group per task (they share each K/V load); fewer when that leaves
-  // too few tasks for the threads (a head's result does not depend on its task).
-  int32_t per_task = std::min<int32_t>(group, 4);
-  auto n_tasks = [&](int32_t h) { return T * p.n_kv_heads * ((group + h - 1) / h); };
-  while (per_task > 1 && n_tasks(per_task) < 2 * threads) per_task = (per_task + 1) / 2;
-  const AttendArgs a{.p = &p, .q = q, .T = T, .p0 = p0, .kv = &kv, .out = out, .heads_per_task = per_task};
+  // A task: up to kMaxQueries queries of one kv head, as many tokens as fit beside the
+  // heads of the group (they share each key and value load); fewer tokens, then fewer
+  // heads, when that leaves too few tasks for the threads (a query's result does not depend
+  // on its task).
+  int32_t heads = std::min<int32_t>(group, kMaxQueries);
+  int64_t tokens = std::clamp<int64_t>(kMaxQueries / heads, 1, T);
+  auto n_tasks = [&] { return (T + tokens - 1) / tokens * p.n_kv_heads * ((group + heads - 1) / heads); };
+  while (tokens > 1 && n_tasks() < 4 * threads) tokens = (tokens + 1) / 2;
+  while (heads > 1 && n_tasks() < 2 * threads) heads = (heads + 1) / 2;
+  const AttendArgs a{.p = &p, .q = q, .T = T, .p0 = p0, .kv = &kv, .out = out, .heads_per_task = heads,
+                     .tokens_per_task = tokens};
   if (pool == nullptr) {
-    for (int64_t task = 0; task < n_tasks(per_task); ++task) task_fn(a, task);
+    for (int64_t task = 0; task < n_tasks(); ++task) task_fn(a, task);
     return;
   }
-  pool->run(n_tasks(per_task), [&](int64_t task) { task_fn(a, task); });
+  pool->run(n_tasks(), [&](int64_t task) { task_fn(a, task); });
 }
 
 }  // namespace og::kernels

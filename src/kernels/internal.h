@@ -99,13 +99,17 @@ void linear_float_blocks(const LinearArgs& a, ThreadPool* pool);
 void linear_quant_rows(const LinearArgs& a, int64_t r0, int64_t r1);
 void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 
+// Queries (tokens x query heads of one kv head) of one attention task at most.
+inline constexpr int kMaxQueries = 64;
+
 struct AttendArgs {
   const AttendParams* p;
   const float* q;      // [T, n_heads * head_dim]
   int64_t T, p0;
   const KvStorage* kv;
   float* out;          // [T, n_heads * head_dim]
-  int32_t heads_per_task;
+  int32_t heads_per_task;   // query heads of one kv head per task
+  int64_t tokens_per_task;  // consecutive tokens per task (heads x tokens <= kMaxQueries)
 };
 
 }  // namespace og::kernels

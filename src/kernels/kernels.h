@@ -246,7 +246,7 @@ struct AttendParams {
 };
 // out[T, n_heads * head_dim]: causal (and windowed) softmax attention of q [T, n_heads *
 // head_dim] at positions p0.. over the keys stored in kv (one pass, running softmax).
-// Split by (token, kv head, group of query heads); K and V are read in place.
+// Split by (block of tokens, kv head, group of query heads); K and V are read in place.
 void attend(const AttendParams& p, const float* q, int64_t T, int64_t p0, const KvStorage& kv, float* out,
             ThreadPool* pool = nullptr);
 
