@@ -430,6 +430,16 @@ TEST(Attend, SinksJoinTheDenominatorOnlyAtEverySize) {
   check_attend({16, 1, 64, 3, 200, 8, true, 0.0f, 700, true}, kTol[1], &pool);
 }
 
+// Prefill steps long enough for tasks of many tokens (up to 64 queries of one kv head):
+// key blocks shared by queries whose ranges start and end in different blocks, windows
+// over rings that hold exactly the step's span, and every query alone equal to its row.
+TEST(Attend, ManyTokensPerTaskOverWindowsAndRings) {
+  ThreadPool pool(2);
+  check_attend({8, 8, 64, 96, 40, 96, true, 0.0f}, kTol[0], &pool);     // one head per kv head: 64 tokens a task
+  check_attend({4, 1, 48, 130, 0, 130, false, 0.0f, 17}, kTol[1], &pool);  // 16 tokens x 4 heads, flat
+  check_attend({6, 2, 72, 75, 23, 75, true, 5.0f, 0, true}, kTol[2], &pool);  // groups of 3, softcap, sinks
+}
+
 TEST(Attend, LongHistoryWithGqaGroupsLargerThanATask) {
   ThreadPool pool(2);
   // 16 query heads per kv head (tasks of 4), 300+ keys: many blocks and rescales.
