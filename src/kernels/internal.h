@@ -86,10 +86,6 @@ struct LinearArgs {
   const uint8_t* xq = nullptr;  // int8 activations [T, xq_row_bytes], read instead of x
   int64_t xq_row_bytes = 0;
   const float* x_packed = nullptr;  // x [T, w.cols] packed per token block (linear_float_blocks.cc)
-  // Rows from a task's first row to the first row of the task its thread likely takes next
-  // (threads x panel_rows: the pool hands out tasks in order), or 0: where a kernel that
-  // re-reads a panel for several token blocks prefetches the next panel.
-  int64_t next_task_rows = 0;
 };
 
 // A kernel computing output rows [r0, r1) of every token.

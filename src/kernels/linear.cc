@@ -201,7 +201,6 @@ void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
   const int64_t unit = w.row_block != 0 ? w.row_block : 4;
   panel = (panel + unit - 1) / unit * unit;
   a.panel_rows = panel;
-  a.next_task_rows = int64_t{threads} * panel;
   const int64_t tasks = (w.rows + panel - 1) / panel;
   if (pool == nullptr || tasks == 1) return rows_fn(a, 0, w.rows);
   pool->run(tasks, [&](int64_t task) { rows_fn(a, task * panel, std::min(w.rows, (task + 1) * panel)); });

@@ -106,40 +106,21 @@ HWY_INLINE void FloatBlockTile(const LinearArgs& a, const float* HWY_RESTRICT xt
   }
 }
 
-// The next panel's weights, fetched into L2 a few lines after each tile while the later
-// token blocks of this panel compute from L2: that panel's first token block then reads
-// L2, not memory, which otherwise stalls it for a whole panel's transfer (prefill reads
-// every weight from memory once per step, at 5-10 GB/s a core here).
-struct PanelPrefetch {
-  const char* next = nullptr;
-  const char* end = nullptr;
-  int64_t lines_per_tile = 0;
-  HWY_INLINE void tile_done() {
-    for (int64_t i = 0; i < lines_per_tile && next < end; ++i, next += 64) __builtin_prefetch(next, 0, 2);
-  }
-};
-
 // Tokens [t0, t0 + nt), nt <= C, of blocks [pb0, pb1), x packed as FloatBlockLinear left it: column
 // blocks of kc, each swept down the blocks RB at a time (then one at a time).
 template <typename W, int RB, int C>
 HWY_INLINE void FloatTokenBlock(const LinearArgs& a, int64_t nt, int64_t t0, int64_t pb0, int64_t pb1, int64_t kc,
-                                float* park, PanelPrefetch* prefetch) {
+                                float* park) {
   if constexpr (C > 1) {
-    if (nt < C) return FloatTokenBlock<W, RB, C - 1>(a, nt, t0, pb0, pb1, kc, park, prefetch);
+    if (nt < C) return FloatTokenBlock<W, RB, C - 1>(a, nt, t0, pb0, pb1, kc, park);
   }
   const int64_t in = a.w.cols;
   const float* xt = a.x_packed + t0 * in;  // this token block: [step][C][P]
   for (int64_t k0 = 0; k0 < in; k0 += kc) {
     const int64_t k1 = std::min(in, k0 + kc);
     int64_t b = pb0;
-    for (; b + RB <= pb1; b += RB) {
-      FloatBlockTile<W, RB, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
-      if (prefetch) prefetch->tile_done();
-    }
-    for (; b < pb1; ++b) {
-      FloatBlockTile<W, 1, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
-      if (prefetch) prefetch->tile_done();
-    }
+    for (; b + RB <= pb1; b += RB) FloatBlockTile<W, RB, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
+    for (; b < pb1; ++b) FloatBlockTile<W, 1, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
   }
 }
 
@@ -156,32 +137,16 @@ void FloatBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t panel_blocks = std::max<int64_t>(1, a.panel_rows / kRowBlock);
   thread_local std::vector<float> park;
   if (kc < in) park.resize(static_cast<size_t>(std::min(panel_blocks, b1 - b0) * kTokensF * kRowBlock));
-  const int64_t all_blocks = (a.w.rows + kRowBlock - 1) / kRowBlock;
-  const int64_t block_bytes = kRowBlock * in * static_cast<int64_t>(sizeof(W));
   for (int64_t pb0 = b0; pb0 < b1; pb0 += panel_blocks) {
     const int64_t pb1 = std::min(b1, pb0 + panel_blocks);
     // One token: more blocks per tile, so that several chains of FMAs are in flight (each
     // is latency-bound on its own).
     if (a.T == 1) {
-      FloatTokenBlock<W, 2 * kBlocksF, 1>(a, 1, 0, pb0, pb1, kc, park.data(), nullptr);
+      FloatTokenBlock<W, 2 * kBlocksF, 1>(a, 1, 0, pb0, pb1, kc, park.data());
       continue;
     }
-    // The next panel: this task's, or after its last, the one the pool likely hands this
-    // thread next. Spread over the tiles of every token block but the first.
-    PanelPrefetch prefetch;
-    const int64_t token_blocks = (a.T + kTokensF - 1) / kTokensF;
-    const int64_t nb0 = pb1 < b1 ? pb1 : b0 + a.next_task_rows / kRowBlock;
-    const int64_t nb1 = std::min({all_blocks, nb0 + panel_blocks, pb1 < b1 ? b1 : all_blocks});
-    if (token_blocks > 1 && nb0 < nb1 && (pb1 < b1 || nb0 >= b1)) {
-      const int64_t tiles = (in + kc - 1) / kc * ((pb1 - pb0) / kBlocksF + (pb1 - pb0) % kBlocksF);
-      const int64_t lines = (nb1 - nb0) * block_bytes / 64;
-      prefetch.next = static_cast<const char*>(a.w.data) + nb0 * block_bytes;
-      prefetch.end = prefetch.next + (nb1 - nb0) * block_bytes;
-      prefetch.lines_per_tile = (lines + tiles * (token_blocks - 1) - 1) / (tiles * (token_blocks - 1));
-    }
     for (int64_t t0 = 0; t0 < a.T; t0 += kTokensF)
-      FloatTokenBlock<W, kBlocksF, kTokensF>(a, std::min<int64_t>(kTokensF, a.T - t0), t0, pb0, pb1, kc, park.data(),
-                                             t0 > 0 && prefetch.next ? &prefetch : nullptr);
+      FloatTokenBlock<W, kBlocksF, kTokensF>(a, std::min<int64_t>(kTokensF, a.T - t0), t0, pb0, pb1, kc, park.data());
   }
 }
 
