@@ -28,9 +28,12 @@ PROMPTS="${PROMPTS:-128}" N="${N:-32}" R="${R:-3}" THREADS="${THREADS:-2}"
 [ -x "$llama_bin/llama-bench" ] || { echo "no llama-bench in $llama_bin (bash ../shared/anchors/build-llamacpp.sh)" >&2; exit 1; }
 [ -x "$og" ] || { echo "no offgraph binary at $og (bash scripts/build.sh, or set OFFGRAPH)" >&2; exit 1; }
 mkdir -p "$out"
-rm -f "$out"/*.json
+rm -f "$out"/*.json "$out"/ticks.*
 
 first_p=${PROMPTS%% *}
+# CPU ticks (all CPUs) and their stolen part before the run: the summary prints the share
+# the hypervisor withheld, which lowers both sides' figures alike but makes them noisy.
+read -r _ u n s i w q sq st _ < /proc/stat; echo "$((u+n+s+i+w+q+sq+st)) $st" > "$out/ticks.before"
 for pair in "$@"; do
   label=${pair%%=*}; files=${pair#*=}; gguf=${files%%:*}; prog=${files#*:}
   [ -f "$gguf" ] || { echo "$label: no GGUF file $gguf" >&2; exit 1; }
@@ -46,6 +49,7 @@ for pair in "$@"; do
   done
 done
 
+read -r _ u n s i w q sq st _ < /proc/stat; echo "$((u+n+s+i+w+q+sq+st)) $st" > "$out/ticks.after"
 /usr/bin/python3 - "$out" "$PROMPTS" "$N" "$R" "$@" <<'EOF'
 import json, statistics, sys, glob
 out, prompts, n, rounds = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), int(sys.argv[4])
@@ -54,7 +58,8 @@ flags = open("/proc/cpuinfo").read().split("flags\t\t: ", 1)[1].split("\n", 1)[0
 keep = [f for f in flags if f.startswith(("avx", "amx", "fma", "f16c"))]
 model = open("/proc/cpuinfo").read().split("model name\t: ", 1)[1].split("\n", 1)[0]
 print(f"machine: {model}; flags: {' '.join(keep)}")
-print(f"medians of {rounds} interleaved rounds; tok/s\n")
+(t0, s0), (t1, s1) = [map(int, open(f"{out}/ticks.{w}").read().split()) for w in ("before", "after")]
+print(f"medians of {rounds} interleaved rounds; tok/s; the hypervisor withheld {100 * (s1 - s0) / max(1, t1 - t0):.0f} % of CPU time (steal)\n")
 print("| model | test | llama.cpp | offgraph | offgraph / llama.cpp | offgraph of peak |")
 print("|---|---|---:|---:|---:|---:|")
 def med(xs): return statistics.median(xs) if xs else float("nan")

@@ -12,8 +12,8 @@ RUNTIME = ['kernels_test', 'e2e_logits_test', 'session_test', 'session_threads_t
            'run_test', 'cli_test']
 CLI = ['run_test', 'cli_test', 'tokenizer_cli_test', 'gemma3n_e2e_test']
 M = {
-  'window_off_by_one': ('src/kernels/attention.cc', 'std::max<int64_t>(0, pos - p.window + 1)',
-                        'std::max<int64_t>(0, pos - p.window)', RUNTIME),
+  'window_off_by_one': ('src/kernels/attention.cc', 'std::max<int64_t>(0, pos[q] - p.window + 1)',
+                        'std::max<int64_t>(0, pos[q] - p.window)', RUNTIME),
   'rope_rotation_swapped': ('src/kernels/elementwise.cc',
       '        yh[i] = a * cs[i] - b * sn[i];\n        yh[i + half] = b * cs[i] + a * sn[i];',
       '        yh[i] = a * cs[i] + b * sn[i];\n        yh[i + half] = b * cs[i] - a * sn[i];', RUNTIME, 
@@ -32,7 +32,7 @@ M = {
       '  for (size_t c = 0; c < caches.size(); ++c) {', '  for (size_t c = 0; c < 0 * caches.size(); ++c) {',
       RUNTIME),
   'attention_softcap_dropped': ('src/kernels/attention.cc',
-      'if (p.softcap > 0) v = hn::Mul(vcap, hn::Tanh(df, hn::Mul(v, vinv_cap)));', '(void)vcap;', RUNTIME),
+      'if (p.softcap > 0) x = hn::Mul(vcap, hn::Tanh(df, hn::Mul(x, vinv_cap)));', '(void)vcap;', RUNTIME),
   'gqa_kv_head_mapping': ('src/kernels/attention.cc',
       '  const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvh} * kv.slots * D;\n  const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvh} * kv.slots * D;',
       '  const int32_t kvm = (kvh + 1) % p.n_kv_heads;\n  const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvm} * kv.slots * D;\n  const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvm} * kv.slots * D;', RUNTIME),

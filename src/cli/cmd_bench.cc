@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iostream>
 #include <set>
+#include <string>
 
 #include "base/thread_pool.h"
 #include "cli/commands.h"
@@ -167,6 +168,32 @@ double load_average() {
   return v;
 }
 
+// All CPUs' time in clock ticks (/proc/stat's first line), and the part of it stolen: time
+// a virtual machine's vCPUs wanted to run but the hypervisor ran something else. Neither
+// the load average nor this process's own clocks show it, and on a shared host it can take
+// half of every core.
+struct CpuTicks {
+  uint64_t total = 0, steal = 0;
+};
+CpuTicks cpu_ticks() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  in >> cpu;
+  CpuTicks t;
+  // user nice system idle iowait irq softirq steal (guest time is already in user)
+  for (int field = 0; field < 8 && cpu == "cpu"; ++field) {
+    uint64_t v = 0;
+    if (!(in >> v)) return {};
+    t.total += v;
+    if (field == 7) t.steal = v;
+  }
+  return t;
+}
+double steal_fraction(const CpuTicks& before, const CpuTicks& after) {
+  if (after.total <= before.total) return 0;
+  return static_cast<double>(after.steal - before.steal) / static_cast<double>(after.total - before.total);
+}
+
 std::vector<int32_t> bench_tokens(int64_t n, int64_t vocab, uint32_t seed) {
   std::vector<int32_t> ids(static_cast<size_t>(n));
   uint32_t x = seed * 2654435761u + 12345u;
@@ -284,6 +311,7 @@ Runner add_bench(CLI::App& app) {
     const int64_t ctx_len = std::max<int64_t>({model->max_ctx_len(), o->prefill, decode_from + o->decode});
     OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .max_ctx_len = ctx_len, .pool = pool}));
     const double load_before = load_average();
+    const CpuTicks ticks_before = cpu_ticks();
 
     // Memory bandwidth with every physical core (or --threads, if more).
     uint64_t bw_bytes = static_cast<uint64_t>(o->bw_mb) << 20;
@@ -337,6 +365,7 @@ Runner add_bench(CLI::App& app) {
       batch_rows.push_back(row);
     }
     const double load_after = load_average();
+    const double steal = steal_fraction(ticks_before, cpu_ticks());
     const uint64_t rss = resident_bytes();  // after decoding: program pages touched, caches, buffers
 
     const uint64_t wbytes = decode_weight_bytes(*model);
@@ -377,6 +406,7 @@ Runner add_bench(CLI::App& app) {
     j["prefill_tok_s_runs"] = prefill_tok_s;
     j["decode_tok_s_runs"] = decode_tok_s;
     j["load_average"] = {load_before, load_after};
+    j["steal_fraction"] = steal;
     j["resident_bytes"] = rss;
     j["program_file_bytes"] = model->file().file_size();
     j["kv_cache_bytes"] = session->cache_bytes();
@@ -416,6 +446,10 @@ Runner add_bench(CLI::App& app) {
     if (load_before > 0.5 || load_after > 0.5)
       std::cout << fmt::format("  note: load average {:.2f} before, {:.2f} after: other processes shared the CPU\n",
                                load_before, load_after);
+    if (steal > 0.02)
+      std::cout << fmt::format("  note: the hypervisor withheld {:.0f} % of CPU time during the run (steal): rates are low"
+                               " by up to that much, and peak fractions uncertain\n",
+                               100 * steal);
     std::cout << fmt::format("\n| test | tok/s (median of {}) | range | floor tok/s | of floor | GFLOP/s | of {} peak |\n"
                              "|---|---:|---:|---:|---:|---:|---:|\n",
                              o->runs, int8_peak ? "int8" : "f32");
