@@ -72,7 +72,7 @@ HWY_INLINE void SumLanesOfBlock(DF df, VF* part, float* HWY_RESTRICT out) {
 }
 
 // Scores of Q queries (qp) for the block's keys [b0, b1] (krow), into w [Q][kBlock]; the
-// other lanes of w are left as they were (every query masks them).
+// block's other keys score 0 (no query sees them: each masks them).
 template <int Q, typename K>
 HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, int b1, int64_t D, ElemType type,
                           float* HWY_RESTRICT w) {
