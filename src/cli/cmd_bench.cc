@@ -178,10 +178,10 @@ struct CpuTicks {
 CpuTicks cpu_ticks() {
   std::ifstream in("/proc/stat");
   std::string cpu;
-  in >> cpu;
+  if (!(in >> cpu) || cpu != "cpu") return {};
   CpuTicks t;
   // user nice system idle iowait irq softirq steal (guest time is already in user)
-  for (int field = 0; field < 8 && cpu == "cpu"; ++field) {
+  for (int field = 0; field < 8; ++field) {
     uint64_t v = 0;
     if (!(in >> v)) return {};
     t.total += v;
