@@ -13,21 +13,38 @@ lane() {  # records the time since the previous lane ended
 }
 report() { printf '\nminutes per lane:\n'; printf '  %s\n' "${lanes[@]}"; }
 trap report EXIT
+# Runs "$@" (a test command) with TMPDIR set to an empty directory of its own, and fails if
+# the tests left anything in it: a test that leaks its temporary files fills the disk over
+# many runs (pytest keeps its last three base directories by design, so those are allowed).
+run_tests_checking_tmp() {
+  local tmp
+  tmp=$(mktemp -d "${TMPDIR:-/tmp}/offgraph-ci-XXXXXX")
+  local rc=0
+  TMPDIR="$tmp" "$@" || rc=$?
+  local left
+  left=$(find "$tmp" -mindepth 1 -maxdepth 1 ! -name 'pytest-of-*' -printf '%f\n' | head -20)
+  rm -rf "$tmp"
+  if [ -n "$left" ]; then
+    printf 'tests left these in their temporary directory:\n%s\n' "$left" >&2
+    [ "$rc" -ne 0 ] || rc=1
+  fi
+  return "$rc"
+}
 bash scripts/install-deps.sh
 lane "dependencies"
 bash scripts/build.sh release
 lane "release build"
-ctest --preset release -j "$(nproc)"
+run_tests_checking_tmp ctest --preset release -j "$(nproc)"
 lane "release tests"
 if [ "${OFFGRAPH_SKIP_SANITIZERS:-0}" != "1" ]; then
   # Thread sanitizer on the concurrency tests only (the rest is single-threaded per session).
   cmake --preset tsan >/dev/null
   cmake --build build/tsan -j "$(nproc)" --target concurrency_test
-  TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/concurrency_test
+  TSAN_OPTIONS=halt_on_error=1 run_tests_checking_tmp build/tsan/tests/concurrency_test
   lane "tsan build + test"
   bash scripts/build.sh asan
   lane "asan build"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --preset asan -j "$(nproc)"
+    run_tests_checking_tmp ctest --preset asan -j "$(nproc)"
   lane "asan tests"
 fi
