@@ -130,7 +130,11 @@ TEST_F(SchedulerTest, SequencesGenerateWhatTheyGenerateAlone) {
 }
 
 TEST_F(SchedulerTest, DecodesKeepGoingWhileALongPromptIsPrefilled) {
-  auto sched = generate::Scheduler::create(model_, {.max_sequences = 4, .threads = 1, .prefill_rows_while_decoding = 2});
+  std::vector<generate::StepRecord> records;
+  auto sched = generate::Scheduler::create(model_, {.max_sequences = 4,
+                                                    .threads = 1,
+                                                    .prefill_rows_while_decoding = 2,
+                                                    .on_step = [&](const generate::StepRecord& r) { records.push_back(r); }});
   ASSERT_TRUE(sched.is_ok());
   std::vector<int> tokens(4, 0);
   auto submit = [&](int i, int64_t prompt_len, int32_t max_tokens) {
@@ -146,12 +150,24 @@ TEST_F(SchedulerTest, DecodesKeepGoingWhileALongPromptIsPrefilled) {
   };
   for (int i = 0; i < 3; ++i) submit(i, 2, 60);
   for (int k = 0; k < 3; ++k) ASSERT_TRUE((*sched)->step());  // the three are decoding now
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].decode_rows, 0) << "the first step prefills the three prompts";
+  EXPECT_EQ(records[0].prompt_rows, 6);
   submit(3, 40, 1);                                             // 40 prompt tokens, 2 rows a step
   for (int k = 0; k < 20; ++k) {
     const std::vector<int> before = tokens;
     ASSERT_TRUE((*sched)->step());
     for (int i = 0; i < 3; ++i) EXPECT_EQ(tokens[static_cast<size_t>(i)], before[static_cast<size_t>(i)] + 1) << "step " << k;
     EXPECT_EQ(tokens[3], k < 19 ? 0 : 1) << "the long prompt should take 20 steps of 2 rows";
+    // The step log says what the step carried: three decodes and two prompt rows, timed.
+    ASSERT_EQ(records.size(), static_cast<size_t>(4 + k));
+    const generate::StepRecord& r = records.back();
+    EXPECT_EQ(r.decode_rows, 3) << "step " << k;
+    EXPECT_EQ(r.prompt_rows, 2) << "step " << k;
+    EXPECT_EQ(r.prompt_row_budget, 2) << "step " << k;
+    EXPECT_GT(r.run_seconds, 0) << "step " << k;
+    EXPECT_GE(r.admit_seconds, 0) << "step " << k;
+    EXPECT_GE(r.after_seconds, 0) << "step " << k;
   }
 }
 

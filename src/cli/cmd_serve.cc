@@ -29,7 +29,17 @@ struct ServeOptions {
   std::string cache_dir;
   int64_t cache_dir_mib = 8192;
   int64_t snapshot_interval = 256;
+  bool log_steps = false;
 };
+
+// --log-steps: one line per batched step, to see what a step carried and what it cost
+// (for tuning --parallel and judging the prompt-row budget on this machine).
+void log_step(const generate::StepRecord& r) {
+  std::fprintf(stderr, "step: decode %lld prompt %lld budget %lld | admit %.1f ms run %.1f ms after %.1f ms\n",
+               static_cast<long long>(r.decode_rows), static_cast<long long>(r.prompt_rows),
+               static_cast<long long>(r.prompt_row_budget), r.admit_seconds * 1e3, r.run_seconds * 1e3,
+               r.after_seconds * 1e3);
+}
 
 Result<serve::Backend> load_backend(const ServeOptions& o) {
   OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
@@ -53,7 +63,8 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
                                                                           .kv_dtype = kv,
                                                                           .threads = o.threads,
                                                                           .prefix_cache = prefix_cache,
-                                                                          .snapshot_interval = o.snapshot_interval}));
+                                                                          .snapshot_interval = o.snapshot_interval,
+                                                                          .on_step = o.log_steps ? log_step : nullptr}));
   serve::Backend b{.scheduler = std::move(scheduler), .text = std::move(text)};
   b.model_name = o.alias.empty() ? std::filesystem::path(o.program).stem().string() : o.alias;
   b.ctx_len = o.ctx_size > 0 ? o.ctx_size : model->max_ctx_len();
@@ -87,6 +98,7 @@ Runner add_serve(CLI::App& app) {
   cmd->add_option("--prefix-snapshot-interval", o->snapshot_interval,
                   "with sliding-window caches, also keep a prefix state every N prompt tokens")
       ->capture_default_str();
+  cmd->add_flag("--log-steps", o->log_steps, "log every batched step to stderr (rows, prompt-row budget, milliseconds)");
   cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.json, model directory or program to use instead of the program's");
   return [o]() -> Status {
     if (o->parallel < 1) return usage_error("--parallel {} must be at least 1", o->parallel);

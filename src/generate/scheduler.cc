@@ -195,6 +195,7 @@ bool Scheduler::advance(Slot& slot, std::span<const float> logits) {
 }
 
 bool Scheduler::step() {
+  const auto admit_start = Clock::now();
   admit();
   // Decodes first (one row each), then prompt chunks in admission order within the budget.
   struct Work {
@@ -238,10 +239,17 @@ bool Scheduler::step() {
     return false;
   }
 
+  StepRecord record{.decode_rows = decodes,
+                    .prompt_rows = prompt_rows,
+                    .prompt_row_budget = decodes > 0 ? budget + prompt_rows : 0};
   const auto start = Clock::now();
+  record.admit_seconds = seconds_between(admit_start, start);
   auto result = runner_->step(entries);
+  const auto ran = Clock::now();
+  record.run_seconds = seconds_between(start, ran);
   if (!result.is_ok()) {
     for (Work& w : work) retire(*w.slot, result.status());
+    if (options_.on_step) options_.on_step(record);
     return true;
   }
   for (size_t i = 0; i < work.size(); ++i) {
@@ -257,9 +265,11 @@ bool Scheduler::step() {
     s.pending = -1;
     if (!advance(slot, (*result)[i])) retire(slot, s.stats);
   }
-  if (options_.prefill_rows_while_decoding == 0)
-    prompt_budget_.observe(decodes, prompt_rows, seconds_between(start, Clock::now()));
+  const auto end = Clock::now();
+  if (options_.prefill_rows_while_decoding == 0) prompt_budget_.observe(decodes, prompt_rows, seconds_between(start, end));
   update_used_positions();
+  record.after_seconds = seconds_between(ran, end);
+  if (options_.on_step) options_.on_step(record);
   return true;
 }
 

@@ -56,6 +56,17 @@ struct SequenceRequest {
   SequenceDoneFn on_done;
 };
 
+// One step's account (SchedulerOptions::on_step): what it carried and where its time went.
+// The streams that decode in it wait for all three parts.
+struct StepRecord {
+  int64_t decode_rows = 0;
+  int64_t prompt_rows = 0;
+  int64_t prompt_row_budget = 0;      // prompt rows allowed beside the decodes (0: none decoding)
+  double admit_seconds = 0;           // admissions: prefix-cache lookups and restores
+  double run_seconds = 0;             // the batched step
+  double after_seconds = 0;           // sampling, token callbacks, snapshots, retirements
+};
+
 struct SchedulerOptions {
   int32_t max_sequences = 4;          // sessions (slots) that run at once
   int64_t max_ctx_len = 0;            // per session; 0: the program's
@@ -72,6 +83,8 @@ struct SchedulerOptions {
   // snapshots serve only their own length), every `snapshot_interval` prompt tokens.
   std::shared_ptr<runtime::PrefixCache> prefix_cache = nullptr;
   int64_t snapshot_interval = 256;
+  // Called on the step() thread after every step that ran (null: nothing is reported).
+  std::function<void(const StepRecord&)> on_step = nullptr;
 };
 
 class Scheduler {
