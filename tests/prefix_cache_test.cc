@@ -164,6 +164,22 @@ TEST_P(PrefixReuse, RestoredPrefixGivesTheLogitsOfAColdRun) {
   EXPECT_EQ(t.logits, t_cold.logits);
 }
 
+TEST(PrefixReuseStores, AOneTokenReplyStoresOnlyThePromptsEnd) {
+  auto g = testing::generate({.family = "llama", .seed = 57});
+  auto m = load(*g);
+  auto cache = std::make_shared<runtime::PrefixCache>(runtime::PrefixCacheOptions{.block_tokens = 4});
+  auto s = generate::Scheduler::create(m, {.max_sequences = 1, .threads = 1, .prefix_cache = cache});
+  ASSERT_TRUE(s.is_ok());
+  const int64_t V = m->vocab_size();
+  // One token: nothing past the prompt entered the cache, so its end is the only state.
+  serve(**s, test_tokens(20, V, 8), 1);
+  EXPECT_EQ(cache->counters().stores, 1u);
+  // Three tokens: the prompt's end and the reply's end (two tokens fed past the prompt).
+  serve(**s, test_tokens(21, V, 9), 3);
+  EXPECT_EQ(cache->counters().stores, 3u);
+  EXPECT_EQ(cache->counters().entries, 2u) << "the reply's state subsumes its prompt's (flat caches)";
+}
+
 // A cache with the disk tier in `dir`, collecting its warnings.
 std::shared_ptr<runtime::PrefixCache> disk_cache(const runtime::Model& m, const std::string& dir, runtime::KvDType kv,
                                                  std::vector<std::string>& warnings, uint64_t ram = 512ull << 20,

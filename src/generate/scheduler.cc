@@ -97,8 +97,11 @@ void Scheduler::retire(Slot& slot, Result<SequenceStats> result) {
   if (result.is_ok()) {
     result->total_seconds = seconds_between(s.submitted, Clock::now());
     // The end of the reply: what a follow-up turn resends. The cache holds the history
-    // except a last sampled token that was never fed.
-    if (s.prefilled == static_cast<int64_t>(s.request.prompt.size()) && s.stats.generated_tokens > 0)
+    // except a last sampled token that was never fed. A reply of one token fed nothing past
+    // the prompt, whose end was stored already (a second copy of a long prompt's state
+    // would only delay the step).
+    const auto prompt_len = static_cast<int64_t>(s.request.prompt.size());
+    if (s.prefilled == prompt_len && s.stats.generated_tokens > 0 && slot.session->length() > prompt_len)
       snapshot(slot, s.history, slot.session->length());
   }
   if (s.request.on_done) s.request.on_done(result);

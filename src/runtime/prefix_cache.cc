@@ -138,6 +138,7 @@ void PrefixCache::insert(std::span<const int32_t> tokens, std::shared_ptr<const 
           .state = std::move(state)};
   e.shape = std::make_shared<const PrefixState>(e.state->shape());
   std::lock_guard lock(mu_);
+  ++counters_.stores;
   // The same tokens stored again: the new state replaces the old.
   const std::vector<EntryList::iterator>* same = &short_;
   if (!e.chain.empty()) {

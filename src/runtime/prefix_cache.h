@@ -68,6 +68,7 @@ struct PrefixCacheCounters {
   uint64_t hits = 0;
   uint64_t hit_tokens = 0;
   uint64_t query_tokens = 0;
+  uint64_t stores = 0;           // states inserted (a state stored again counts again)
   uint64_t entries = 0;          // states indexed (in RAM, on disk or both)
   uint64_t bytes = 0;            // bytes of the states held in RAM
   uint64_t evictions = 0;        // states dropped from RAM
