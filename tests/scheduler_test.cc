@@ -57,6 +57,21 @@ TEST(PromptRowBudget, EveryMixedStepStaysUnderItsTargetAndRowsReachIt) {
   }
 }
 
+// The target follows the typical decode step, not the last one: two decode steps the host
+// slowed by half must not let the mixed steps after them grow past (1 + ratio) typical steps.
+TEST(PromptRowBudget, DecodeStepsSlowedByTheHostDoNotRaiseTheTarget) {
+  const double ratio = 1.25, decode_s = 0.1, row_s = decode_s / 12;
+  const int64_t decodes = 3;
+  generate::PromptRowBudget budget(ratio, 4, 512);
+  for (double s : {0.1, 0.1, 0.1, 0.1, 0.1, 0.15, 0.16}) budget.observe(decodes, 0, s);
+  for (int step = 0; step < 20; ++step) {
+    const int64_t n = budget.rows();
+    const double took = std::max(decode_s, static_cast<double>(decodes + n) * row_s);
+    EXPECT_LE(took, (1 + ratio) * decode_s * 1.05) << "step " << step << " with " << n << " prompt rows";
+    budget.observe(decodes, n, took);
+  }
+}
+
 class SchedulerTest : public ::testing::Test {
  protected:
   void SetUp() override {

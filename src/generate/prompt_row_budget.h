@@ -1,7 +1,9 @@
 // How many prompt rows a step may carry beside decoding streams (Scheduler): enough that a
 // new prompt reaches its first token soon, few enough that the streams keep their pace.
 //
-// A step with prompt rows should cost at most about (1 + ratio) decode-only steps. Each row
+// A step with prompt rows should cost at most about (1 + ratio) decode-only steps: the
+// median of the last eight, so that one step the host slowed (single steps stray by 50 %
+// here with nothing else running) does not raise the target of the steps after it. Each row
 // of such a mixed step is taken to cost seconds / rows, as if the step were compute bound
 // (the most of the last four mixed steps, against timing noise).
 // That bounds every step, not only the mean over steps: a step costs at least its rows'
@@ -33,25 +35,32 @@ class PromptRowBudget {
   void observe(int64_t decodes, int64_t prompt_rows, double seconds) {
     if (decodes <= 0) return;  // nothing to keep pace with
     if (prompt_rows == 0) {
-      average(decode_step_s_, seconds);
+      decode_steps_[decode_seen_++ % decode_steps_.size()] = seconds;
       return;
     }
-    if (decode_step_s_ <= 0) return;  // no decode-only step to compare with yet
+    if (decode_seen_ == 0) return;  // no decode-only step to compare with yet
+    const double decode_step_s = median_decode_step();
     // The largest per-row cost of the last few mixed steps: one step that ran fast (timing
     // noise is 10-15 % here) must not let the next one overshoot.
     recent_[next_++ % recent_.size()] = seconds / static_cast<double>(decodes + prompt_rows);
     const double row_s = *std::max_element(recent_.begin(), recent_.end());
-    const auto fit = static_cast<int64_t>((1 + ratio_) * decode_step_s_ / row_s) - decodes;
+    const auto fit = static_cast<int64_t>((1 + ratio_) * decode_step_s / row_s) - decodes;
     rows_ = std::clamp<int64_t>(fit, 1, std::min(2 * rows_, max_rows_));
   }
 
  private:
-  static void average(double& avg, double x) { avg = avg == 0 ? x : 0.5 * avg + 0.5 * x; }
+  double median_decode_step() const {
+    const size_t n = std::min(decode_seen_, decode_steps_.size());
+    std::array<double, 8> v = decode_steps_;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 2), v.begin() + static_cast<std::ptrdiff_t>(n));
+    return v[n / 2];
+  }
 
   double ratio_;
   int64_t max_rows_;
   int64_t rows_;
-  double decode_step_s_ = 0;          // running mean of a decode-only step
+  std::array<double, 8> decode_steps_{};  // seconds of the last decode-only steps (a ring)
+  size_t decode_seen_ = 0;                // decode-only steps observed
   std::array<double, 4> recent_{};    // seconds per row of the last mixed steps
   size_t next_ = 0;
 };
