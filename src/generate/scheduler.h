@@ -74,7 +74,7 @@ struct SchedulerOptions {
   int threads = 0;                    // as SessionOptions::threads
   std::shared_ptr<ThreadPool> pool = nullptr;
   // Prompt rows one step may carry while other sequences decode: the step then costs little
-  // more than a decode step (0: adapt it so that such a step costs at most about 2.25
+  // more than a decode step (0: adapt it so that such a step costs at most about 2
   // times a plain decode step). With nothing decoding a prompt takes the whole row budget.
   int64_t prefill_rows_while_decoding = 0;
   // Prefix reuse (runtime/prefix_cache.h), null: off. A request's prompt is looked up at
