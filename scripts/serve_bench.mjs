@@ -7,6 +7,8 @@
 //   node scripts/serve_bench.mjs --port 8080 [--api-key KEY]                        # a running server on 127.0.0.1
 //   options: --concurrency 1,4,8 --requests 4 --max-tokens 64 --prompt "..." | --prompt-words N
 //            --ctx-size N --tokenizer PATH (passed to serve) --cache-ram MiB (passed to serve)
+//            --stagger S|auto: client k starts k·S seconds after the first (auto: a lone
+//            request's duration / C), so that the first wave's prompts do not all arrive at once
 // Each request's prompt starts with its own number, so requests share no cached prefix
 // beyond the chat template's header. Per level it prints each stream's decode rate (1 / mean
 // inter-token gap), to compare a lone stream with `offgraph bench` on the same program.
@@ -135,13 +137,20 @@ async function gapTest(words, steadyTokens) {
 }
 
 try {
-  await one(0);  // warm-up
+  const warmStart = performance.now();
+  await one(0);  // warm-up, and a lone request's duration for --stagger auto
+  const loneSeconds = (performance.now() - warmStart) / 1000;
   if (args['gap-test']) { await gapTest(Number(args['gap-test']), Number(args['steady-tokens'] ?? 32)); process.exit(0); }
-  console.log(`serve_bench: ${base}, ${perClient} requests per client, max_tokens ${maxTokens}`);
+  console.log(`serve_bench: ${base}, ${perClient} requests per client, max_tokens ${maxTokens}, ` +
+              `stagger ${args.stagger ?? 0} (a lone request took ${loneSeconds.toFixed(2)} s)`);
   console.log('clients  requests  tokens    tok/s   ttft p50  ttft p99   itl p50   itl p99  (ms)  stream tok/s');
   for (const c of levels) {
+    // Client k starts k staggers after the first (0: all at once, the worst case for the
+    // first wave's time to first token; auto: a lone request's duration spread over the C).
+    const stagger = args.stagger === 'auto' ? loneSeconds / c : Number(args.stagger ?? 0);
     const start = performance.now();
     const results = (await Promise.all(Array.from({ length: c }, async (_, k) => {
+      await new Promise((res) => setTimeout(res, k * stagger * 1000));
       const out = [];
       for (let i = 0; i < perClient; ++i) out.push(await one(1 + k * perClient + i));
       return out;
