@@ -30,6 +30,8 @@ namespace {
 using kernels::ElemType;
 
 constexpr int64_t kSizes[] = {1, 7, 31, 32, 33, 257};
+// Token counts of a linear: the sizes, plus the few-token tiles of batched decode (2-5).
+constexpr int64_t kTokenCounts[] = {1, 3, 5, 7, 31, 32, 33, 257};
 
 struct Tol {
   ElemType type;
@@ -178,7 +180,7 @@ TEST(Linear, MatchesFloat64AtEverySizeDtypeAndTarget) {
         const bool with_bias = (rows + cols) % 2 == 0;
         const Laid laid = lay_out(w, rows, cols, layout);
         const kernels::Matrix& m = laid.m;
-        for (int64_t T : kSizes) {
+        for (int64_t T : kTokenCounts) {
           const std::vector<float> x = random_floats(static_cast<size_t>(T * cols), static_cast<uint32_t>(T));
           // float64 reference and its error bound per output.
           std::vector<double> want(static_cast<size_t>(T * rows)), bound(want.size());
@@ -211,12 +213,14 @@ TEST(Linear, EachRowOfAPrefillEqualsThatTokenAloneBitForBit) {
     SCOPED_TRACE(tol.name);
     for (Layout layout : kLayouts) {
     SCOPED_TRACE(layout_name(layout));
-    const int64_t rows = 33, cols = layout == Layout::kRowMajor ? 257 : 258, T = 33;
+    const int64_t rows = 33, cols = layout == Layout::kRowMajor ? 257 : 258;
     const Stored w = make_stored(rows * cols, tol.type, 3);
-    const std::vector<float> x = random_floats(T * cols, 4), bias = random_floats(rows, 5);
     const Laid laid = lay_out(w, rows, cols, layout);
     const kernels::Matrix& m = laid.m;
+    for (int64_t T : {int64_t{4}, int64_t{33}})  // a few-token tile, and prefill tiles
     for_each_target([&] {
+      SCOPED_TRACE(::testing::Message() << "T " << T);
+      const std::vector<float> x = random_floats(T * cols, 4), bias = random_floats(rows, 5);
       std::vector<float> all(T * rows), one(rows);
       kernels::linear(x.data(), T, m, bias.data(), all.data());
       for (int64_t t = 0; t < T; ++t) {
