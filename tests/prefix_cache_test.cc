@@ -164,7 +164,7 @@ TEST_P(PrefixReuse, RestoredPrefixGivesTheLogitsOfAColdRun) {
   EXPECT_EQ(t.logits, t_cold.logits);
 }
 
-TEST(PrefixReuseStores, AOneTokenReplyStoresOnlyThePromptsEnd) {
+TEST(PrefixReuseStores, PromptAndReplyEndsAreStoredOnceAndAfterTheFirstToken) {
   auto g = testing::generate({.family = "llama", .seed = 57});
   auto m = load(*g);
   auto cache = std::make_shared<runtime::PrefixCache>(runtime::PrefixCacheOptions{.block_tokens = 4});
@@ -178,6 +178,23 @@ TEST(PrefixReuseStores, AOneTokenReplyStoresOnlyThePromptsEnd) {
   serve(**s, test_tokens(21, V, 9), 3);
   EXPECT_EQ(cache->counters().stores, 3u);
   EXPECT_EQ(cache->counters().entries, 2u) << "the reply's state subsumes its prompt's (flat caches)";
+  // The first token is handed out before the prompt's state is copied into the cache.
+  std::vector<uint64_t> stores_at_token;
+  generate::GenerateOptions o;
+  o.max_tokens = 2;
+  o.sampling.temperature = 0;
+  ASSERT_TRUE((*s)->submit({.prompt = test_tokens(22, V, 10),
+                            .options = o,
+                            .on_token = [&](int32_t, std::span<const float>) {
+                              stores_at_token.push_back(cache->counters().stores);
+                              return true;
+                            }})
+                  .is_ok());
+  while ((*s)->step()) {
+  }
+  ASSERT_EQ(stores_at_token.size(), 2u);
+  EXPECT_EQ(stores_at_token[0], 3u) << "the prompt's state was stored before its first token went out";
+  EXPECT_EQ(stores_at_token[1], 4u) << "by the second token it is stored";
 }
 
 // A cache with the disk tier in `dir`, collecting its warnings.

@@ -258,15 +258,23 @@ bool Scheduler::step() {
   for (size_t i = 0; i < work.size(); ++i) {
     Slot& slot = *work[i].slot;
     Sequence& s = *slot.seq;
+    bool prompt_done = false;
     if (work[i].prompt_rows > 0) {
       s.prefilled += work[i].prompt_rows;
       const auto prompt_len = static_cast<int64_t>(s.request.prompt.size());
-      if (s.prefilled == prompt_len || (!flat_only_ && s.prefilled % options_.snapshot_interval == 0))
-        snapshot(slot, s.request.prompt, s.prefilled);
-      if (s.prefilled < prompt_len) continue;
+      prompt_done = s.prefilled == prompt_len;
+      if (!prompt_done) {
+        if (!flat_only_ && s.prefilled % options_.snapshot_interval == 0) snapshot(slot, s.request.prompt, s.prefilled);
+        continue;
+      }
     }
     s.pending = -1;
-    if (!advance(slot, (*result)[i])) retire(slot, s.stats);
+    // The first token goes out before the prompt's state is copied for the prefix cache (a
+    // long prompt's copy takes 140 ms here); sampling leaves the cache as it is, and the
+    // copy comes before a retirement clears the session.
+    const bool more = advance(slot, (*result)[i]);
+    if (prompt_done) snapshot(slot, s.request.prompt, s.prefilled);
+    if (!more) retire(slot, s.stats);
   }
   const auto end = Clock::now();
   if (options_.prefill_rows_while_decoding == 0) prompt_budget_.observe(decodes, prompt_rows, seconds_between(start, end));
