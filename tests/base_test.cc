@@ -3,9 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <numeric>
 #include <limits>
 #include <string>
 
+#include "base/large_buffer.h"
 #include "base/special_functions.h"
 #include "base/utf8.h"
 
@@ -53,6 +56,21 @@ TEST(Utf8, EncodesOneToFourByteCodePoints) {
   std::string out = "x";
   append_utf8(out, U'\u00a0');
   EXPECT_EQ(out, "x\xC2\xA0");
+}
+
+// Large buffers (prefix-cache states): 2 MiB aligned from 2 MiB on, plain below, and every
+// byte written reads back, across a resize that moves the data between the two kinds.
+TEST(LargeBytes, HoldWhatIsWrittenAtEverySizeAndAlignLargeOnes) {
+  for (size_t n : {size_t{1}, size_t{4096}, (size_t{2} << 20) - 1, size_t{2} << 20, (size_t{3} << 20) + 5}) {
+    SCOPED_TRACE(n);
+    LargeBytes b(n);
+    ASSERT_EQ(b.size(), n);
+    if (n >= (size_t{2} << 20)) EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % (size_t{2} << 20), 0u);
+    for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(i * 7 + 3);
+    b.resize(n + (size_t{1} << 20));  // grows: reallocated, the old bytes copied
+    for (size_t i = 0; i < n; i += 4093) ASSERT_EQ(b[i], static_cast<uint8_t>(i * 7 + 3)) << i;
+    ASSERT_EQ(b[n - 1], static_cast<uint8_t>((n - 1) * 7 + 3));
+  }
 }
 
 }  // namespace

@@ -212,9 +212,14 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
     for (auto [src, dst] : {std::pair{static_cast<const uint8_t*>(kv.k), pc.k.data()},
                             std::pair{static_cast<const uint8_t*>(kv.v), pc.v.data()}})
       for (int32_t h = 0; h < kv.kv_heads; ++h)
-        for (int64_t r = 0; r < pc.rows; ++r)  // a ring's positions may wrap: one row at a time
+        for (int64_t r = 0; r < pc.rows;) {  // runs of consecutive slots (a ring's wrap ends one)
+          const int64_t s0 = kv.slot(pc.first + r);
+          int64_t n = 1;
+          while (r + n < pc.rows && kv.slot(pc.first + r + n) == s0 + n) ++n;
           std::memcpy(dst + (static_cast<size_t>(h) * pc.rows + r) * row,
-                      src + (static_cast<size_t>(h) * kv.slots + kv.slot(pc.first + r)) * row, row);
+                      src + (static_cast<size_t>(h) * kv.slots + s0) * row, static_cast<size_t>(n) * row);
+          r += n;
+        }
     st.caches.push_back(std::move(pc));
   }
   return st;

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "base/large_buffer.h"
 #include "base/status.h"
 #include "kernels/kernels.h"
 #include "program/layout.h"
@@ -57,8 +58,8 @@ struct PrefixState {
     int32_t head_dim = 0;
     int64_t first = 0;       // first position held
     int64_t rows = 0;        // positions first .. first + rows - 1
-    std::vector<uint8_t> k;  // [kv_heads, rows, head_dim] elements of kv_type
-    std::vector<uint8_t> v;  // [kv_heads, rows, head_dim]
+    LargeBytes k;            // [kv_heads, rows, head_dim] elements of kv_type
+    LargeBytes v;            // [kv_heads, rows, head_dim]
   };
   std::vector<Cache> caches;  // [n_caches]
   uint64_t bytes() const;
