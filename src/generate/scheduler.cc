@@ -5,7 +5,7 @@
 namespace og::generate {
 namespace {
 
-constexpr double kPromptStepRatio = 1.0;  // extra cost of a step's prompt rows, in decode steps
+constexpr double kPromptStepRatio = 1.0;   // extra cost of a step's prompt rows, in decode steps
 constexpr int64_t kFirstPromptRows = 4;     // prompt rows of the first such step, before any measurement
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
