@@ -22,7 +22,7 @@ run_tests_checking_tmp() {
   local rc=0
   TMPDIR="$tmp" "$@" || rc=$?
   local left
-  left=$(find "$tmp" -mindepth 1 -maxdepth 1 ! -name 'pytest-of-*' -printf '%f\n' | head -20)
+  left=$(find "$tmp" -mindepth 1 -maxdepth 1 ! -name 'pytest-of-*' -printf '%f\n' | head -20 || true)
   rm -rf "$tmp"
   if [ -n "$left" ]; then
     printf 'tests left these in their temporary directory:\n%s\n' "$left" >&2
