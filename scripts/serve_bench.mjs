@@ -13,7 +13,7 @@
 // beyond the chat template's header. Per level it prints each stream's decode rate (1 / mean
 // inter-token gap), to compare a lone stream with `offgraph bench` on the same program.
 //
-//   --gap-test N: instead, 3 streams decode; once each has 8 tokens, a request with an N-word
+//   --gap-test N: instead, 3 streams decode; once each has --steady-tokens, a request with an N-word
 //   prompt (about N tokens) arrives; prints the streams' steady inter-token gap (median before
 //   it arrived) and their longest gap while it was prefilled (chunked prefill at work).
 //   --steady-tokens N: tokens each stream decodes before the prompt arrives (default 32).

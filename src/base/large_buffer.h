@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 #include <vector>
@@ -43,14 +44,11 @@ class LargeBufferAllocator {
     else
       std::free(p);
   }
-  // Default-initialise (no zeroing) when no value is given.
+  // Default-initialise (no zeroing) when no value is given; with a value, allocator_traits
+  // falls back to placement new.
   template <typename U>
   void construct(U* p) noexcept {
     ::new (static_cast<void*>(p)) U;
-  }
-  template <typename U, typename... Args>
-  void construct(U* p, Args&&... args) {
-    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
   }
 
   template <typename U>

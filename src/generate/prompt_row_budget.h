@@ -51,7 +51,7 @@ class PromptRowBudget {
  private:
   double median_decode_step() const {
     const size_t n = std::min(decode_seen_, decode_steps_.size());
-    std::array<double, 8> v = decode_steps_;
+    auto v = decode_steps_;
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 2), v.begin() + static_cast<std::ptrdiff_t>(n));
     return v[n / 2];
   }
