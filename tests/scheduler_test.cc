@@ -72,6 +72,41 @@ TEST(PromptRowBudget, DecodeStepsSlowedByTheHostDoNotRaiseTheTarget) {
   }
 }
 
+// Prompts arriving back to back leave no step without prompt rows. When the host then
+// slows (by 1.8x here), the decode steps measured before it set too low a target, and every
+// decode-sized step looks like a whole budget: without fresh decode steps the prompt rows
+// fell to about two per step. The budget asks for a decode-only step now and then, so the
+// rows stay near what the slowed steps allow, and no step passes its target.
+TEST(PromptRowBudget, AHostThatSlowsWhilePromptsWaitKeepsTheirRowsNearTheTarget) {
+  const double ratio = 1.0, memory_s = 0.18, row_s = 0.0127;  // a step: memory plus its rows' compute
+  const int64_t decodes = 2;
+  generate::PromptRowBudget budget(ratio, 4, 512);
+  double slow = 1.0;
+  auto cost = [&](int64_t rows) { return slow * (memory_s + static_cast<double>(rows) * row_s); };
+  for (int step = 0; step < 5; ++step) budget.observe(decodes, 0, cost(decodes));  // streams decoding
+  slow = 1.8;
+  int64_t prompt_rows = 0, steps = 0, decode_only = 0;
+  for (int step = 0; step < 120; ++step) {
+    const int64_t n = budget.rows();
+    ASSERT_GE(n, 0);
+    const double took = cost(decodes + n);
+    if (n > 0) {
+      EXPECT_LE(took, (1 + ratio) * cost(decodes) * 1.05) << "step " << step << " with " << n << " prompt rows";
+    }
+    budget.observe(decodes, n, took);
+    if (step < 60) continue;  // settled: count what prompts get
+    prompt_rows += n;
+    ++steps;
+    decode_only += n == 0;
+  }
+  // The most rows whose extra cost fits the target, and what prompts get per step on average
+  // (decode-only steps included).
+  const double ideal = ratio * cost(decodes) / (slow * row_s);
+  EXPECT_GE(static_cast<double>(prompt_rows) / static_cast<double>(steps), 0.75 * ideal);
+  EXPECT_GE(decode_only, 1);  // the decode step was measured again
+  EXPECT_LE(decode_only, steps / generate::PromptRowBudget::kRefreshAfter + 1);
+}
+
 class SchedulerTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -2,7 +2,7 @@
 // new prompt reaches its first token soon, few enough that the streams keep their pace.
 //
 // A step with prompt rows should cost at most about (1 + ratio) decode-only steps: the
-// median of the last eight, so that one step the host slowed (single steps stray by 50 %
+// median of the last five, so that one step the host slowed (single steps stray by 50 %
 // here with nothing else running) does not raise the target of the steps after it. Each row
 // of such a mixed step is taken to cost seconds / rows, as if the step were compute bound
 // (the most of the last four mixed steps, against timing noise).
@@ -12,6 +12,14 @@
 // doubling per step. (A running mean of the extra cost per prompt row, the earlier rule,
 // sees nearly free rows while the step is memory bound, then allows a step far over the
 // target.)
+//
+// The decode steps that set the target must be recent: while prompts keep arriving every
+// step can carry prompt rows, and a target measured before the host slowed (by half or more
+// here, for minutes) makes every decode-sized step look like a whole budget, so the prompt
+// rows fall to one or two per step and prompts wait many times their time (seen: 2-row
+// chunks for 30 steps, time to first token 5x a lone request's). So after kRefreshAfter
+// mixed steps in a row, rows() asks for one step without prompt rows, which measures the
+// decode step again.
 #pragma once
 
 #include <algorithm>
@@ -27,8 +35,12 @@ class PromptRowBudget {
   PromptRowBudget(double ratio, int64_t first, int64_t max_rows)
       : ratio_(ratio), max_rows_(std::max<int64_t>(1, max_rows)), rows_(std::clamp<int64_t>(first, 1, max_rows_)) {}
 
-  // Prompt rows the next step may carry beside `decodes` decoding rows.
-  int64_t rows() const { return rows_; }
+  // After this many mixed steps in a row, one step without prompt rows re-measures the
+  // decode step (a ninth of the steps while prompts wait: the price of a current target).
+  static constexpr int kRefreshAfter = 8;
+
+  // Prompt rows the next step may carry beside decoding rows; 0 asks for a decode-only step.
+  int64_t rows() const { return mixed_in_a_row_ >= kRefreshAfter ? 0 : rows_; }
 
   // A step of `decodes` decoding rows and `prompt_rows` prompt rows took `seconds` (to the
   // end of its bookkeeping: the streams wait for all of it).
@@ -36,8 +48,10 @@ class PromptRowBudget {
     if (decodes <= 0) return;  // nothing to keep pace with
     if (prompt_rows == 0) {
       decode_steps_[decode_seen_++ % decode_steps_.size()] = seconds;
+      mixed_in_a_row_ = 0;
       return;
     }
+    ++mixed_in_a_row_;
     if (decode_seen_ == 0) return;  // no decode-only step to compare with yet
     const double decode_step_s = median_decode_step();
     // The largest per-row cost of the last few mixed steps: one step that ran fast (timing
@@ -59,8 +73,11 @@ class PromptRowBudget {
   double ratio_;
   int64_t max_rows_;
   int64_t rows_;
-  std::array<double, 8> decode_steps_{};  // seconds of the last decode-only steps (a ring)
-  size_t decode_seen_ = 0;                // decode-only steps observed
+  // Seconds of the last decode-only steps (a ring): five, so that the median follows a host
+  // that slowed within a few refreshes.
+  std::array<double, 5> decode_steps_{};
+  size_t decode_seen_ = 0;  // decode-only steps observed
+  int mixed_in_a_row_ = 0;  // mixed steps since the last decode-only one
   std::array<double, 4> recent_{};    // seconds per row of the last mixed steps
   size_t next_ = 0;
 };
