@@ -13,13 +13,15 @@
 // sees nearly free rows while the step is memory bound, then allows a step far over the
 // target.)
 //
-// The decode steps that set the target must be recent: while prompts keep arriving every
+// The decode steps that set the target must be current. While prompts keep arriving every
 // step can carry prompt rows, and a target measured before the host slowed (by half or more
-// here, for minutes) makes every decode-sized step look like a whole budget, so the prompt
-// rows fall to one or two per step and prompts wait many times their time (seen: 2-row
-// chunks for 30 steps, time to first token 5x a lone request's). So after kRefreshAfter
-// mixed steps in a row, rows() asks for one step without prompt rows, which measures the
-// decode step again.
+// here, for minutes) makes every decode-sized step look like a whole budget: the prompt rows
+// fell to one or two per step and prompts waited many times their time (seen: 2-row chunks
+// for 30 steps, time to first token 5x a lone request's). So when the rows have stayed at
+// two or at a quarter of their peak or less for kStarvedSteps mixed steps, the next kRefreshSteps steps
+// carry no prompt rows and measure the decode step again (a majority of the median's ring).
+// Only then: decode steps measured beside a long prefill ran ~20 % slower than before it
+// here, and a target that followed them every few steps let the streams' longest gap grow.
 #pragma once
 
 #include <algorithm>
@@ -35,12 +37,13 @@ class PromptRowBudget {
   PromptRowBudget(double ratio, int64_t first, int64_t max_rows)
       : ratio_(ratio), max_rows_(std::max<int64_t>(1, max_rows)), rows_(std::clamp<int64_t>(first, 1, max_rows_)) {}
 
-  // After this many mixed steps in a row, one step without prompt rows re-measures the
-  // decode step (a ninth of the steps while prompts wait: the price of a current target).
-  static constexpr int kRefreshAfter = 8;
+  // Mixed steps in a row with starved rows (two or fewer, or a quarter of their peak or less)
+  // before the decode step is measured again, and the decode-only steps that measure it.
+  static constexpr int kStarvedSteps = 8;
+  static constexpr int kRefreshSteps = 3;
 
   // Prompt rows the next step may carry beside decoding rows; 0 asks for a decode-only step.
-  int64_t rows() const { return mixed_in_a_row_ >= kRefreshAfter ? 0 : rows_; }
+  int64_t rows() const { return refresh_left_ > 0 ? 0 : rows_; }
 
   // A step of `decodes` decoding rows and `prompt_rows` prompt rows took `seconds` (to the
   // end of its bookkeeping: the streams wait for all of it).
@@ -48,10 +51,9 @@ class PromptRowBudget {
     if (decodes <= 0) return;  // nothing to keep pace with
     if (prompt_rows == 0) {
       decode_steps_[decode_seen_++ % decode_steps_.size()] = seconds;
-      mixed_in_a_row_ = 0;
+      if (refresh_left_ > 0) --refresh_left_;
       return;
     }
-    ++mixed_in_a_row_;
     if (decode_seen_ == 0) return;  // no decode-only step to compare with yet
     const double decode_step_s = median_decode_step();
     // The largest per-row cost of the last few mixed steps: one step that ran fast (timing
@@ -60,6 +62,13 @@ class PromptRowBudget {
     const double row_s = *std::max_element(recent_.begin(), recent_.end());
     const auto fit = static_cast<int64_t>((1 + ratio_) * decode_step_s / row_s) - decodes;
     rows_ = std::clamp<int64_t>(fit, 1, std::min(2 * rows_, max_rows_));
+    peak_rows_ = std::max(peak_rows_, rows_);
+    starved_steps_ = rows_ <= 2 || 4 * rows_ <= peak_rows_ ? starved_steps_ + 1 : 0;
+    if (starved_steps_ >= kStarvedSteps) {
+      refresh_left_ = kRefreshSteps;
+      starved_steps_ = 0;
+      peak_rows_ = rows_;  // what the fresh target allows becomes the reference
+    }
   }
 
  private:
@@ -73,11 +82,13 @@ class PromptRowBudget {
   double ratio_;
   int64_t max_rows_;
   int64_t rows_;
-  // Seconds of the last decode-only steps (a ring): five, so that the median follows a host
-  // that slowed within a few refreshes.
+  // Seconds of the last decode-only steps (a ring): five, so that a refresh's three make
+  // the median.
   std::array<double, 5> decode_steps_{};
   size_t decode_seen_ = 0;  // decode-only steps observed
-  int mixed_in_a_row_ = 0;  // mixed steps since the last decode-only one
+  int64_t peak_rows_ = 0;   // the most rows allowed since the last refresh
+  int starved_steps_ = 0;   // mixed steps in a row with starved rows
+  int refresh_left_ = 0;    // decode-only steps still to run for a refresh
   std::array<double, 4> recent_{};    // seconds per row of the last mixed steps
   size_t next_ = 0;
 };
