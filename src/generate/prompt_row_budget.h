@@ -39,7 +39,7 @@ class PromptRowBudget {
 
   // Mixed steps in a row with starved rows (two or fewer, or a quarter of their peak or less)
   // before the decode step is measured again, and the decode-only steps that measure it.
-  static constexpr int kStarvedSteps = 8;
+  static constexpr int kStarvedSteps = 4;
   static constexpr int kRefreshSteps = 3;
 
   // Prompt rows the next step may carry beside decoding rows; 0 asks for a decode-only step.
