@@ -1,5 +1,6 @@
 // The offgraph binary as a user meets it: outputs, one-line errors, exit codes
 // (0 ok, 1 bad usage, 2 bad input or unsupported model).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -311,6 +312,54 @@ TEST(CliEndToEnd, GenExportInspectLogits) {
     max_ref = std::max(max_ref, std::abs(double(r->data[i])));
   }
   EXPECT_LE(max_abs, 1e-4 * max_ref);
+}
+
+// bench --profile times every op of the timed runs: each op runs once per step, so the
+// calls are the program's op counts (inspect) times the steps, and the ops' time fits in the
+// timed runs' own time.
+TEST(CliBench, ProfileCountsEveryOpOfEveryTimedStepWithinTheirTime) {
+  TempDir d;
+  ASSERT_EQ(run_offgraph("gen-model --family gemma2 --out " + d.file("m") + " --set '{\"sliding_window\": 4}'").exit_code, 0);
+  ASSERT_EQ(run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --prefill-chunk-size 3").exit_code, 0);
+  auto inspect = run_offgraph("inspect --json " + d.file("p.ogp"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  const nlohmann::json counts = nlohmann::json::parse(inspect.out)["op_counts"];
+  int64_t n_ops = 0;
+  for (const auto& [name, n] : counts.items()) n_ops += n.get<int64_t>();
+  const int64_t prefill = 5, decode = 3, runs = 2, prefill_steps = 2;  // 5 tokens in chunks of 3
+  auto bench = run_offgraph(fmt::format("bench -m {} -p {} -n {} -r {} --threads 1 --json --profile", d.file("p.ogp"), prefill,
+                                        decode, runs));
+  ASSERT_EQ(bench.exit_code, 0) << bench.err;
+  const nlohmann::json j = nlohmann::json::parse(bench.out);
+  auto sums = [&](const nlohmann::json& rows, const std::string& prefix) {
+    int64_t calls = 0;
+    double seconds = 0;
+    for (const auto& r : rows)
+      if (r["op"].get<std::string>().rfind(prefix, 0) == 0) {
+        calls += r["calls"].get<int64_t>();
+        seconds += r["seconds"].get<double>();
+      }
+    return std::pair{calls, seconds};
+  };
+  EXPECT_EQ(sums(j["decode_profile"], "").first, n_ops * decode * runs);
+  EXPECT_EQ(sums(j["decode_profile"], "linear ").first, counts["linear"].get<int64_t>() * decode * runs);
+  EXPECT_EQ(sums(j["prefill_profile"], "").first, n_ops * prefill_steps * runs);
+  double decode_s = 0, prefill_s = 0;
+  for (double r : j["decode_tok_s_runs"]) decode_s += static_cast<double>(decode) / r;
+  for (double r : j["prefill_tok_s_runs"]) prefill_s += static_cast<double>(prefill) / r;
+  const double ops_decode_s = sums(j["decode_profile"], "").second, ops_prefill_s = sums(j["prefill_profile"], "").second;
+  EXPECT_GT(ops_decode_s, 0);
+  EXPECT_LE(ops_decode_s, decode_s);
+  EXPECT_GT(ops_prefill_s, 0);
+  EXPECT_LE(ops_prefill_s, prefill_s);
+  // Without the flag, no profile; as text, its tables.
+  auto plain = run_offgraph("bench -m " + d.file("p.ogp") + " -p 2 -n 1 -r 1 --threads 1 --json");
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("decode_profile"));
+  auto text = run_offgraph("bench -m " + d.file("p.ogp") + " -p 2 -n 1 -r 1 --threads 1 --profile");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("decode profile (per token, 1 tokens x 1 runs)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("| linear "), std::string::npos) << text.out;
 }
 
 TEST(CliErrors, LogitsAndExportInputErrors) {

@@ -1,4 +1,4 @@
-// `offgraph bench -m FILE [-p 128] [-n 64] [-r 3] [--threads N] [--ctx N] [--kv-dtype D] [--simd T] [--json]`
+// `offgraph bench -m FILE [-p 128] [-n 64] [-r 3] [--threads N] [--ctx N] [--kv-dtype D] [--simd T] [--profile] [--json]`
 // llama-bench style: prefill of p tokens in one step from an empty cache, then decode of n
 // tokens one at a time; the median of r runs after one warm-up run. The same run measures
 // the machine's memory read bandwidth (a multi-threaded streaming read over a buffer much
@@ -17,6 +17,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -25,6 +26,7 @@
 #include "kernels/kernels.h"
 #include "base/memory_stats.h"
 #include "program/program_file.h"
+#include "program/validator.h"
 #include "runtime/batch_runner.h"
 #include "runtime/session.h"
 
@@ -271,6 +273,61 @@ Result<std::vector<int64_t>> parse_batch_list(const std::string& s) {
   return out;
 }
 
+// --profile: the ops of one kind summed (linears: of one shape and storage type), with the
+// weight bytes their calls read.
+struct ProfileRow {
+  std::string op;
+  int64_t calls = 0;
+  double seconds = 0;
+  double weight_bytes = 0;
+};
+
+std::vector<ProfileRow> profile_rows(const runtime::Model& m, const runtime::OpTimes& t) {
+  static constexpr const char* kTypes[] = {"f32", "bf16", "f16", "q8", "q4"};
+  std::map<std::string, ProfileRow> by_op;
+  for (size_t i = 0; i < m.ops().size(); ++i) {
+    const runtime::BoundOp& op = m.ops()[i];
+    std::string name = program::op_name(m.program().ops()->Get(static_cast<flatbuffers::uoffset_t>(i))->attrs_type());
+    double bytes = 0;
+    if (op.kind == runtime::OpKind::kLinear) {
+      const auto type = static_cast<size_t>(op.matrix.type);
+      name += fmt::format(" {}x{} {}", op.matrix.rows, op.matrix.cols, type < std::size(kTypes) ? kTypes[type] : "?");
+      bytes = static_cast<double>(kernels::row_storage_bytes(op.matrix)) * static_cast<double>(op.matrix.rows);
+    }
+    ProfileRow& r = by_op[name];
+    r.op = name;
+    r.calls += t.calls[i];
+    r.seconds += t.seconds[i];
+    r.weight_bytes += bytes * static_cast<double>(t.calls[i]);
+  }
+  std::vector<ProfileRow> rows;
+  for (auto& [name, r] : by_op) rows.push_back(r);
+  std::sort(rows.begin(), rows.end(), [](const ProfileRow& a, const ProfileRow& b) { return a.seconds > b.seconds; });
+  return rows;
+}
+
+nlohmann::ordered_json profile_json(const std::vector<ProfileRow>& rows) {
+  nlohmann::ordered_json a = nlohmann::ordered_json::array();
+  for (const ProfileRow& r : rows)
+    a.push_back({{"op", r.op}, {"calls", r.calls}, {"seconds", r.seconds}, {"weight_bytes", r.weight_bytes}});
+  return a;
+}
+
+// Per unit (a prefill run, or a decoded token): calls, milliseconds, share of the ops' time,
+// and for linears the weight bytes read per second.
+void print_profile(const std::string& title, const std::vector<ProfileRow>& rows, double units) {
+  double total = 0;
+  for (const ProfileRow& r : rows) total += r.seconds;
+  std::cout << fmt::format("\n{}\n| op | calls | ms | share | weights GB/s |\n|---|---:|---:|---:|---:|\n", title);
+  for (const ProfileRow& r : rows) {
+    if (r.calls == 0) continue;
+    const std::string gb_s = r.weight_bytes > 0 && r.seconds > 0 ? fmt::format("{:.1f}", r.weight_bytes / r.seconds / 1e9) : "";
+    std::cout << fmt::format("| {} | {:.0f} | {:.2f} | {:.1f} % | {} |\n", r.op, static_cast<double>(r.calls) / units,
+                             1e3 * r.seconds / units, total > 0 ? 100 * r.seconds / total : 0.0, gb_s);
+  }
+  std::cout << fmt::format("| all ops | | {:.2f} | | |\n", 1e3 * total / units);
+}
+
 }  // namespace
 
 Runner add_bench(CLI::App& app) {
@@ -279,7 +336,7 @@ Runner add_bench(CLI::App& app) {
     std::string program, kv_dtype = "fp32", simd, batch;
     int64_t prefill = 128, decode = 64, ctx = 0, bw_mb = 0;
     int runs = 3, threads = 0;
-    bool json = false;
+    bool json = false, profile = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--program,-m", o->program, "program file")->required();
@@ -293,6 +350,8 @@ Runner add_bench(CLI::App& app) {
   cmd->add_option("--simd", o->simd, "use SIMD targets no better than this one (e.g. AVX2), to compare");
   cmd->add_option("--batch", o->batch, "also decode B sequences together, for each B of a list such as 1,2,4,8");
   cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->add_flag("--profile", o->profile,
+                "also time every op of the timed runs: per op kind (linears per shape), milliseconds and weight GB/s");
   return [o]() -> Status {
     if (o->prefill < 1 || o->decode < 1 || o->runs < 1 || o->threads < 0 || o->ctx < 0 || o->bw_mb < 0)
       return usage_error("-p, -n and -r must be >= 1; --threads, --ctx and --bw-mb >= 0");
@@ -341,12 +400,17 @@ Runner add_bench(CLI::App& app) {
     };
     // Prefill: from an empty cache; the first run warms up (page cache, pool, allocations).
     std::vector<double> prefill_tok_s, decode_tok_s;
+    // --profile: op times of the timed runs (a warm-up run is not counted).
+    runtime::OpTimes prefill_times(model->ops().size()), decode_times(model->ops().size());
+    auto profile = [&](runtime::OpTimes* t) { session->set_op_times(o->profile ? t : nullptr); };
     for (int run = 0; run <= o->runs; ++run) {
       session->clear();
+      profile(run > 0 ? &prefill_times : nullptr);
       const auto t0 = Clock::now();
       OG_TRY(feed(o->prefill));
       if (run > 0) prefill_tok_s.push_back(static_cast<double>(o->prefill) / seconds_since(t0));
     }
+    profile(nullptr);
     // Decode from decode_from; between runs, rewind (or refill when the rings no longer allow it).
     session->clear();
     OG_TRY(feed(decode_from));
@@ -355,9 +419,11 @@ Runner add_bench(CLI::App& app) {
         session->clear();
         OG_TRY(feed(decode_from));
       }
+      profile(run > 0 ? &decode_times : nullptr);
       const auto t0 = Clock::now();
       OG_TRY(decode());
       if (run > 0) decode_tok_s.push_back(static_cast<double>(o->decode) / seconds_since(t0));
+      profile(nullptr);
     }
     std::vector<BatchRow> batch_rows;
     for (int64_t B : batches) {
@@ -422,6 +488,10 @@ Runner add_bench(CLI::App& app) {
       j["aggregate_decode_tok_s"] = agg;
       j["per_sequence_decode_tok_s"] = per;
     }
+    if (o->profile) {
+      j["prefill_profile"] = profile_json(profile_rows(*model, prefill_times));
+      j["decode_profile"] = profile_json(profile_rows(*model, decode_times));
+    }
     if (o->json) {
       std::cout << j.dump() << "\n";
       return Status::ok();
@@ -469,6 +539,12 @@ Runner add_bench(CLI::App& app) {
                                  r.per_sequence_tok_s, r.aggregate_tok_s / one, step_floor_fraction,
                                  step_floor_fraction >= 0.7 ? "bandwidth" : "compute");
       }
+    }
+    if (o->profile) {
+      print_profile(fmt::format("prefill profile (per {}-token prefill, {} runs)", o->prefill, o->runs),
+                    profile_rows(*model, prefill_times), o->runs);
+      print_profile(fmt::format("decode profile (per token, {} tokens x {} runs)", o->decode, o->runs),
+                    profile_rows(*model, decode_times), static_cast<double>(o->decode) * o->runs);
     }
     return Status::ok();
   };

@@ -104,6 +104,7 @@ Result<std::span<const float>> Session::step(std::span<const int32_t> ids, std::
   if (!buffers_) buffers_.emplace(*model_, max_step_rows());
   std::memcpy(buffers_->ids.data(), ids.data(), ids.size_bytes());
   std::memcpy(buffers_->positions.data(), positions.data(), positions.size_bytes());
+  buffers_->op_times = op_times_;
   EntryRows e{.caches = &caches_, .row0 = 0, .rows = static_cast<int64_t>(ids.size()), .p0 = positions[0], .logits = rows};
   execute_step(*model_, std::span<EntryRows>(&e, 1), *buffers_, pool_);
   length_ = e.p0 + e.rows;  // commit: every cache was written

@@ -68,6 +68,9 @@ class Session {
   Status restore_prefix(const PrefixState& state, std::optional<int64_t> n = std::nullopt);
 
   uint64_t cache_bytes() const { return caches_.bytes(); }
+  // Adds each op's time of this session's steps to `times` (sized to the model's ops), or
+  // stops with nullptr.
+  void set_op_times(OpTimes* times) { op_times_ = times; }
   const std::vector<CachePolicy>& cache_policies() const { return caches_.policies(); }
   const Model& model() const { return *model_; }
   const std::shared_ptr<const Model>& model_ptr() const { return model_; }
@@ -80,6 +83,7 @@ class Session {
   CacheSet caches_;
   int64_t length_ = 0;
   std::optional<StepBuffers> buffers_;  // this session's own steps; made at the first one
+  OpTimes* op_times_ = nullptr;
   std::shared_ptr<ThreadPool> own_pool_;
   ThreadPool* pool_ = nullptr;  // null: kernels run on the calling thread
 };

@@ -11,6 +11,14 @@
 
 namespace og::runtime {
 
+// Wall time and calls of each op of the model (by op index), summed over the steps that
+// ran while it was attached (`offgraph bench --profile`).
+struct OpTimes {
+  std::vector<double> seconds;  // [ops]
+  std::vector<int64_t> calls;   // [ops]
+  explicit OpTimes(size_t ops = 0) : seconds(ops, 0.0), calls(ops, 0) {}
+};
+
 struct StepBuffers {
   StepBuffers(const Model& model, int64_t capacity);
 
@@ -28,6 +36,7 @@ struct StepBuffers {
   // Mixture-of-experts working memory, shared by the model's moe ops (they run one at a time);
   // after a step it describes the step's last moe op (kernels::MoeScratch's statistics).
   kernels::MoeScratch moe;
+  OpTimes* op_times = nullptr;  // when set, every op's time is added to it (sized to the ops)
 };
 
 }  // namespace og::runtime

@@ -1,6 +1,7 @@
 #include "runtime/step_executor.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 namespace og::runtime {
@@ -56,6 +57,7 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
     const int32_t* ids = b.ids.data();
     float* out = value(op.out);
     const int64_t elems = n * op.width;
+    const auto op_start = b.op_times ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     switch (op.kind) {
       case OpKind::kEmbedding:
         if (!op.remap_ids.empty()) {  // multimodal placeholders read the padding row
@@ -126,6 +128,10 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         kernels::moe(m.moe(op.moe), x, in(1), n, out, b.moe, pool);
         break;
       }
+    }
+    if (b.op_times) {
+      b.op_times->seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count();
+      ++b.op_times->calls[i];
     }
   }
 }
