@@ -320,7 +320,7 @@ TEST(CliEndToEnd, GenExportInspectLogits) {
 TEST(CliBench, ProfileCountsEveryOpOfEveryTimedStepWithinTheirTime) {
   TempDir d;
   ASSERT_EQ(run_offgraph("gen-model --family gemma2 --out " + d.file("m") + " --set '{\"sliding_window\": 4}'").exit_code, 0);
-  ASSERT_EQ(run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --prefill-chunk-size 3").exit_code, 0);
+  ASSERT_EQ(run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --prefill-chunk-size 3 --dtype bf16").exit_code, 0);
   auto inspect = run_offgraph("inspect --json " + d.file("p.ogp"));
   ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
   const nlohmann::json counts = nlohmann::json::parse(inspect.out)["op_counts"];
@@ -343,6 +343,12 @@ TEST(CliBench, ProfileCountsEveryOpOfEveryTimedStepWithinTheirTime) {
   };
   EXPECT_EQ(sums(j["decode_profile"], "").first, n_ops * decode * runs);
   EXPECT_EQ(sums(j["decode_profile"], "linear ").first, counts["linear"].get<int64_t>() * decode * runs);
+  for (const auto& r : j["decode_profile"]) {  // linears named by shape and storage: bf16 here
+    const std::string op = r["op"];
+    if (op.rfind("linear ", 0) == 0) {
+      EXPECT_EQ(op.substr(op.size() - 5), " bf16") << op;
+    }
+  }
   EXPECT_EQ(sums(j["prefill_profile"], "").first, n_ops * prefill_steps * runs);
   double decode_s = 0, prefill_s = 0;
   for (double r : j["decode_tok_s_runs"]) decode_s += static_cast<double>(decode) / r;

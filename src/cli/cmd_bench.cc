@@ -282,16 +282,25 @@ struct ProfileRow {
   double weight_bytes = 0;
 };
 
+const char* storage_name(kernels::ElemType t) {
+  switch (t) {
+    case kernels::ElemType::kF32: return "f32";
+    case kernels::ElemType::kF16: return "f16";
+    case kernels::ElemType::kBF16: return "bf16";
+    case kernels::ElemType::kQ8: return "q8";
+    case kernels::ElemType::kQ4: return "q4";
+  }
+  return "?";
+}
+
 std::vector<ProfileRow> profile_rows(const runtime::Model& m, const runtime::OpTimes& t) {
-  static constexpr const char* kTypes[] = {"f32", "bf16", "f16", "q8", "q4"};
   std::map<std::string, ProfileRow> by_op;
   for (size_t i = 0; i < m.ops().size(); ++i) {
     const runtime::BoundOp& op = m.ops()[i];
     std::string name = program::op_name(m.program().ops()->Get(static_cast<flatbuffers::uoffset_t>(i))->attrs_type());
     double bytes = 0;
     if (op.kind == runtime::OpKind::kLinear) {
-      const auto type = static_cast<size_t>(op.matrix.type);
-      name += fmt::format(" {}x{} {}", op.matrix.rows, op.matrix.cols, type < std::size(kTypes) ? kTypes[type] : "?");
+      name += fmt::format(" {}x{} {}", op.matrix.rows, op.matrix.cols, storage_name(op.matrix.type));
       bytes = static_cast<double>(kernels::row_storage_bytes(op.matrix)) * static_cast<double>(op.matrix.rows);
     }
     ProfileRow& r = by_op[name];
