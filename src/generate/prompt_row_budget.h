@@ -17,11 +17,12 @@
 // step can carry prompt rows, and a target measured before the host slowed (by half or more
 // here, for minutes) makes every decode-sized step look like a whole budget: the prompt rows
 // fell to one or two per step and prompts waited many times their time (seen: 2-row chunks
-// for 30 steps, time to first token 5x a lone request's). So when the rows have stayed at
-// two or at a quarter of their peak or less for kStarvedSteps mixed steps, the next kRefreshSteps steps
-// carry no prompt rows and measure the decode step again (a majority of the median's ring).
-// Only then: decode steps measured beside a long prefill ran ~20 % slower than before it
-// here, and a target that followed them every few steps let the streams' longest gap grow.
+// for 30 steps, time to first token 5x a lone request's). So when the rows have stayed
+// starved (two or fewer, or a quarter of their peak or less) for kStarvedSteps mixed steps,
+// the next kRefreshSteps steps carry no prompt rows and measure the decode step again (a
+// majority of the median's ring). Only then: decode steps measured beside a long prefill
+// ran ~20 % slower than before it here, and a target that followed them every few steps
+// let the streams' longest gap grow.
 #pragma once
 
 #include <algorithm>
