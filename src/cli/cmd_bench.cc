@@ -497,9 +497,11 @@ Runner add_bench(CLI::App& app) {
       j["aggregate_decode_tok_s"] = agg;
       j["per_sequence_decode_tok_s"] = per;
     }
+    const std::vector<ProfileRow> prefill_profile = profile_rows(*model, prefill_times),
+                                  decode_profile = profile_rows(*model, decode_times);
     if (o->profile) {
-      j["prefill_profile"] = profile_json(profile_rows(*model, prefill_times));
-      j["decode_profile"] = profile_json(profile_rows(*model, decode_times));
+      j["prefill_profile"] = profile_json(prefill_profile);
+      j["decode_profile"] = profile_json(decode_profile);
     }
     if (o->json) {
       std::cout << j.dump() << "\n";
@@ -551,9 +553,9 @@ Runner add_bench(CLI::App& app) {
     }
     if (o->profile) {
       print_profile(fmt::format("prefill profile (per {}-token prefill, {} runs)", o->prefill, o->runs),
-                    profile_rows(*model, prefill_times), o->runs);
+                    prefill_profile, o->runs);
       print_profile(fmt::format("decode profile (per token, {} tokens x {} runs)", o->decode, o->runs),
-                    profile_rows(*model, decode_times), static_cast<double>(o->decode) * o->runs);
+                    decode_profile, static_cast<double>(o->decode) * o->runs);
     }
     return Status::ok();
   };
