@@ -168,9 +168,6 @@ HWY_EXPORT(LinearRows);
 HWY_EXPORT(Embedding);
 HWY_EXPORT(TargetName);
 
-namespace {
-
-// Bytes of weights a prefill panel keeps in cache: half the L2 (the rest holds the tokens).
 int64_t panel_bytes() {
   static const int64_t bytes = [] {
     const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
@@ -178,8 +175,6 @@ int64_t panel_bytes() {
   }();
   return bytes;
 }
-
-}  // namespace
 
 void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
   const int64_t T = a.T;

@@ -2,7 +2,7 @@
 // Highway target: each kernel supplies only its register tile.
 //
 // Rows [r0, r1) of every token go in panels of panel_rows rows (whose weights stay in cache
-// while every token block uses them); in a panel, blocks of kC tokens; in a block, column
+// while every token block uses them); in a panel, blocks of at most kC tokens (TokenBlocks); in a block, column
 // blocks of kc columns, each swept down the panel's rows in tiles of kR rows (then single
 // rows). Between column blocks a tile parks its accumulators in `park`, park_lanes floats
 // per row and token. Every accumulator lane thus sees the same operations in the same order
@@ -60,8 +60,9 @@ HWY_INLINE void ForEachTile(const TileFn& tile, int64_t T, int64_t in, int64_t k
   }
   for (int64_t p0 = r0; p0 < r1; p0 += panel_rows) {
     const int64_t p1 = std::min(r1, p0 + panel_rows);
-    for (int64_t t0 = 0; t0 < T; t0 += kC)
-      TileTokenBlock<kR, kC>(tile, std::min<int64_t>(kC, T - t0), t0, in, kc, park_lanes, p0, p1, park);
+    const TokenBlocks blocks(T, kC);
+    for (int64_t i = 0; i < blocks.count; ++i)
+      TileTokenBlock<kR, kC>(tile, blocks.size(i), blocks.start(i), in, kc, park_lanes, p0, p1, park);
   }
 }
 
