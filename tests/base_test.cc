@@ -4,11 +4,17 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <numeric>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "base/large_buffer.h"
+#include "base/mapped_file.h"
 #include "base/special_functions.h"
 #include "base/utf8.h"
 
@@ -60,6 +66,39 @@ TEST(Utf8, EncodesOneToFourByteCodePoints) {
 
 // Large buffers (prefix-cache states): 2 MiB aligned from 2 MiB on, plain below, and every
 // byte written reads back, across a resize that moves the data between the two kinds.
+// A program read into huge pages holds the file's bytes exactly as the mapping does, at any
+// size (none, less than a page, past a 2 MiB page boundary), from a 2 MiB aligned start.
+TEST(MappedFile, BothResidenciesHoldTheFileByteForByte) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) / "og_mapped_file_test";
+  std::filesystem::create_directories(dir);
+  for (const size_t size : {size_t{0}, size_t{1}, size_t{4097}, (size_t{3} << 20) + 5}) {
+    SCOPED_TRACE(::testing::Message() << size << " bytes");
+    std::vector<char> bytes(size);
+    uint32_t state = 12345;
+    for (char& b : bytes) b = static_cast<char>((state = state * 1664525u + 1013904223u) >> 24);
+    const std::string path = (dir / ("f" + std::to_string(size))).string();
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(size));
+    for (const Residency r : {Residency::kMapped, Residency::kHugePages}) {
+      auto f = MappedFile::open(path, r);
+      ASSERT_TRUE(f.is_ok()) << f.status().message();
+      ASSERT_EQ((*f)->size(), size);
+      EXPECT_EQ((*f)->residency(), r);
+      if (size == 0) continue;
+      EXPECT_EQ(std::memcmp((*f)->data(), bytes.data(), size), 0);
+      if (r == Residency::kHugePages) EXPECT_EQ(reinterpret_cast<uintptr_t>((*f)->data()) % (size_t{2} << 20), 0u);
+    }
+  }
+  for (const Residency r : {Residency::kMapped, Residency::kHugePages}) {
+    auto missing = MappedFile::open((dir / "missing").string(), r);
+    ASSERT_FALSE(missing.is_ok());
+    EXPECT_NE(missing.status().message().find("cannot open"), std::string::npos) << missing.status().message();
+    auto directory = MappedFile::open(dir.string(), r);
+    ASSERT_FALSE(directory.is_ok());
+    EXPECT_NE(directory.status().message().find("is a directory"), std::string::npos) << directory.status().message();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LargeBytes, HoldWhatIsWrittenAtEverySizeAndAlignLargeOnes) {
   for (size_t n : {size_t{1}, size_t{4096}, (size_t{2} << 20) - 1, size_t{2} << 20, (size_t{3} << 20) + 5}) {
     SCOPED_TRACE(n);

@@ -312,6 +312,14 @@ TEST(CliEndToEnd, GenExportInspectLogits) {
     max_ref = std::max(max_ref, std::abs(double(r->data[i])));
   }
   EXPECT_LE(max_abs, 1e-4 * max_ref);
+
+  // --mmap runs the weights in place from the file's mapping: the same logits bit for bit.
+  auto mm = run_offgraph("logits --mmap --program " + d.file("p.ogp") + " --tokens 1,2,3,4,5,6,7 --chunk 3 --out " +
+                         d.file("m.npy"));
+  ASSERT_EQ(mm.exit_code, 0) << mm.err;
+  auto b = read_npy_f32(d.file("m.npy"));
+  ASSERT_TRUE(b.is_ok());
+  EXPECT_EQ(b->data, a->data);
 }
 
 // bench --profile times every op of the timed runs: each op runs once per step, so the

@@ -19,7 +19,7 @@ struct RunOptions {
   int32_t n = 256;
   int threads = 0;
   int64_t max_ctx_len = 0;
-  bool chat = false, no_report = false;
+  bool chat = false, no_report = false, mmap = false;
   generate::SamplingParams sampling;
 };
 
@@ -39,6 +39,7 @@ void add_common(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--kv-dtype", o.kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--max-ctx-len,-c", o.max_ctx_len, "context capacity (default: the program's)");
   cmd->add_flag("--no-report", o.no_report, "do not print the speed report");
+  cmd->add_flag("--mmap", o.mmap, "use the weights in place from the file's mapping (zero-copy, shares the page cache) instead of reading them into huge pages");
 }
 
 void report(const generate::GenerateStats& s, double load_s, const runtime::Session& session) {
@@ -48,13 +49,14 @@ void report(const generate::GenerateStats& s, double load_s, const runtime::Sess
                "first token      %9.2f ms\n"
                "generated tokens %9lld   decode  %8.2f ms  (%8.2f tok/s)\n"
                "KV cache         %9.2f MiB (%lld of %lld positions used)\n"
-               "peak resident    %9.2f MiB (program file %.2f MiB, mapped)\n",
+               "peak resident    %9.2f MiB (program file %.2f MiB, %s)\n",
                load_s * 1e3, static_cast<long long>(s.prompt_tokens), s.prefill_seconds * 1e3, s.prefill_tok_s(),
                s.first_token_seconds * 1e3, static_cast<long long>(s.generated_tokens), s.decode_seconds * 1e3,
                s.decode_tok_s(), static_cast<double>(session.cache_bytes()) / (1 << 20),
                static_cast<long long>(session.length()), static_cast<long long>(session.max_ctx_len()),
                static_cast<double>(peak_resident_bytes()) / (1 << 20),
-               static_cast<double>(session.model().file().file_size()) / (1 << 20));
+               static_cast<double>(session.model().file().file_size()) / (1 << 20),
+               session.model().file().residency() == Residency::kMapped ? "mapped" : "read into huge pages");
 }
 
 struct Loaded {
@@ -70,7 +72,7 @@ Result<Loaded> load(const RunOptions& o) {
   if (o.n < -1) return usage_error("-n {} must be >= -1", o.n);
   OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
   const auto start = std::chrono::steady_clock::now();
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, o.mmap ? Residency::kMapped : Residency::kHugePages));
   OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .max_ctx_len = o.max_ctx_len}));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -4,8 +4,12 @@
 // A step with prompt rows should cost at most about (1 + ratio) decode-only steps: the
 // median of the last five, so that one step the host slowed (single steps stray by 50 %
 // here with nothing else running) does not raise the target of the steps after it. Each row
-// of such a mixed step is taken to cost seconds / rows, as if the step were compute bound
-// (the most of the last four mixed steps, against timing noise).
+// of such a mixed step is taken to cost seconds / rows, as if the step were compute bound:
+// the median of the last five mixed steps. The host of these machines stalls every half
+// second or so for one or two steps (2-4x a decode step, with nothing else running), and
+// the most of the last four, the earlier rule, took each stall for the rows' cost: the rows
+// fell to one, doubled back over four steps and fell again, 2-4 rows a step where 15 fit,
+// and prompts under 4 clients waited 5x a lone prompt's time to first token.
 // That bounds every step, not only the mean over steps: a step costs at least its rows'
 // compute, so the rows this estimate allows cannot cost more than the target. Where a step
 // is still memory bound (decode-sized), the estimate is too high and the rows grow, at most
@@ -57,10 +61,10 @@ class PromptRowBudget {
     }
     if (decode_seen_ == 0) return;  // no decode-only step to compare with yet
     const double decode_step_s = median_decode_step();
-    // The largest per-row cost of the last few mixed steps: one step that ran fast (timing
-    // noise is 10-15 % here) must not let the next one overshoot.
-    recent_[next_++ % recent_.size()] = seconds / static_cast<double>(decodes + prompt_rows);
-    const double row_s = *std::max_element(recent_.begin(), recent_.end());
+    // The median per-row cost of the last few mixed steps: neither a stall nor one step that
+    // ran fast moves it (and the rows grow at most 2x a step).
+    recent_[recent_seen_++ % recent_.size()] = seconds / static_cast<double>(decodes + prompt_rows);
+    const double row_s = median(recent_, recent_seen_);
     const auto fit = static_cast<int64_t>((1 + ratio_) * decode_step_s / row_s) - decodes;
     rows_ = std::clamp<int64_t>(fit, 1, std::min(2 * rows_, max_rows_));
     peak_rows_ = std::max(peak_rows_, rows_);
@@ -73,12 +77,14 @@ class PromptRowBudget {
   }
 
  private:
-  double median_decode_step() const {
-    const size_t n = std::min(decode_seen_, decode_steps_.size());
-    auto v = decode_steps_;
+  // The median of a ring's first min(seen, N) values.
+  template <size_t N>
+  static double median(std::array<double, N> v, size_t seen) {
+    const size_t n = std::min(seen, N);
     std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n / 2), v.begin() + static_cast<std::ptrdiff_t>(n));
     return v[n / 2];
   }
+  double median_decode_step() const { return median(decode_steps_, decode_seen_); }
 
   double ratio_;
   int64_t max_rows_;
@@ -90,8 +96,8 @@ class PromptRowBudget {
   int64_t peak_rows_ = 0;   // the most rows allowed since the last refresh
   int starved_steps_ = 0;   // mixed steps in a row with starved rows
   int refresh_left_ = 0;    // decode-only steps still to run for a refresh
-  std::array<double, 4> recent_{};    // seconds per row of the last mixed steps
-  size_t next_ = 0;
+  std::array<double, 5> recent_{};    // seconds per row of the last mixed steps (a ring)
+  size_t recent_seen_ = 0;            // mixed steps observed
 };
 
 }  // namespace og::generate

@@ -131,9 +131,9 @@ Status ProgramWriter::finish(const fb::ProgramT& program) {
   return Status::ok();
 }
 
-Result<std::shared_ptr<ProgramFile>> ProgramFile::open(const std::string& path, Verify verify) {
+Result<std::shared_ptr<ProgramFile>> ProgramFile::open(const std::string& path, Verify verify, Residency residency) {
   auto pf = std::shared_ptr<ProgramFile>(new ProgramFile());
-  OG_ASSIGN_OR_RETURN(pf->file_, MappedFile::open(path));
+  OG_ASSIGN_OR_RETURN(pf->file_, MappedFile::open(path, residency));
   const size_t size = pf->file_->size();
   if (size < kPreambleSize) return bad_input("{}: {} bytes, too short to be an offgraph program", path, size);
   Preamble p;

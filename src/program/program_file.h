@@ -111,11 +111,15 @@ class ProgramWriter {
 class ProgramFile {
  public:
   enum class Verify { kHeader, kFull };
-  static Result<std::shared_ptr<ProgramFile>> open(const std::string& path, Verify verify = Verify::kHeader);
+  // residency: the file mapped in place (inspect, export checks) or read into huge pages
+  // (what runs it: base/mapped_file.h).
+  static Result<std::shared_ptr<ProgramFile>> open(const std::string& path, Verify verify = Verify::kHeader,
+                                                   Residency residency = Residency::kMapped);
 
   const fb::Program& program() const { return *program_; }
   const std::string& path() const { return file_->path(); }
   uint64_t file_size() const { return file_->size(); }
+  Residency residency() const { return file_->residency(); }
   // The verified XXH3-64 of the program: its identity (cache files are tied to it).
   uint64_t checksum() const { return checksum_; }
   // The preamble's format version (kOldestReadableVersion .. kFormatVersion).

@@ -17,11 +17,11 @@ py::object json_to_python(const std::string& text) { return py::module_::import(
 
 namespace {
 
-std::shared_ptr<ProgramHandle> open_program(const std::string& path) {
+std::shared_ptr<ProgramHandle> open_program(const std::string& path, bool mmap) {
   auto h = std::make_shared<ProgramHandle>();
   h->path = path;
   Status s = without_gil([&]() -> Status {
-    OG_ASSIGN_OR_RETURN(h->model, runtime::Model::load(path));
+    OG_ASSIGN_OR_RETURN(h->model, runtime::Model::load(path, mmap ? Residency::kMapped : Residency::kHugePages));
     h->text = generate::load_model_text(*h->model, "");
     return Status::ok();
   });
@@ -90,7 +90,8 @@ void bind_program(py::module_& m) {
       .def_property_readonly("stop_ids", [](const TokenizerHandle& t) { return t.text().stop_ids; });
 
   ProgramClass program(m, "Program", "A loaded program file (read-only, shared by its sessions).");
-  program.def(py::init(&open_program), py::arg("path"))
+  program.def(py::init(&open_program), py::arg("path"), py::arg("mmap") = false,
+              "mmap=True uses the weights in place from the file's mapping (zero-copy, sharing the page cache) instead of reading them into huge pages.")
       .def_readonly("path", &ProgramHandle::path)
       .def_property_readonly("layout", [](const ProgramHandle& p) { return json_to_python(runtime::layout_json(p.model->layout()).dump()); })
       .def_property_readonly("vocab_size", [](const ProgramHandle& p) { return p.model->vocab_size(); })

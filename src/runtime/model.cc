@@ -29,9 +29,9 @@ kernels::Activation activation(fb::Activation a) {
 
 }  // namespace
 
-Result<std::shared_ptr<const Model>> Model::load(const std::string& path) {
+Result<std::shared_ptr<const Model>> Model::load(const std::string& path, Residency residency) {
   auto m = std::shared_ptr<Model>(new Model());
-  OG_ASSIGN_OR_RETURN(m->file_, program::ProgramFile::open(path));
+  OG_ASSIGN_OR_RETURN(m->file_, program::ProgramFile::open(path, program::ProgramFile::Verify::kHeader, residency));
   m->layout_ = program::layout_from_fb(*m->program().layout());
   OG_TRY(m->bind().with_context(path));
   m->plan_memory();

@@ -48,7 +48,10 @@ struct BoundOp {
 
 class Model {
  public:
-  static Result<std::shared_ptr<const Model>> load(const std::string& path);
+  // The weights are read into huge pages by default (decode reads them all every step, and
+  // small pages cost it a third of its speed in a VM: base/mapped_file.h); kMapped uses
+  // them in place from the file's mapping (`--mmap`: nothing copied, the page cache shared).
+  static Result<std::shared_ptr<const Model>> load(const std::string& path, Residency residency = Residency::kHugePages);
 
   const program::ProgramFile& file() const { return *file_; }
   const fb::Program& program() const { return file_->program(); }
