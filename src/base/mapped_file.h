@@ -4,7 +4,7 @@
 // Why the second: a program's weights are read end to end every decode step, and through
 // 4 KiB pages that is one TLB entry per 4 KiB. In a virtual machine each TLB miss walks two
 // page tables (the guest's and the host's). Measured on the 2-vCPU VM of docs/benchmarks.md
-// (session 13), Llama-3.2-1B bf16 decoded at 12.7-14.4 tok/s from the file mapping (the
+// (session 13), a 1B-parameter bf16 program decoded at 12.7-14.4 tok/s from the file mapping (the
 // kernel had mapped about half of it in huge pages) against 18.0-23.2 tok/s from huge pages,
 // in alternating runs; a loop streaming 2 GB of weights there also stalled less often.
 #pragma once
