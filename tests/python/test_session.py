@@ -26,6 +26,14 @@ def test_prefill_chunks_equal_cli_logits_bit_for_bit(program, program_path, tmp_
     assert s.length == len(TOKENS)
 
 
+def test_mapped_program_equals_the_cli_bit_for_bit(program_path, tmp_path):
+    # mmap=True runs the weights in place from the file's mapping; the CLI read them into huge pages.
+    expected = cli_logits(program_path, tmp_path, TOKENS, 7)
+    s = offgraph.Program(program_path, mmap=True).session()
+    got = np.concatenate([s.step(TOKENS[i:i + 7], logits="all") for i in range(0, len(TOKENS), 7)])
+    assert np.array_equal(got, expected)
+
+
 def test_decode_equals_cli_logits_bit_for_bit(program, program_path, tmp_path):
     expected = cli_logits(program_path, tmp_path, TOKENS, 1)
     s = program.session(threads=1)
