@@ -9,8 +9,6 @@
 // in alternating runs; a loop streaming 2 GB of weights there also stalled less often.
 #pragma once
 
-#include <sys/types.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <memory>

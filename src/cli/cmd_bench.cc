@@ -353,7 +353,7 @@ Runner add_bench(CLI::App& app) {
   cmd->add_option("-n,--decode", o->decode, "decode tokens, one step each")->capture_default_str();
   cmd->add_option("-r,--runs", o->runs, "timed runs (the median is reported), after one warm-up run")->capture_default_str();
   cmd->add_option("--threads", o->threads, "worker threads (0 = physical cores)");
-  cmd->add_flag("--mmap", o->mmap, "use the weights in place from the file's mapping (zero-copy, shares the page cache) instead of reading them into huge pages");
+  add_mmap_flag(cmd, o->mmap);
   cmd->add_option("--ctx", o->ctx, "decode from position N (the cache is first filled by prefill); default: after the prefill");
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--bw-mb", o->bw_mb, "bandwidth test buffer in MB (default: 4x the last-level cache, at least 1024)");
@@ -371,7 +371,7 @@ Runner add_bench(CLI::App& app) {
                          kernels::simd_target());
     std::vector<int64_t> batches;
     if (!o->batch.empty()) { OG_ASSIGN_OR_RETURN(batches, parse_batch_list(o->batch)); }
-    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, o->mmap ? Residency::kMapped : Residency::kHugePages));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency(o->mmap)));
     const int threads = o->threads > 0 ? o->threads : physical_cores();
     auto pool = std::make_shared<ThreadPool>(threads);
     const int64_t chunk = model->prefill_chunk_size();

@@ -59,7 +59,7 @@ Runner add_logits(CLI::App& app) {
                                     "tokens per step, 1 .. prefill_chunk_size (default prefill_chunk_size; 1 = decode)");
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--threads", o->threads, "worker threads (0 = physical cores)");
-  cmd->add_flag("--mmap", o->mmap, "use the weights in place from the file's mapping (zero-copy, shares the page cache) instead of reading them into huge pages");
+  add_mmap_flag(cmd, o->mmap);
   return [o, chunk_opt]() -> Status {
     // Checked before anything is loaded: 0 is not "the default", the default is leaving it out.
     if (chunk_opt->count() > 0 && o->chunk < 1)
@@ -67,7 +67,7 @@ Runner add_logits(CLI::App& app) {
     OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
     if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
     OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
-    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, o->mmap ? Residency::kMapped : Residency::kHugePages));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency(o->mmap)));
     const int64_t chunk = chunk_opt->count() > 0 ? o->chunk : model->prefill_chunk_size();
     if (chunk > model->prefill_chunk_size())
       return usage_error("--chunk {} must be between 1 and the program's prefill_chunk_size {}", o->chunk,

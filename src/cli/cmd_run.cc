@@ -39,7 +39,7 @@ void add_common(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--kv-dtype", o.kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--max-ctx-len,-c", o.max_ctx_len, "context capacity (default: the program's)");
   cmd->add_flag("--no-report", o.no_report, "do not print the speed report");
-  cmd->add_flag("--mmap", o.mmap, "use the weights in place from the file's mapping (zero-copy, shares the page cache) instead of reading them into huge pages");
+  add_mmap_flag(cmd, o.mmap);
 }
 
 void report(const generate::GenerateStats& s, double load_s, const runtime::Session& session) {
@@ -72,7 +72,7 @@ Result<Loaded> load(const RunOptions& o) {
   if (o.n < -1) return usage_error("-n {} must be >= -1", o.n);
   OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
   const auto start = std::chrono::steady_clock::now();
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, o.mmap ? Residency::kMapped : Residency::kHugePages));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency(o.mmap)));
   OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .max_ctx_len = o.max_ctx_len}));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

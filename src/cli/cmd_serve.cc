@@ -44,7 +44,7 @@ void log_step(const generate::StepRecord& r) {
 
 Result<serve::Backend> load_backend(const ServeOptions& o) {
   OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, o.mmap ? Residency::kMapped : Residency::kHugePages));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency(o.mmap)));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   std::shared_ptr<runtime::PrefixCache> prefix_cache;
   if (o.cache_ram_mib > 0) {
@@ -83,7 +83,7 @@ Runner add_serve(CLI::App& app) {
   cmd->add_option("--parallel,-P", o->parallel, "sequences generated at once (slots)")->capture_default_str();
   cmd->add_option("--ctx-size,-c", o->ctx_size, "context per sequence (default: the program's)");
   cmd->add_option("--threads,-t", o->threads, "worker threads (0: physical cores)");
-  cmd->add_flag("--mmap", o->mmap, "use the weights in place from the file's mapping (zero-copy, shares the page cache) instead of reading them into huge pages");
+  add_mmap_flag(cmd, o->mmap);
   cmd->add_option("--api-key", o->server.api_key, "require `Authorization: Bearer KEY` (not on /health, /metrics)");
   cmd->add_option("--max-body-bytes", o->server.max_body_bytes, "largest request body (413 above)")->capture_default_str();
   cmd->add_option("--queue", o->server.queue, "requests that may wait for a slot (429 above)")->capture_default_str();
