@@ -24,6 +24,9 @@ enum class Residency {
   kHugePages,  // read once into anonymous huge pages (advice only: small pages where THP is off)
 };
 
+// What a `--mmap` flag (Python: mmap=True) asks for.
+inline Residency residency_for_mmap(bool mmap) { return mmap ? Residency::kMapped : Residency::kHugePages; }
+
 class MappedFile {
  public:
   static Result<std::shared_ptr<MappedFile>> open(const std::string& path, Residency residency = Residency::kMapped);

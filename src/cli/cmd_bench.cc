@@ -371,7 +371,7 @@ Runner add_bench(CLI::App& app) {
                          kernels::simd_target());
     std::vector<int64_t> batches;
     if (!o->batch.empty()) { OG_ASSIGN_OR_RETURN(batches, parse_batch_list(o->batch)); }
-    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency(o->mmap)));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_for_mmap(o->mmap)));
     const int threads = o->threads > 0 ? o->threads : physical_cores();
     auto pool = std::make_shared<ThreadPool>(threads);
     const int64_t chunk = model->prefill_chunk_size();

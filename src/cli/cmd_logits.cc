@@ -67,7 +67,7 @@ Runner add_logits(CLI::App& app) {
     OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
     if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
     OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
-    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency(o->mmap)));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_for_mmap(o->mmap)));
     const int64_t chunk = chunk_opt->count() > 0 ? o->chunk : model->prefill_chunk_size();
     if (chunk > model->prefill_chunk_size())
       return usage_error("--chunk {} must be between 1 and the program's prefill_chunk_size {}", o->chunk,

@@ -72,7 +72,7 @@ Result<Loaded> load(const RunOptions& o) {
   if (o.n < -1) return usage_error("-n {} must be >= -1", o.n);
   OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
   const auto start = std::chrono::steady_clock::now();
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency(o.mmap)));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_for_mmap(o.mmap)));
   OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .max_ctx_len = o.max_ctx_len}));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -44,7 +44,7 @@ void log_step(const generate::StepRecord& r) {
 
 Result<serve::Backend> load_backend(const ServeOptions& o) {
   OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency(o.mmap)));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_for_mmap(o.mmap)));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   std::shared_ptr<runtime::PrefixCache> prefix_cache;
   if (o.cache_ram_mib > 0) {

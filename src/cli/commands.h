@@ -35,13 +35,12 @@ Runner add_serve(CLI::App& app);
 
 std::string layout_table(const program::CacheLayout& l);
 
-// --mmap, on the commands that run a program, and the residency Model::load gets from it.
+// --mmap, on the commands that run a program (residency_for_mmap gives Model::load's residency).
 inline void add_mmap_flag(CLI::App* cmd, bool& mmap) {
   cmd->add_flag("--mmap", mmap,
                 "use the weights in place from the file's mapping (zero-copy, shares the page cache) instead of "
                 "reading them into huge pages");
 }
-inline Residency residency(bool mmap) { return mmap ? Residency::kMapped : Residency::kHugePages; }
 
 // "1,2,3" -> ids; errors name the bad element.
 Result<std::vector<int32_t>> parse_token_list(const std::string& s);

@@ -2,9 +2,9 @@
 // Highway target: each kernel supplies only its register tile.
 //
 // Rows [r0, r1) of every token go in panels of panel_rows rows (whose weights stay in cache
-// while every token block uses them); in a panel, blocks of at most kC tokens (TokenBlocks); in a block, column
-// blocks of kc columns, each swept down the panel's rows in tiles of kR rows (then single
-// rows). Between column blocks a tile parks its accumulators in `park`, park_lanes floats
+// while every token block uses them); in a panel, blocks of at most kC tokens (TokenBlocks);
+// in a block, column blocks of kc columns, each swept down the panel's rows in tiles of kR
+// rows (then single rows). Between column blocks a tile parks its accumulators in `park`, park_lanes floats
 // per row and token. Every accumulator lane thus sees the same operations in the same order
 // whatever the thread count, token count or column blocking.
 //

@@ -21,7 +21,7 @@ std::shared_ptr<ProgramHandle> open_program(const std::string& path, bool mmap) 
   auto h = std::make_shared<ProgramHandle>();
   h->path = path;
   Status s = without_gil([&]() -> Status {
-    OG_ASSIGN_OR_RETURN(h->model, runtime::Model::load(path, mmap ? Residency::kMapped : Residency::kHugePages));
+    OG_ASSIGN_OR_RETURN(h->model, runtime::Model::load(path, residency_for_mmap(mmap)));
     h->text = generate::load_model_text(*h->model, "");
     return Status::ok();
   });
