@@ -55,6 +55,19 @@ double F32Loop(int64_t iters, double* ops) {
   return ReduceSumF(df, s);
 }
 
+// The lanes' sum modulo 2^32, in scalar unsigned arithmetic: the int8 loops overflow their
+// 32-bit lanes by design (only the work counts), and a signed lane sum (SumOfLanes on
+// int32, _mm512_reduce_add_epi32) would be undefined behaviour.
+template <class D32>
+HWY_INLINE uint32_t WrappingLaneSum(D32 d32, hn::Vec<D32> v) {
+  const hn::RebindToUnsigned<D32> du32;
+  alignas(64) uint32_t lanes[HWY_MAX_BYTES / sizeof(uint32_t)];
+  hn::StoreU(hn::BitCast(du32, v), du32, lanes);
+  uint32_t sum = 0;
+  for (size_t i = 0; i < hn::Lanes(du32); ++i) sum += lanes[i];
+  return sum;
+}
+
 // iters x kAcc byte multiply-adds into 32-bit lanes; ops = 2 per byte product.
 double Int8Loop(int64_t iters, double* ops) {
 #if OG_X86_BYTES
@@ -82,7 +95,7 @@ double Int8Loop(int64_t iters, double* ops) {
   auto s = acc[0];
   for (int i = 1; i < kAcc; ++i) s = hn::Add(s, acc[i]);
   *ops = 2.0 * static_cast<double>(iters) * kAcc * static_cast<double>(hn::Lanes(d8));
-  return static_cast<double>(hn::GetLane(hn::SumOfLanes(d32, s)));
+  return static_cast<double>(WrappingLaneSum(d32, s));
 #else
   using D16S = hn::ScalableTag<int16_t>;
   using D32S = hn::Repartition<int32_t, D16S>;
@@ -99,7 +112,7 @@ double Int8Loop(int64_t iters, double* ops) {
   auto s = acc[0];
   for (int i = 1; i < kAcc; ++i) s = hn::Add(s, hn::Add(acc[i], odd[i]));
   *ops = 2.0 * static_cast<double>(iters) * kAcc * static_cast<double>(hn::Lanes(d16));
-  return static_cast<double>(hn::GetLane(hn::SumOfLanes(d32, s)));
+  return static_cast<double>(WrappingLaneSum(d32, s));
 #endif
 }
 
