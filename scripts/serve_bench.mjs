@@ -7,6 +7,7 @@
 //   node scripts/serve_bench.mjs --port 8080 [--api-key KEY]                        # a running server on 127.0.0.1
 //   options: --concurrency 1,4,8 --requests 4 --max-tokens 64 --prompt "..." | --prompt-words N
 //            --ctx-size N --tokenizer PATH (passed to serve) --cache-ram MiB (passed to serve)
+//            --prompt-step-ratio R (passed to serve)
 //            --stagger S|auto: client k starts k·S seconds after the first (auto: a lone
 //            request's duration / C), so that the first wave's prompts do not all arrive at once
 // Each request's prompt starts with its own number, so requests share no cached prefix
@@ -48,6 +49,7 @@ if (args.program) {
   if (args.tokenizer) serveArgs.push('--tokenizer', args.tokenizer);
   if (args['cache-ram']) serveArgs.push('--cache-ram', args['cache-ram']);
   if (args['log-steps']) serveArgs.push('--log-steps');
+  if (args['prompt-step-ratio']) serveArgs.push('--prompt-step-ratio', args['prompt-step-ratio']);
   server = spawn(binary, serveArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
   if (args['server-log']) server.stderr.pipe(fs.createWriteStream(args['server-log']));
   port = await new Promise((resolve, reject) => {

@@ -28,32 +28,34 @@ TEST(PromptRowBudget, EveryMixedStepStaysUnderItsTargetAndRowsReachIt) {
   const Machine machines[] = {{0.10, 0.10 / 12, 0, 3, 128},   {0.10, 0.10 / 40, 0, 3, 512},
                               {0.05, 0.05 / 3, 0, 1, 64},     {0.20, 0.20 / 8, 1e-4, 7, 256},
                               {0.10, 0.10 / 100, 2e-4, 2, 64}, {0.10, 0.10 / 12, 0, 30, 128}};
-  const double ratio = 1.25;
-  for (const Machine& m : machines) {
-    SCOPED_TRACE(::testing::Message() << "memory " << m.memory_s << " row " << m.row_s << " decodes " << m.decodes);
-    generate::PromptRowBudget budget(ratio, 4, m.max_rows);
-    auto cost = [&](int64_t rows, int64_t position) {
-      return std::max(m.memory_s, static_cast<double>(rows) * m.row_s * (1 + m.drift * static_cast<double>(position)));
-    };
-    int64_t position = 0;
-    for (int step = 0; step < 3; ++step) budget.observe(m.decodes, 0, cost(m.decodes, 0));  // streams decoding
-    int64_t last_rows = 0;
-    for (int step = 0; step < 60; ++step) {
-      const double decode_step = cost(m.decodes, 0);
-      const int64_t n = budget.rows();
-      ASSERT_GE(n, 1);
-      ASSERT_LE(n, m.max_rows);
-      const double took = cost(m.decodes + n, position);
-      EXPECT_LE(took, (1 + ratio) * decode_step * 1.05) << "step " << step << " with " << n << " prompt rows";
-      budget.observe(m.decodes, n, took);
-      budget.observe(m.decodes, 0, decode_step);  // a decode-only step between two chunks
-      position += n;
-      last_rows = n;
+  for (const double ratio : {1.25, 3.0}) {  // near the earlier default (1), and the default
+    for (const Machine& m : machines) {
+      SCOPED_TRACE(::testing::Message() << "ratio " << ratio << " memory " << m.memory_s << " row " << m.row_s
+                                        << " decodes " << m.decodes);
+      generate::PromptRowBudget budget(ratio, 4, m.max_rows);
+      auto cost = [&](int64_t rows, int64_t position) {
+        return std::max(m.memory_s, static_cast<double>(rows) * m.row_s * (1 + m.drift * static_cast<double>(position)));
+      };
+      int64_t position = 0;
+      for (int step = 0; step < 3; ++step) budget.observe(m.decodes, 0, cost(m.decodes, 0));  // streams decoding
+      int64_t last_rows = 0;
+      for (int step = 0; step < 60; ++step) {
+        const double decode_step = cost(m.decodes, 0);
+        const int64_t n = budget.rows();
+        ASSERT_GE(n, 1);
+        ASSERT_LE(n, m.max_rows);
+        const double took = cost(m.decodes + n, position);
+        EXPECT_LE(took, (1 + ratio) * decode_step * 1.05) << "step " << step << " with " << n << " prompt rows";
+        budget.observe(m.decodes, n, took);
+        budget.observe(m.decodes, 0, decode_step);  // a decode-only step between two chunks
+        position += n;
+        last_rows = n;
+      }
+      // Near the target: the most rows whose compute fits it (or the cap).
+      const auto ideal = std::min<int64_t>(
+          m.max_rows, static_cast<int64_t>((1 + ratio) * cost(m.decodes, 0) / (m.row_s * (1 + m.drift * position))) - m.decodes);
+      EXPECT_GE(last_rows, std::max<int64_t>(1, ideal * 8 / 10));
     }
-    // Near the target: the most rows whose compute fits it (or the cap).
-    const auto ideal = std::min<int64_t>(
-        m.max_rows, static_cast<int64_t>((1 + ratio) * cost(m.decodes, 0) / (m.row_s * (1 + m.drift * position))) - m.decodes);
-    EXPECT_GE(last_rows, std::max<int64_t>(1, ideal * 8 / 10));
   }
 }
 

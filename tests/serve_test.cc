@@ -442,6 +442,9 @@ TEST(ServeCli, BadFlagsAndUnloadableProgramsExitWithAMessage) {
   auto r = run_offgraph("serve -m nothing.ogp --port 0 --parallel 0");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("--parallel 0 must be at least 1"), std::string::npos) << r.err;
+  r = run_offgraph("serve -m nothing.ogp --port 0 --prompt-step-ratio 0");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("--prompt-step-ratio"), std::string::npos) << r.err;
   r = run_offgraph("serve -m nothing.ogp --port 70000");
   EXPECT_EQ(r.exit_code, 1) << r.err;
   r = run_offgraph("serve -m nothing.ogp --cache-dir /tmp --cache-ram 0");

@@ -29,6 +29,7 @@ struct ServeOptions {
   std::string cache_dir;
   int64_t cache_dir_mib = 8192;
   int64_t snapshot_interval = 256;
+  double prompt_step_ratio = 3.0;
   bool log_steps = false;
   bool mmap = false;
 };
@@ -63,6 +64,7 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
                                                                           .max_ctx_len = o.ctx_size,
                                                                           .kv_dtype = kv,
                                                                           .threads = o.threads,
+                                                                          .prompt_step_ratio = o.prompt_step_ratio,
                                                                           .prefix_cache = prefix_cache,
                                                                           .snapshot_interval = o.snapshot_interval,
                                                                           .on_step = o.log_steps ? log_step : nullptr}));
@@ -99,6 +101,11 @@ Runner add_serve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--prefix-snapshot-interval", o->snapshot_interval,
                   "with sliding-window caches, also keep a prefix state every N prompt tokens")
+      ->capture_default_str();
+  cmd->add_option("--prompt-step-ratio", o->prompt_step_ratio,
+                  "a step that carries prompt rows beside decoding streams may take up to 1 + this many decode "
+                  "steps: more gives new requests their first token sooner, and running streams longer gaps")
+      ->check(CLI::Range(0.01, 1000.0))
       ->capture_default_str();
   cmd->add_flag("--log-steps", o->log_steps, "log every batched step to stderr (rows, prompt-row budget, milliseconds)");
   cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.json, model directory or program to use instead of the program's");

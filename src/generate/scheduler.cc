@@ -5,7 +5,6 @@
 namespace og::generate {
 namespace {
 
-constexpr double kPromptStepRatio = 1.0;   // extra cost of a step's prompt rows, in decode steps
 constexpr int64_t kFirstPromptRows = 4;     // prompt rows of the first such step, before any measurement
 
 double seconds_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
@@ -19,6 +18,8 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
   if (o.max_sequences < 1) return usage_error("max_sequences {} must be at least 1", o.max_sequences);
   if (o.prefill_rows_while_decoding < 0)
     return usage_error("prefill_rows_while_decoding {} must be >= 0", o.prefill_rows_while_decoding);
+  if (!(o.prompt_step_ratio > 0) || o.prompt_step_ratio > 1000)
+    return usage_error("prompt_step_ratio {} must be above 0 and at most 1000", o.prompt_step_ratio);
   auto s = std::unique_ptr<Scheduler>(new Scheduler());
   s->model_ = model;
   s->options_ = o;
@@ -31,7 +32,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
   }
   // Adaptive: the first prompt step beside decodes is small (its cost is not known yet; 16
   // rows of a 1B bf16 program cost 3.5 decode steps here), then measured costs size them.
-  s->prompt_budget_ = PromptRowBudget(kPromptStepRatio, kFirstPromptRows, s->runner_->max_rows());
+  s->prompt_budget_ = PromptRowBudget(o.prompt_step_ratio, kFirstPromptRows, s->runner_->max_rows());
   if (o.snapshot_interval < 1) return usage_error("snapshot_interval {} must be at least 1", o.snapshot_interval);
   for (int32_t w : model->layout().windows) s->flat_only_ = s->flat_only_ && w == 0;
   return s;

@@ -74,9 +74,14 @@ struct SchedulerOptions {
   int threads = 0;                    // as SessionOptions::threads
   std::shared_ptr<ThreadPool> pool = nullptr;
   // Prompt rows one step may carry while other sequences decode: the step then costs little
-  // more than a decode step (0: adapt it so that such a step costs at most about 2
-  // times a plain decode step). With nothing decoding a prompt takes the whole row budget.
+  // more than a decode step (0: adapt them so that such a step costs at most about
+  // 1 + prompt_step_ratio plain decode steps). With nothing decoding a prompt takes the
+  // whole row budget.
   int64_t prefill_rows_while_decoding = 0;
+  // With the adaptive rows: how much longer than a decode-only step a step that carries
+  // prompt rows may be, in decode steps. More gives new prompts their first token sooner and
+  // makes the running streams' gaps longer.
+  double prompt_step_ratio = 3.0;
   // Prefix reuse (runtime/prefix_cache.h), null: off. A request's prompt is looked up at
   // admission and the longest restorable prefix restored; states are stored at the end of
   // every prompt, the end of every reply, and, for programs with sliding windows (whose
