@@ -17,6 +17,9 @@ using og::testing::TempDir;
 using og::testing::write_file;
 
 const std::string kConfigs = std::string(OG_TEST_DATA) + "/configs/";
+// Tests of `bench` that do not read its bandwidth figure: a 64 MB buffer rather than the
+// default (4x the last-level cache, at least 1 GB, whose page faults took most of 9 s).
+const std::string kSmallBandwidthTest = " --bw-mb 64";
 
 // The layouts the real configs imply, written out from docs/DESIGN.md §3 and the configs' README
 // (tests/data/configs holds byte-identical copies of ../shared/configs, plus configs added
@@ -246,7 +249,7 @@ TEST(CliInspect, Qwen3MoeRealConfigLayoutAndActiveBytesPerToken) {
   const nlohmann::json config = nlohmann::json::parse(read_file(d.file("m") + "/config.json"));
   ASSERT_FALSE(config["tie_word_embeddings"].get<bool>());
   const auto row = config["hidden_size"].get<uint64_t>() * 4, table = config["vocab_size"].get<uint64_t>() * row;
-  auto bench = run_offgraph("bench -m " + d.file("p.ogp") + " -p 4 -n 2 -r 1 --threads 1 --json");
+  auto bench = run_offgraph("bench -m " + d.file("p.ogp") + " -p 4 -n 2 -r 1 --threads 1 --json" + kSmallBandwidthTest);
   ASSERT_EQ(bench.exit_code, 0) << bench.err;
   const nlohmann::json bj = nlohmann::json::parse(bench.out);
   const double read = bj["weight_bytes"].get<double>();
@@ -335,8 +338,8 @@ TEST(CliBench, ProfileCountsEveryOpOfEveryTimedStepWithinTheirTime) {
   int64_t n_ops = 0;
   for (const auto& [name, n] : counts.items()) n_ops += n.get<int64_t>();
   const int64_t prefill = 5, decode = 3, runs = 2, prefill_steps = 2;  // 5 tokens in chunks of 3
-  auto bench = run_offgraph(fmt::format("bench -m {} -p {} -n {} -r {} --threads 1 --json --profile", d.file("p.ogp"), prefill,
-                                        decode, runs));
+  auto bench = run_offgraph(fmt::format("bench -m {} -p {} -n {} -r {} --threads 1 --json --profile{}", d.file("p.ogp"), prefill,
+                                        decode, runs, kSmallBandwidthTest));
   ASSERT_EQ(bench.exit_code, 0) << bench.err;
   const nlohmann::json j = nlohmann::json::parse(bench.out);
   auto sums = [&](const nlohmann::json& rows, const std::string& prefix) {
@@ -367,10 +370,10 @@ TEST(CliBench, ProfileCountsEveryOpOfEveryTimedStepWithinTheirTime) {
   EXPECT_GT(ops_prefill_s, 0);
   EXPECT_LE(ops_prefill_s, prefill_s);
   // Without the flag, no profile; as text, its tables.
-  auto plain = run_offgraph("bench -m " + d.file("p.ogp") + " -p 2 -n 1 -r 1 --threads 1 --json");
+  auto plain = run_offgraph("bench -m " + d.file("p.ogp") + " -p 2 -n 1 -r 1 --threads 1 --json" + kSmallBandwidthTest);
   ASSERT_EQ(plain.exit_code, 0) << plain.err;
   EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("decode_profile"));
-  auto text = run_offgraph("bench -m " + d.file("p.ogp") + " -p 2 -n 1 -r 1 --threads 1 --profile");
+  auto text = run_offgraph("bench -m " + d.file("p.ogp") + " -p 2 -n 1 -r 1 --threads 1 --profile" + kSmallBandwidthTest);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("decode profile (per token, 1 tokens x 1 runs)"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("| linear "), std::string::npos) << text.out;

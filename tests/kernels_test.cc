@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "f16_oracle.h"
 #include "kernels/kernels.h"
 
 namespace og {
@@ -79,17 +80,8 @@ float bf16_value(uint16_t h) {
   std::memcpy(&f, &b, 4);
   return f;
 }
-uint16_t round_f16(float f) {
-  const _Float16 h = static_cast<_Float16>(f);
-  uint16_t u;
-  std::memcpy(&u, &h, 2);
-  return u;
-}
-float f16_value(uint16_t u) {
-  _Float16 h;
-  std::memcpy(&h, &u, 2);
-  return static_cast<float>(h);
-}
+using og::testing::f16_value;
+using og::testing::round_f16;
 double stored_value(float f, ElemType t) {
   switch (t) {
     case ElemType::kF32: return f;

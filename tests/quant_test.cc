@@ -33,6 +33,7 @@
 #include "base/half.h"
 #include "base/thread_pool.h"
 #include "e2e_support.h"
+#include "f16_oracle.h"
 #include "export/quantize.h"
 #include "hf/safetensors_writer.h"
 #include "kernels/kernels.h"
@@ -57,17 +58,8 @@ void for_each_target(const Fn& fn) {
   hwy::SetSupportedTargetsForTest(0);
 }
 
-float f16(uint16_t u) {
-  _Float16 h;
-  std::memcpy(&h, &u, 2);
-  return static_cast<float>(h);
-}
-uint16_t to_f16(float f) {
-  const _Float16 h = static_cast<_Float16>(f);
-  uint16_t u;
-  std::memcpy(&u, &h, 2);
-  return u;
-}
+float f16(uint16_t u) { return og::testing::f16_value(u); }
+uint16_t to_f16(float f) { return og::testing::round_f16(f); }
 
 // Quantized storage with random codes and scales, and the value of every weight decoded
 // from the layout as program.fbs documents it. kQ4Interleaved: the same values stored as

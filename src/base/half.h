@@ -1,6 +1,5 @@
 // bf16 and fp16 storage types with exact conversions to and from float.
-// bf16 rounds to nearest even (as torch does); fp16 uses the F16C-compatible
-// IEEE conversion provided by the compiler's _Float16.
+// bf16 rounds to nearest even (as torch does); fp16 is IEEE binary16, round to nearest even.
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,8 @@
 // OG_X86_BYTES: codes multiply as bytes (pmaddubsw, vpdpbusd); else as 16-bit lanes.
 // OG_VNNI: the AVX3_DL target, whose vpdpbusd sums four byte products into 32 bits.
 // OG_INT8_TARGET: Highway 1.0's AVX3_DL target string names AVX-VNNI but not AVX512-VNNI
-// (which the target's CPU check requires): every region using it enables it with this.
+// (which the target's CPU check requires): every region using it enables it with this, and
+// lambdas there take OG_INT8_ATTR in place of HWY_ATTR.
 #if defined(OG_KERNELS_INT8_TARGET_INL_H_) == defined(HWY_TARGET_TOGGLE)
 #ifdef OG_KERNELS_INT8_TARGET_INL_H_
 #undef OG_KERNELS_INT8_TARGET_INL_H_
@@ -25,12 +26,23 @@
 #undef OG_X86_BYTES
 #undef OG_VNNI
 #undef OG_INT8_TARGET
+#undef OG_INT8_ATTR
 #if HWY_TARGET == HWY_AVX3_DL
 #define OG_VNNI 1
+#if defined(__clang__)
+// clang applies one target attribute per function, not the union of nested ones: replace
+// Highway's (HWY_BEFORE_NAMESPACE) with its features plus VNNI; HWY_AFTER_NAMESPACE pops it.
+#define OG_INT8_TARGET HWY_PRAGMA(clang attribute pop) HWY_PUSH_ATTRIBUTES(HWY_TARGET_STR ",avx512vnni")
+// A lambda's own attribute (HWY_ATTR) replaces the pushed one in clang: this one keeps VNNI.
+#define OG_INT8_ATTR __attribute__((target(HWY_TARGET_STR ",avx512vnni")))
+#else
 #define OG_INT8_TARGET _Pragma("GCC target(\"avx512vnni\")")
+#define OG_INT8_ATTR HWY_ATTR
+#endif
 #else
 #define OG_VNNI 0
 #define OG_INT8_TARGET
+#define OG_INT8_ATTR HWY_ATTR
 #endif
 #if HWY_TARGET == HWY_AVX3_DL || HWY_TARGET == HWY_AVX3 || HWY_TARGET == HWY_AVX2 || HWY_TARGET == HWY_SSE4 || \
     HWY_TARGET == HWY_SSSE3

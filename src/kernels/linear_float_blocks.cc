@@ -142,18 +142,20 @@ HWY_INLINE void FloatTokenBlock(const LinearArgs& a, int64_t nt, int64_t t0, int
   }
   const int64_t in = a.w.cols;
   const float* xt = a.x_packed + t0 * in;  // this token block: [step][C][P]
+  // Block b's parked accumulators (none when the rows are not split into column blocks).
+  const auto park_at = [&](int64_t b) { return park ? park + (b - pb0) * C * kRowBlock : nullptr; };
   for (int64_t k0 = 0; k0 < in; k0 += kc) {
     const int64_t k1 = std::min(in, k0 + kc);
     int64_t b = pb0;
-    for (; b + RB <= pb1; b += RB) FloatBlockTile<W, RB, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
+    for (; b + RB <= pb1; b += RB) FloatBlockTile<W, RB, C>(a, xt + k0 * C, t0, b, k0, k1, park_at(b));
     // The rest in tiles of half as many blocks, then single blocks: a task of 2 blocks (a
     // decode task of long rows) would otherwise run one chain of FMAs at a time, and its
     // matrix streamed a third slower than the others.
     if constexpr (RB >= 4) {
       for (; b + RB / 2 <= pb1; b += RB / 2)
-        FloatBlockTile<W, RB / 2, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
+        FloatBlockTile<W, RB / 2, C>(a, xt + k0 * C, t0, b, k0, k1, park_at(b));
     }
-    for (; b < pb1; ++b) FloatBlockTile<W, 1, C>(a, xt + k0 * C, t0, b, k0, k1, park + (b - pb0) * C * kRowBlock);
+    for (; b < pb1; ++b) FloatBlockTile<W, 1, C>(a, xt + k0 * C, t0, b, k0, k1, park_at(b));
   }
 }
 

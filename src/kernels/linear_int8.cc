@@ -223,7 +223,7 @@ void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t kc = streamed ? in : std::max<int64_t>(step, (16 << 10) / (2 * kTokensI) / step * step);
   const bool prefetch = a.T <= 8 && row_storage_bytes(a.w) <= (16 << 10);  // the first token block streams from memory
   const Int8RowLayout layout = RowLayout(a.w);
-  const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) HWY_ATTR {
+  const auto tile = [&]<int R, int C>(int64_t t0, int64_t r, int64_t k0, int64_t k1, float* park) OG_INT8_ATTR {
     const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};
     ITile<R, C, kQ4>(a.w, r, x, k0, k1, park, a.bias ? a.bias + r : nullptr, a.y + t0 * out + r, out, prefetch);
   };
@@ -277,7 +277,7 @@ void LinearBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const bool streamed = a.T <= kTokensQ;
   const int64_t kc = streamed ? in : std::max<int64_t>(G, (16 << 10) / kTokensQ / G * G);
   const Int8RowLayout layout = RowLayout(a.w);
-  const auto tile = [&]<int RB, int C>(int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) HWY_ATTR {
+  const auto tile = [&]<int RB, int C>(int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) OG_INT8_ATTR {
     const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};
     BlockTile<kQ4, RB, C>(a, x, t0, b, k0, k1, park);
   };

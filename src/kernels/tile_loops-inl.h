@@ -35,16 +35,18 @@ HWY_INLINE void TileTokenBlock(const TileFn& tile, int64_t nt, int64_t t0, int64
   if constexpr (C > 1) {
     if (nt < C) return TileTokenBlock<kR, C - 1>(tile, nt, t0, in, kc, park_lanes, r0, r1, park);
   }
+  // Row r's parked accumulators (none when the rows are not split into column blocks).
+  const auto park_at = [&](int64_t r) { return park ? park + (r - r0) * C * park_lanes : nullptr; };
   for (int64_t k0 = 0; k0 < in; k0 += kc) {
     const int64_t k1 = std::min(in, k0 + kc);
     int64_t r = r0;
-    for (; r + kR <= r1; r += kR) tile.template operator()<kR, C>(t0, r, k0, k1, park + (r - r0) * C * park_lanes);
+    for (; r + kR <= r1; r += kR) tile.template operator()<kR, C>(t0, r, k0, k1, park_at(r));
     // The rest in tiles of half the rows, then single rows: a task's last rows (a decode
     // task of blocks is often 2-7 of them) would otherwise run one chain at a time.
     if constexpr (kR >= 4) {
-      for (; r + kR / 2 <= r1; r += kR / 2) tile.template operator()<kR / 2, C>(t0, r, k0, k1, park + (r - r0) * C * park_lanes);
+      for (; r + kR / 2 <= r1; r += kR / 2) tile.template operator()<kR / 2, C>(t0, r, k0, k1, park_at(r));
     }
-    for (; r < r1; ++r) tile.template operator()<1, C>(t0, r, k0, k1, park + (r - r0) * C * park_lanes);
+    for (; r < r1; ++r) tile.template operator()<1, C>(t0, r, k0, k1, park_at(r));
   }
 }
 
