@@ -1,11 +1,13 @@
 // Support for tests of `offgraph serve`: the server runs as a child process on a free
 // loopback port (--port 0; the port is read from its "listening on" line) and is always
-// stopped by the test (SIGTERM, then SIGKILL after a bound), so none outlives it.
+// stopped by the test (SIGTERM, then SIGKILL after a bound), or killed with the test
+// process, so none outlives it.
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +28,9 @@ class ServerProcess {
     log_ = dir_.file("serve.log");
     pid_ = ::fork();
     if (pid_ == 0) {
+      // Dies with the test process even when that one cannot stop it: a sanitizer that
+      // aborts the test runs no destructor, and the server would otherwise live on.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       const std::string cmd = "exec " + std::string(OG_BINARY) + " serve --host 127.0.0.1 --port 0 " + args + " >" + log_ + " 2>&1";
       ::execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
       ::_exit(127);
