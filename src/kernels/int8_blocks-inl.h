@@ -66,7 +66,11 @@ HWY_INLINE V32I PairSums(hn::Vec<D16B> s) {
 // left to the integer sums, codes and broadcasts, which a tile in registers would spill.
 // kChunks: the chunks per group when known at compile time (group size 32, unrolled: the
 // integer sums then need no register copies between chunks), else 0.
-template <bool kQ4, int RB, int C, int kChunks = 0>
+// kChains: independent integer sums per (vector, token), added together at the group's end.
+// A one-block tile (decode: one sequential stream, what the memory system reads fastest)
+// would otherwise run a group as one chain of dependent multiply-adds; integer addition is
+// exact, so the split changes no result.
+template <bool kQ4, int RB, int C, int kChunks = 0, int kChains = 1>
 HWY_INLINE void BlockDot(const Matrix& w, int64_t block, const XView& x, int64_t g0, int64_t g1, float* HWY_RESTRICT acc) {
   constexpr int V = RB * kBlockVectors;
   constexpr int64_t kValuesPerChunk = kQ4 ? 8 : 4;  // per row, per 64-byte chunk of the block
@@ -88,14 +92,22 @@ HWY_INLINE void BlockDot(const Matrix& w, int64_t block, const XView& x, int64_t
   const auto low4 = hn::Set(du32, 15u);
 #endif
   for (int64_t g = g0; g < g1; ++g) {
-    V32I sum[V][C];
+    V32I chain[kChains][V][C];
     for (int c = 0; c < C; ++c) {
       const auto offset = hn::Set(d32, x.offsets(c)[g]);
-      for (int v = 0; v < V; ++v) sum[v][c] = offset;
+      for (int v = 0; v < V; ++v) {
+        chain[0][v][c] = offset;
+        for (int k = 1; k < kChains; ++k) chain[k][v][c] = hn::Zero(d32);
+      }
     }
 #pragma GCC unroll 8
     for (int64_t u = 0; u < chunks; ++u) {
       const int64_t chunk = (g * chunks + u) * 64, col = g * G + kValuesPerChunk * u;
+      // This chunk's chains: Q4's high nibbles take the one after the low nibbles'.
+      auto& sum = chain[(kQ4 && OG_VNNI ? 2 * u : u) % kChains];
+#if OG_X86_BYTES && OG_VNNI
+      auto& sum_hi = chain[(2 * u + 1) % kChains];
+#endif
       auto at = [&](int v) { return codes + (v / kBlockVectors) * block_bytes + chunk + (v % kBlockVectors) * kBlockNF * 4; };
 #if OG_X86_BYTES
       if constexpr (kQ4) {
@@ -110,7 +122,10 @@ HWY_INLINE void BlockDot(const Matrix& w, int64_t block, const XView& x, int64_t
           const auto xh = hn::BitCast(d8, hn::Set(d32, LoadI32(x.bytes(c) + col + 4)));
           for (int v = 0; v < V; ++v)
 #if OG_VNNI
-            sum[v][c] = DotBytes(DotBytes(sum[v][c], lo[v], xl), hi[v], xh);
+          {
+            sum[v][c] = DotBytes(sum[v][c], lo[v], xl);
+            sum_hi[v][c] = DotBytes(sum_hi[v][c], hi[v], xh);
+          }
 #else
             sum[v][c] = hn::Add(sum[v][c], PairSums(hn::Add(MulAddBytePairs(lo[v], xl), MulAddBytePairs(hi[v], xh))));
 #endif
@@ -160,6 +175,10 @@ HWY_INLINE void BlockDot(const Matrix& w, int64_t block, const XView& x, int64_t
       (void)low4;
 #endif
     }
+    V32I (&sum)[V][C] = chain[0];
+    for (int k = 1; k < kChains; ++k)
+      for (int v = 0; v < V; ++v)
+        for (int c = 0; c < C; ++c) sum[v][c] = hn::Add(sum[v][c], chain[k][v][c]);
     for (int v = 0; v < V; ++v) {
       const uint16_t* s = w.scales + ((block + v / kBlockVectors) * groups + g) * kRowBlock + (v % kBlockVectors) * kBlockNF;
       const V32F sw = hn::PromoteTo(df, hn::LoadU(dh, reinterpret_cast<const hwy::float16_t*>(s)));

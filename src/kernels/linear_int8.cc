@@ -242,7 +242,7 @@ inline constexpr int kTokensQ = kManyRegisters ? 4 : 2;
 // Blocks [b, b + RB) of C tokens over columns [k0, k1) (whole groups): accumulators from
 // zero (k0 == 0) or `park` (16 floats per block and token), parked again or, at the last
 // column, written to y with the bias (the padding rows of a last partial block are not).
-template <bool kQ4, int RB, int C>
+template <bool kQ4, int RB, int C, int kChains>
 HWY_INLINE void BlockTile(const LinearArgs& a, const XView& x, int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) {
   constexpr int V = RB * kBlockVectors;
   const DF32 df;
@@ -253,9 +253,9 @@ HWY_INLINE void BlockTile(const LinearArgs& a, const XView& x, int64_t t0, int64
   for (int v = 0; v < V; ++v)
     for (int c = 0; c < C; ++c) hn::Store(k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park_at(v, c)), df, acc_at(v, c));
   if (G == 32)
-    BlockDot<kQ4, RB, C, kQ4 ? 4 : 8>(a.w, b, x, k0 / G, k1 / G, acc);
+    BlockDot<kQ4, RB, C, kQ4 ? 4 : 8, kChains>(a.w, b, x, k0 / G, k1 / G, acc);
   else
-    BlockDot<kQ4, RB, C>(a.w, b, x, k0 / G, k1 / G, acc);
+    BlockDot<kQ4, RB, C, 0, kChains>(a.w, b, x, k0 / G, k1 / G, acc);
   if (k1 < a.w.cols) {
     for (int v = 0; v < V; ++v)
       for (int c = 0; c < C; ++c) hn::StoreU(hn::Load(df, acc_at(v, c)), df, park_at(v, c));
@@ -279,14 +279,20 @@ void LinearBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const Int8RowLayout layout = RowLayout(a.w);
   const auto tile = [&]<int RB, int C>(int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) OG_INT8_ATTR {
     const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};
-    BlockTile<kQ4, RB, C>(a, x, t0, b, k0, k1, park);
+    BlockTile<kQ4, RB, C, 1>(a, x, t0, b, k0, k1, park);
+  };
+  const auto chained = [&]<int RB, int C>(int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) OG_INT8_ATTR {
+    const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};
+    BlockTile<kQ4, RB, C, 4>(a, x, t0, b, k0, k1, park);
   };
   const int64_t b0 = r0 / kRowBlock, b1 = (r1 + kRowBlock - 1) / kRowBlock;
   const int64_t panel_blocks = std::max<int64_t>(1, a.panel_rows / kRowBlock);
-  // One token: twice the blocks, so that as many integer sums are in flight as in a wider
-  // tile (each lane's chain of multiply-adds is latency-bound on its own).
+  // One token: one block at a time, so a task reads its weights as one sequential stream
+  // (4 blocks side by side are 4 streams a block apart: decode ran 10-12 % slower on Zen 4,
+  // docs/benchmarks.md, session 16), its integer sums split into 4 chains to keep as many
+  // multiply-adds in flight as a wider tile has.
   if (a.T == 1)
-    ForEachTile<2 * kBlocksQ, 1>(tile, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
+    ForEachTile<1, 1>(chained, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
   else
     ForEachTile<kBlocksQ, kTokensQ>(tile, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
 }
