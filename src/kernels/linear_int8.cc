@@ -277,22 +277,20 @@ void LinearBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const bool streamed = a.T <= kTokensQ;
   const int64_t kc = streamed ? in : std::max<int64_t>(G, (16 << 10) / kTokensQ / G * G);
   const Int8RowLayout layout = RowLayout(a.w);
+  // A one-block, one-token tile splits its integer sums into 4 chains (BlockDot); wider
+  // tiles have that many independent sums already.
   const auto tile = [&]<int RB, int C>(int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) OG_INT8_ATTR {
     const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};
-    BlockTile<kQ4, RB, C, 1>(a, x, t0, b, k0, k1, park);
-  };
-  const auto chained = [&]<int RB, int C>(int64_t t0, int64_t b, int64_t k0, int64_t k1, float* park) OG_INT8_ATTR {
-    const XView x{.rows = a.xq + t0 * a.xq_row_bytes, .row_bytes = a.xq_row_bytes, .layout = layout, .groups = in / G};
-    BlockTile<kQ4, RB, C, 4>(a, x, t0, b, k0, k1, park);
+    BlockTile<kQ4, RB, C, RB == 1 && C == 1 ? 4 : 1>(a, x, t0, b, k0, k1, park);
   };
   const int64_t b0 = r0 / kRowBlock, b1 = (r1 + kRowBlock - 1) / kRowBlock;
   const int64_t panel_blocks = std::max<int64_t>(1, a.panel_rows / kRowBlock);
   // One token: one block at a time, so a task reads its weights as one sequential stream
   // (4 blocks side by side are 4 streams a block apart: decode ran 10-12 % slower on Zen 4,
-  // docs/benchmarks.md, session 16), its integer sums split into 4 chains to keep as many
+  // docs/benchmarks.md, session 16), its integer sums in 4 chains to keep as many
   // multiply-adds in flight as a wider tile has.
   if (a.T == 1)
-    ForEachTile<1, 1>(chained, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
+    ForEachTile<1, 1>(tile, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
   else
     ForEachTile<kBlocksQ, kTokensQ>(tile, a.T, in, kc, panel_blocks, kRowBlock, b0, b1);
 }
