@@ -439,6 +439,23 @@ TEST(Attend, ManyTokensPerTaskOverWindowsAndRings) {
   check_attend({6, 2, 72, 75, 23, 75, true, 5.0f, 0, true}, kTol[2], &pool);  // groups of 3, softcap, sinks
 }
 
+// Prefill tasks of 16 queries or more run with one query per vector lane
+// (attention_query_lanes-inl.h) when the head is whole vectors; each query alone runs with
+// keys in lanes, and must equal its row bit for bit: head sizes of real models (64, 128,
+// 256), every kv dtype, windows across rings, softcap, sinks, and partial last groups.
+TEST(Attend, QueriesInLanesEqualKeysInLanesAtModelHeadSizes) {
+  ThreadPool pool(2);
+  for (const Tol& tol : kTol) {
+    SCOPED_TRACE(tol.name);
+    check_attend({32, 8, 64, 70, 0, 70, false, 0.0f, 90}, tol, &pool);
+    check_attend({16, 8, 128, 45, 0, 45, false, 0.0f, 33}, tol, &pool);
+    check_attend({4, 1, 256, 37, 24, 37, true, 30.0f, 0, true}, tol, &pool);
+    check_attend({8, 2, 64, 19, 0, 64, false, 0.0f, 0, true}, tol, &pool);
+    check_attend({4, 2, 128, 50, 20, 50, true, 0.0f}, tol, &pool);  // windows start past a group's first block
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+}
+
 TEST(Attend, LongHistoryWithGqaGroupsLargerThanATask) {
   ThreadPool pool(2);
   // 16 query heads per kv head (tasks of 4), 300+ keys: many blocks and rescales.

@@ -12,9 +12,13 @@
 // maximum = sink, sum = e^0 = 1, no value; so it joins the denominator and the maximum
 // exactly as a key with value 0 would.
 //
+// Two kernels, one arithmetic: keys in lanes (below; few queries, decode) and queries in
+// lanes (attention_query_lanes-inl.h; tasks of 16 or more queries, prefill), which
+// computes each query exactly as this one does.
+//
 // Arithmetic: a score is, per lane, a chain of FMAs over the head's vector chunks, then a
 // fixed tree over the lanes (SumLanesOfBlock; a scalar tail adds columns past the last
-// whole vector); the weights of a block are summed in one fixed order; a query's
+// whole vector); the weights of a block are summed as a tree of adjacent pairs; a query's
 // accumulator is a chain over its blocks' keys in position order, where a key of the block
 // outside the query's range (valid for another query of the tile) adds 0 * v, which leaves
 // it unchanged for any finite stored value. So one query's result depends only on its
@@ -136,6 +140,18 @@ HWY_INLINE void ForTile(int n, const Fn& fn) {
   fn(std::integral_constant<int, Q>());
 }
 
+// The sum of n values (a power of two) as a tree of adjacent pairs: ((x0 + x1) + (x2 + x3)) +
+// ...; of scalars (one query's block of weights) or of vectors (a block's weights, one
+// query per lane), which gives the same bits per lane.
+template <int n, typename T>
+HWY_INLINE T PairSum(const T* x) {
+  if constexpr (n == 1) {
+    return x[0];
+  } else {
+    return PairSum<n / 2>(x) + PairSum<n / 2>(x + n / 2);
+  }
+}
+
 // One query's running softmax over a block whose scores are in w [kBlock] (keys j0 ..):
 // keys outside [first, pos] masked, the state (m, l, acc [D]) rescaled when the block
 // raises the maximum, w turned into the block's weights e^(s - m).
@@ -168,52 +184,55 @@ HWY_INLINE void SoftmaxBlock(const AttendParams& p, int64_t j0, int64_t first, i
     m = mb;
   }
   const VF vm = hn::Set(df, m);
-  VF sum = hn::Zero(df);
-  for (int v = 0; v < kKeyVecs; ++v) {
-    const VF e = hn::Exp(df, hn::Sub(s[v], vm));
-    hn::StoreU(e, df, w + v * kLanes);
-    sum = hn::Add(sum, e);
-  }
-  l += ReduceSumF(df, sum);
+  for (int v = 0; v < kKeyVecs; ++v) hn::StoreU(hn::Exp(df, hn::Sub(s[v], vm)), df, w + v * kLanes);
+  l += PairSum<kBlock>(w);
 }
 
-template <typename K>
-void AttendTaskT(const AttendArgs& a, int64_t task) {
+// One task's queries: tokens [t0, t1) x heads [h0, h0 + G) of kv head kvh, token-major.
+struct TaskQueries {
+  int64_t t0, t1;
+  int32_t kvh, h0, G;
+  int nq;
+  int64_t pos[kMaxQueries], first[kMaxQueries];  // the keys [first, pos] each query sees
+  const float* qp[kMaxQueries];
+  float m[kMaxQueries], l[kMaxQueries];  // running maximum and sum, from the head's sink
+};
+
+HWY_INLINE void TaskGeometry(const AttendArgs& a, int64_t task, TaskQueries& tq) {
   const AttendParams& p = *a.p;
-  const KvStorage& kv = *a.kv;
   const int64_t D = p.head_dim, width = int64_t{p.n_heads} * D;
   const int32_t group = p.n_heads / p.n_kv_heads;
   const int32_t per_kv = (group + a.heads_per_task - 1) / a.heads_per_task;
   const int64_t per_tokens = int64_t{p.n_kv_heads} * per_kv;
   const int64_t token_blocks = (a.T + a.tokens_per_task - 1) / a.tokens_per_task;
   // Later tokens see more keys: their tasks come first, so the last tasks are short.
-  const int64_t t0 = (token_blocks - 1 - task / per_tokens) * a.tokens_per_task;
-  const int64_t t1 = std::min(a.T, t0 + a.tokens_per_task);
+  tq.t0 = (token_blocks - 1 - task / per_tokens) * a.tokens_per_task;
+  tq.t1 = std::min(a.T, tq.t0 + a.tokens_per_task);
   const int32_t rem = static_cast<int32_t>(task % per_tokens);
-  const int32_t kvh = rem / per_kv;
-  const int32_t h0 = kvh * group + (rem % per_kv) * a.heads_per_task;
-  const int32_t G = std::min(kvh * group + group, h0 + a.heads_per_task) - h0;
-  const int nq = static_cast<int>((t1 - t0) * G);  // queries: token-major, then head
-  const float* qp[kMaxQueries];
-  float* acc[kMaxQueries];
-  float m[kMaxQueries], l[kMaxQueries];
-  int64_t pos[kMaxQueries], first[kMaxQueries];
-  thread_local std::vector<float> acc_mem;  // [nq, D]
-  acc_mem.assign(static_cast<size_t>(nq * D), 0.0f);
-  for (int q = 0; q < nq; ++q) {
-    const int64_t t = t0 + q / G;
-    const int32_t h = h0 + q % G;
-    qp[q] = a.q + t * width + int64_t{h} * D;
-    acc[q] = acc_mem.data() + q * D;
-    pos[q] = a.p0 + t;
-    first[q] = p.window > 0 ? std::max<int64_t>(0, pos[q] - p.window + 1) : 0;
-    m[q] = p.sinks ? p.sinks[h] : -std::numeric_limits<float>::infinity();
-    l[q] = p.sinks ? 1.0f : 0.0f;
+  tq.kvh = rem / per_kv;
+  tq.h0 = tq.kvh * group + (rem % per_kv) * a.heads_per_task;
+  tq.G = std::min(tq.kvh * group + group, tq.h0 + a.heads_per_task) - tq.h0;
+  tq.nq = static_cast<int>((tq.t1 - tq.t0) * tq.G);
+  for (int q = 0; q < tq.nq; ++q) {
+    const int64_t t = tq.t0 + q / tq.G;
+    const int32_t h = tq.h0 + q % tq.G;
+    tq.qp[q] = a.q + t * width + int64_t{h} * D;
+    tq.pos[q] = a.p0 + t;
+    tq.first[q] = p.window > 0 ? std::max<int64_t>(0, tq.pos[q] - p.window + 1) : 0;
+    tq.m[q] = p.sinks ? p.sinks[h] : -std::numeric_limits<float>::infinity();
+    tq.l[q] = p.sinks ? 1.0f : 0.0f;
   }
-  const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvh} * kv.slots * D;
-  const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvh} * kv.slots * D;
-  const int64_t lo = first[0], hi = pos[nq - 1];  // keys any query of the task sees
-  HWY_ALIGN float w[kMaxQueries * kBlock];        // [nq][kBlock]: scores, then weights
+}
+
+// Calls fn(j0, b0, b1, qa, qb, krow, vrow) for each block of keys some query of the task
+// sees: keys j0 + [b0, b1] (rows krow[b], vrow[b]), seen by queries [qa, qb).
+template <typename K, class Fn>
+HWY_INLINE void ForEachKeyBlock(const KvStorage& kv, const TaskQueries& tq, const Fn& fn) {
+  const int64_t D = kv.head_dim;
+  const K* kbase = static_cast<const K*>(kv.k) + int64_t{tq.kvh} * kv.slots * D;
+  const K* vbase = static_cast<const K*>(kv.v) + int64_t{tq.kvh} * kv.slots * D;
+  const int nq = tq.nq;
+  const int64_t lo = tq.first[0], hi = tq.pos[nq - 1];  // keys any query of the task sees
   const K* krow[kBlock];
   const K* vrow[kBlock];
   for (int64_t j0 = lo / kBlock * kBlock; j0 <= hi; j0 += kBlock) {
@@ -225,28 +244,57 @@ void AttendTaskT(const AttendArgs& a, int64_t task) {
     }
     // Queries with a key in the block: positions and first keys rise with the query index.
     int qa = 0, qb = nq;
-    while (qa < nq && pos[qa] < j0) ++qa;
-    while (qb > qa && first[qb - 1] > j0 + kBlock - 1) --qb;
+    while (qa < nq && tq.pos[qa] < j0) ++qa;
+    while (qb > qa && tq.first[qb - 1] > j0 + kBlock - 1) --qb;
+    fn(j0, b0, b1, qa, qb, krow, vrow);
+  }
+}
+
+// A task of few queries (decode): one query's scores per lane sum, keys in lanes.
+template <typename K>
+void AttendKeysInLanes(const AttendArgs& a, TaskQueries& tq) {
+  const AttendParams& p = *a.p;
+  const KvStorage& kv = *a.kv;
+  const int64_t D = p.head_dim, width = int64_t{p.n_heads} * D;
+  const int nq = tq.nq;
+  float* acc[kMaxQueries];
+  thread_local std::vector<float> acc_mem;  // [nq, D]
+  acc_mem.assign(static_cast<size_t>(nq * D), 0.0f);
+  for (int q = 0; q < nq; ++q) acc[q] = acc_mem.data() + q * D;
+  HWY_ALIGN float w[kMaxQueries * kBlock];  // [nq][kBlock]: scores, then weights
+  ForEachKeyBlock<K>(kv, tq, [&](int64_t j0, int b0, int b1, int qa, int qb, const K* const* krow,
+                                 const K* const* vrow) HWY_ATTR {
     for (int q = qa; q < qb; q += kTileQueries)
-      ForTile<kTileQueries>(qb - q, [&](auto n) {
-        ScoreTile<decltype(n)::value>(qp + q, krow, b0, b1, D, kv.type, w + q * kBlock);
+      ForTile<kTileQueries>(qb - q, [&](auto n) HWY_ATTR {
+        ScoreTile<decltype(n)::value>(tq.qp + q, krow, b0, b1, D, kv.type, w + q * kBlock);
       });
-    for (int q = qa; q < qb; ++q) SoftmaxBlock(p, j0, first[q], pos[q], w + q * kBlock, m[q], l[q], acc[q]);
+    for (int q = qa; q < qb; ++q) SoftmaxBlock(p, j0, tq.first[q], tq.pos[q], w + q * kBlock, tq.m[q], tq.l[q], acc[q]);
     for (int q = qa; q < qb; q += kTileQueries)
-      ForTile<kTileQueries>(qb - q, [&](auto n) {
+      ForTile<kTileQueries>(qb - q, [&](auto n) HWY_ATTR {
         ValueTile<decltype(n)::value>(acc + q, w + q * kBlock, vrow, b0, b1, D, kv.type);
       });
-  }
+  });
   const DF df;
   for (int q = 0; q < nq; ++q) {
-    const int64_t t = t0 + q / G;
-    float* out = a.out + t * width + int64_t{h0 + q % G} * D;
-    const float inv = 1.0f / l[q];
+    const int64_t t = tq.t0 + q / tq.G;
+    float* out = a.out + t * width + int64_t{tq.h0 + q % tq.G} * D;
+    const float inv = 1.0f / tq.l[q];
     const VF vinv = hn::Set(df, inv);
     int64_t i = 0;
     for (; i + kLanes <= D; i += kLanes) hn::StoreU(hn::Mul(hn::LoadU(df, acc[q] + i), vinv), df, out + i);
     for (; i < D; ++i) out[i] = acc[q][i] * inv;
   }
+}
+
+#include "kernels/attention_query_lanes-inl.h"
+
+template <typename K>
+void AttendTaskT(const AttendArgs& a, int64_t task) {
+  TaskQueries tq;
+  TaskGeometry(a, task, tq);
+  // Both kernels compute each query's result in the same arithmetic: the choice is free.
+  if (QueryLanesFit(tq.nq, a.p->head_dim)) return AttendQueriesInLanes<K>(a, tq);
+  AttendKeysInLanes<K>(a, tq);
 }
 
 void AttendTask(const AttendArgs& a, int64_t task) {

@@ -1,0 +1,190 @@
+// Included by attention.cc inside its per-target namespace, after the keys-in-lanes kernel
+// whose helpers (kBlock, kLanes, kMasked, kKeyInBlock, PairSum, ForEachKeyBlock) it uses.
+//
+// A task of many queries (prefill) puts one query in each lane: the scores of a key for
+// kLanes queries are one vector, so the softmax runs across queries with no reduction
+// across lanes, a key's value row is read as broadcasts, and the queries (transposed once
+// per task, qt [D][kLanes]) are reused by every block of keys.
+//
+// The arithmetic is the keys-in-lanes kernel's, per query: a score is kLanes chains of
+// FMAs (chain l over columns l, l + kLanes, ...) summed as PairSum's tree; the block's
+// weights are summed by PairSum; a query's accumulator is a chain over the block's keys in
+// order. A rescale multiplies the queries whose maximum did not rise by exactly 1. So a
+// query's result is the same bits whichever kernel its task ran (decode equals prefill).
+// Lanes of queries with no key in the block take weight 0 and keep their maximum.
+
+// Whether a task of nq queries runs with queries in lanes: enough queries to fill most
+// lanes of a vector, and a head that is whole vectors (the other kernel adds a tail).
+HWY_INLINE bool QueryLanesFit(int nq, int64_t D) { return kLanes >= 4 && nq >= kLanes && D % kLanes == 0; }
+
+// Keys per score tile (each query load serves them all) and value columns per tile.
+inline constexpr int kLaneKeys = kManyRegisters ? 4 : 2;
+inline constexpr int kLaneCols = 8;
+
+// out[k] = the scores of keys kr[k] (k < KB) for the kLanes queries of qt [D][kLanes],
+// over the chains of lanes [l0, l0 + n): PairSum<n> of chain l over columns c kLanes + l.
+template <int KB, int n>
+HWY_INLINE void LaneScores(const float* HWY_RESTRICT qt, const float* const* kr, int64_t chunks, int l0, VF* out) {
+  const DF df;
+  if constexpr (n == 1) {
+    VF acc[KB];
+    for (int k = 0; k < KB; ++k) acc[k] = hn::Zero(df);
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t i = c * kLanes + l0;
+      const VF qv = hn::Load(df, qt + i * kLanes);
+      for (int k = 0; k < KB; ++k) acc[k] = hn::MulAdd(qv, hn::Set(df, kr[k][i]), acc[k]);
+    }
+    for (int k = 0; k < KB; ++k) out[k] = acc[k];
+  } else {
+    VF lo[KB], hi[KB];
+    LaneScores<KB, n / 2>(qt, kr, chunks, l0, lo);
+    LaneScores<KB, n / 2>(qt, kr, chunks, l0 + n / 2, hi);
+    for (int k = 0; k < KB; ++k) out[k] = hn::Add(lo[k], hi[k]);
+  }
+}
+
+// The running state of kLanes queries: maximum, sum, and the accumulator acc [D][kLanes].
+struct LaneGroup {
+  float* qt;   // [D][kLanes]
+  float* acc;  // [D][kLanes]
+  float* m;    // [kLanes]
+  float* l;    // [kLanes]
+  const int64_t* pos;
+  const int64_t* first;
+};
+
+// One block of keys j0 + [b0, b1] (rows kr, vr as floats) for one group of queries.
+HWY_INLINE void LaneBlock(const AttendParams& p, const LaneGroup& g, int64_t j0, int b0, int b1,
+                          const float* const* kr, const float* const* vr) {
+  const DF df;
+  const DI di;
+  const int64_t D = p.head_dim, chunks = D / kLanes;
+  HWY_ALIGN float e[kBlock][kLanes];  // the block's weights, key by key
+  // Scores, scaled and soft-capped; keys outside each query's range masked.
+  VF s[kBlock];
+  const VF vmasked = hn::Set(df, kMasked);
+  for (int b = 0; b < b0; ++b) s[b] = vmasked;
+  for (int b = b1 + 1; b < kBlock; ++b) s[b] = vmasked;
+  int b = b0;
+  for (; b + kLaneKeys <= b1 + 1; b += kLaneKeys) LaneScores<kLaneKeys, static_cast<int>(kLanes)>(g.qt, kr + b, chunks, 0, s + b);
+  for (; b <= b1; ++b) LaneScores<1, static_cast<int>(kLanes)>(g.qt, kr + b, chunks, 0, s + b);
+  // Each query's keys as block offsets: key k is in range when lo < k < hi (clamped to
+  // [-2, kBlock + 1]); a query is active when one of the block's keys is.
+  HWY_ALIGN int32_t lo[kLanes], hi[kLanes], act[kLanes];
+  for (int64_t q = 0; q < kLanes; ++q) {
+    const int64_t first = g.first[q] - j0, last = g.pos[q] - j0;
+    lo[q] = static_cast<int32_t>(std::clamp<int64_t>(first - 1, -2, kBlock + 1));
+    hi[q] = static_cast<int32_t>(std::clamp<int64_t>(last + 1, -2, kBlock + 1));
+    act[q] = std::max<int64_t>(first, 0) <= std::min<int64_t>(last, kBlock - 1) ? 1 : 0;
+  }
+  const auto vlo = hn::Load(di, lo), vhi = hn::Load(di, hi);
+  const VF vscale = hn::Set(df, p.scale);
+  const VF vcap = hn::Set(df, p.softcap), vinv_cap = hn::Set(df, p.softcap > 0 ? 1.0f / p.softcap : 0.0f);
+  VF vmax = vmasked;
+  for (int k = b0; k <= b1; ++k) {
+    VF x = hn::Mul(s[k], vscale);
+    if (p.softcap > 0) x = hn::Mul(vcap, hn::Tanh(df, hn::Mul(x, vinv_cap)));
+    const auto vk = hn::Set(di, k);
+    s[k] = hn::IfThenElse(hn::RebindMask(df, hn::And(hn::Gt(vk, vlo), hn::Lt(vk, vhi))), x, vmasked);
+    vmax = hn::Max(vmax, s[k]);
+  }
+  // Queries with a key in the block; of those, the ones whose maximum rises.
+  const auto active = hn::RebindMask(df, hn::Gt(hn::Load(di, act), hn::Zero(di)));
+  VF vm = hn::Load(df, g.m);
+  const auto raised = hn::And(active, hn::Gt(vmax, vm));
+  if (!hn::AllFalse(df, raised)) {
+    HWY_ALIGN float mb[kLanes], c[kLanes];
+    HWY_ALIGN int32_t up[kLanes];
+    hn::Store(vmax, df, mb);
+    hn::Store(hn::VecFromMask(di, hn::RebindMask(di, raised)), di, up);
+    for (int64_t q = 0; q < kLanes; ++q) {
+      c[q] = 1.0f;
+      if (up[q] == 0) continue;
+      c[q] = std::exp(g.m[q] - mb[q]);  // 0 for the first block (m = -inf) without a sink
+      g.l[q] *= c[q];
+      g.m[q] = mb[q];
+    }
+    const VF vc = hn::Load(df, c);
+    for (int64_t i = 0; i < D; ++i) hn::Store(hn::Mul(hn::Load(df, g.acc + i * kLanes), vc), df, g.acc + i * kLanes);
+    vm = hn::Load(df, g.m);
+  }
+  for (int k = 0; k < kBlock; ++k) hn::Store(hn::IfThenElseZero(active, hn::Exp(df, hn::Sub(s[k], vm))), df, e[k]);
+  VF ev[kBlock];
+  for (int k = 0; k < kBlock; ++k) ev[k] = hn::Load(df, e[k]);
+  hn::Store(hn::Add(hn::Load(df, g.l), PairSum<kBlock>(ev)), df, g.l);
+  // acc[i] += e_b v_b[i] over the block's keys in order, kLaneCols columns at a time.
+  int64_t i = 0;
+  for (; i + kLaneCols <= D; i += kLaneCols) {
+    VF a[kLaneCols];
+    for (int u = 0; u < kLaneCols; ++u) a[u] = hn::Load(df, g.acc + (i + u) * kLanes);
+    for (int k = b0; k <= b1; ++k) {
+      const VF ek = hn::Load(df, e[k]);
+      for (int u = 0; u < kLaneCols; ++u) a[u] = hn::MulAdd(ek, hn::Set(df, vr[k][i + u]), a[u]);
+    }
+    for (int u = 0; u < kLaneCols; ++u) hn::Store(a[u], df, g.acc + (i + u) * kLanes);
+  }
+  for (; i < D; ++i) {
+    VF a = hn::Load(df, g.acc + i * kLanes);
+    for (int k = b0; k <= b1; ++k) a = hn::MulAdd(hn::Load(df, e[k]), hn::Set(df, vr[k][i]), a);
+    hn::Store(a, df, g.acc + i * kLanes);
+  }
+}
+
+template <typename K>
+void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
+  const AttendParams& p = *a.p;
+  const KvStorage& kv = *a.kv;
+  const int64_t D = p.head_dim, width = int64_t{p.n_heads} * D;
+  const int nq = tq.nq, groups = static_cast<int>((nq + kLanes - 1) / kLanes);
+  // Per group: qt and acc [D][kLanes]; then the block's keys and values as floats [kBlock][D]
+  // (used when the cache stores 16-bit values).
+  thread_local std::vector<float> mem;
+  const int64_t group_floats = 2 * D * kLanes;
+  mem.assign(static_cast<size_t>(groups * group_floats + 2 * kBlock * D + kLanes), 0.0f);
+  float* base = mem.data() + (kLanes - reinterpret_cast<uintptr_t>(mem.data()) / sizeof(float) % kLanes) % kLanes;
+  float* kf = base + groups * group_floats;
+  float* vf = kf + kBlock * D;
+  // Lanes past the last query: no keys (pos -1), state that never changes.
+  HWY_ALIGN int64_t pos[kMaxQueries], first[kMaxQueries];
+  HWY_ALIGN float m[kMaxQueries], l[kMaxQueries];
+  LaneGroup g[kMaxQueries / 4];
+  for (int q = 0; q < groups * kLanes; ++q) {
+    pos[q] = q < nq ? tq.pos[q] : -1;
+    first[q] = q < nq ? tq.first[q] : 0;
+    m[q] = q < nq ? tq.m[q] : 0.0f;
+    l[q] = q < nq ? tq.l[q] : 1.0f;
+  }
+  for (int gi = 0; gi < groups; ++gi) {
+    float* qt = base + gi * group_floats;
+    g[gi] = LaneGroup{.qt = qt, .acc = qt + D * kLanes, .m = m + gi * kLanes, .l = l + gi * kLanes,
+                      .pos = pos + gi * kLanes, .first = first + gi * kLanes};
+    for (int64_t lane = 0; lane < kLanes && gi * kLanes + lane < nq; ++lane)
+      for (int64_t i = 0; i < D; ++i) qt[i * kLanes + lane] = tq.qp[gi * kLanes + lane][i];
+  }
+  const float* kr[kBlock];
+  const float* vr[kBlock];
+  ForEachKeyBlock<K>(kv, tq, [&](int64_t j0, int b0, int b1, int qa, int qb, const K* const* krow,
+                                 const K* const* vrow) HWY_ATTR {
+    for (int b = b0; b <= b1; ++b) {
+      if constexpr (std::is_same_v<K, float>) {
+        kr[b] = krow[b];
+        vr[b] = vrow[b];
+      } else {
+        for (int64_t i = 0; i < D; ++i) {
+          kf[b * D + i] = load(krow[b], i, kv.type);
+          vf[b * D + i] = load(vrow[b], i, kv.type);
+        }
+        kr[b] = kf + b * D;
+        vr[b] = vf + b * D;
+      }
+    }
+    for (int gi = qa / static_cast<int>(kLanes); gi * kLanes < qb; ++gi) LaneBlock(p, g[gi], j0, b0, b1, kr, vr);
+  });
+  for (int q = 0; q < nq; ++q) {
+    const int64_t t = tq.t0 + q / tq.G;
+    float* out = a.out + t * width + int64_t{tq.h0 + q % tq.G} * D;
+    const float* acc = g[q / kLanes].acc + q % kLanes;
+    const float inv = 1.0f / l[q];
+    for (int64_t i = 0; i < D; ++i) out[i] = acc[i * kLanes] * inv;
+  }
+}
