@@ -260,6 +260,53 @@ TEST(Linear, LongRowsSplitIntoColumnBlocksMatchFloat64AndDecode) {
   }
 }
 
+// XQuant::kBF16 against its definition written out in scalar code (kernels.h): x rounded to
+// bf16, then per (row, token) one chain over the pairs of columns, column 2p + 1's product
+// fused in before column 2p's. The same bits on every target (vdpbf16ps where the CPU has
+// it: random normal values, no subnormals), thread count, token count and column block.
+TEST(Linear, BF16ActivationsFollowTheDotBF16ChainBitForBit) {
+  ThreadPool pool(2);
+  struct Shape {
+    int64_t rows, cols;
+  };
+  // 44002 columns: prefill tiles split the rows into column blocks (see above).
+  for (const Shape sh : {Shape{1, 2}, Shape{16, 64}, Shape{37, 258}, Shape{70, 1152}, Shape{19, 44002}}) {
+    const int64_t rows = sh.rows, cols = sh.cols;
+    SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
+    const Stored w = make_stored(static_cast<size_t>(rows * cols), ElemType::kBF16, static_cast<uint32_t>(rows + cols));
+    const Laid laid = lay_out(w, rows, cols, Layout::kInterleaved);
+    const std::vector<float> bias = random_floats(static_cast<size_t>(rows), 9);
+    for (int64_t T : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{13}, int64_t{40}}) {
+      if (cols > 10000 && T != 13) continue;
+      std::vector<float> x = random_floats(static_cast<size_t>(T * cols), static_cast<uint32_t>(T));
+      if (T == 5) x[3 * cols + cols / 2] = std::numeric_limits<float>::quiet_NaN();  // token 3: all NaN
+      std::vector<float> want(static_cast<size_t>(T * rows));
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t o = 0; o < rows; ++o) {
+          float acc = 0;
+          for (int64_t p = 0; p < cols / 2; ++p)
+            for (int64_t k : {2 * p + 1, 2 * p})
+              acc = std::fma(static_cast<float>(w.value[o * cols + k]), bf16_value(round_bf16(x[t * cols + k])), acc);
+          want[t * rows + o] = acc + bias[o];
+        }
+      for_each_target([&] {
+        SCOPED_TRACE(::testing::Message() << "T " << T << (kernels::bf16_dot_native() ? ", vdpbf16ps" : ", FMAs"));
+        std::vector<float> y1(want.size()), y2(want.size());
+        kernels::linear(x.data(), T, laid.m, bias.data(), y1.data(), nullptr, kernels::XQuant::kBF16);
+        kernels::linear(x.data(), T, laid.m, bias.data(), y2.data(), &pool, kernels::XQuant::kBF16);
+        for (size_t k = 0; k < want.size(); ++k) {
+          if (std::isnan(want[k])) {
+            ASSERT_TRUE(std::isnan(y1[k])) << "at " << k;
+            continue;
+          }
+          ASSERT_EQ(y1[k], want[k]) << "at " << k;
+        }
+        ASSERT_TRUE(std::memcmp(y1.data(), y2.data(), y1.size() * 4) == 0) << "1 vs 2 threads";
+      });
+    }
+  }
+}
+
 TEST(Embedding, RowsWidenExactlyAndScale) {
   for (const Tol& tol : kTol) {
     SCOPED_TRACE(tol.name);

@@ -142,7 +142,18 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(0, true), 3u);
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
-  EXPECT_EQ(program::kFormatVersion, 4u);
+  EXPECT_EQ(program::kFormatVersion, 5u);
+  {  // version 5: a linear taking bf16 activations (a version-4 reader would compute in f32)
+    fb::ProgramT program;
+    auto op = std::make_unique<fb::OpT>();
+    fb::LinearAttrsT a;
+    a.bf16_activations = true;
+    op->attrs.Set(std::move(a));
+    program.ops.push_back(std::move(op));
+    EXPECT_EQ(program::required_format_version(program), 5u);
+    program.ops[0]->attrs.AsLinearAttrs()->bf16_activations = false;
+    EXPECT_EQ(program::required_format_version(program), 2u);
+  }
   // Exports: float matrices (by default) and 4w / 8w with int8 activations are interleaved;
   // --layout row-major interleaves none, and quantized ones with f32 activations are not.
   // The embedding table stays float: only --layout decides there.

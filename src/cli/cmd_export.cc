@@ -1,5 +1,5 @@
 // `offgraph export --model MODEL --output FILE [--dtype ...] [--qlinear 4w|8w] [--qhead 4w|8w] [--qlinear-group-size G]
-//  [--qembedding 4w|8w] [--qactivations int8|f32] [--layout interleaved|row-major] [--max-ctx-len N]
+//  [--qembedding 4w|8w] [--qactivations int8|bf16|f32] [--layout interleaved|row-major] [--max-ctx-len N]
 //  [--prefill-chunk-size C]`
 #include <unistd.h>
 
@@ -23,7 +23,8 @@ Runner add_export(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--qembedding", o->qembedding, "quantize embedding tables: 4w or 8w");
   cmd->add_option("--qactivations", o->qactivations,
-                  "how quantized linears meet their input: int8 (per group, as llama.cpp; fast) or f32 (exact)")
+                  "how linears meet their input: int8 (quantized weights, per group, as llama.cpp; fast), bf16 (int8 "
+                  "and, for bf16 weights, x rounded to bf16 as llama.cpp; vdpbf16ps) or f32 (exact)")
       ->capture_default_str();
   cmd->add_option("--layout", o->layout,
                   "matrix storage: interleaved (blocks of 16 rows, what the fast kernels read) or row-major")

@@ -36,6 +36,8 @@ Runner add_inspect(CLI::App& app) {
     for (const auto& [name, n] : j["op_counts"].items()) std::cout << " " << name << "=" << n.get<int>();
     if (const int64_t int8_linears = j["linears_with_int8_activations"]; int8_linears > 0)
       std::cout << fmt::format(" ({} linears with int8 activations)", int8_linears);
+    if (const int64_t bf16_linears = j["linears_with_bf16_activations"]; bf16_linears > 0)
+      std::cout << fmt::format(" ({} linears with bf16 activations)", bf16_linears);
     if (const uint64_t active = j["parameter_bytes"]["active_per_token"]; active != j["weight_bytes"])
       std::cout << fmt::format("\n  mixture of experts: {:.1f} MB of weights read per token (of {:.1f} MB)",
                                static_cast<double>(active) / 1e6, j["weight_bytes"].get<double>() / 1e6);

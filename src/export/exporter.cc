@@ -113,9 +113,14 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   if (o.qgroup_size != 32 && o.qgroup_size != 64 && o.qgroup_size != 128)
     return usage_error("--qlinear-group-size {}: expected 32, 64 or 128", o.qgroup_size);
   quant.group_size = o.qgroup_size;
-  if (o.qactivations != "int8" && o.qactivations != "f32")
-    return usage_error("--qactivations '{}': expected int8 or f32", o.qactivations);
-  quant.int8_activations = o.qactivations == "int8";
+  if (o.qactivations != "int8" && o.qactivations != "f32" && o.qactivations != "bf16")
+    return usage_error("--qactivations '{}': expected int8, bf16 or f32", o.qactivations);
+  quant.int8_activations = o.qactivations != "f32";
+  quant.bf16_activations = o.qactivations == "bf16";
+  if (quant.bf16_activations && dtype != fb::DType::BF16)
+    return usage_error("--qactivations bf16 is for bf16 weights: pass --dtype bf16 (not {})", o.dtype);
+  if (quant.bf16_activations && o.layout == "row-major")
+    return usage_error("--qactivations bf16 needs --layout interleaved");
   quant.method = o.qround_to_nearest ? QuantMethod::kRoundToNearest : QuantMethod::kFit;
   if (o.layout != "interleaved" && o.layout != "row-major")
     return usage_error("--layout '{}': expected interleaved or row-major", o.layout);

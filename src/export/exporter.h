@@ -26,7 +26,7 @@ struct ExportOptions {
   std::string qhead;                // "" | 4w | 8w: the LM head ("": 8w when qlinear is set, else none)
   std::string qembedding;           // "" | 4w | 8w: embedding tables
   int32_t qgroup_size = 32;         // 32 | 64 | 128
-  std::string qactivations = "int8";  // int8 | f32: how quantized linears meet their input
+  std::string qactivations = "int8";  // int8 | bf16 | f32: how quantized (bf16: and bf16) linears meet their input
   std::string layout = "interleaved";  // interleaved | row-major: how matrices are stored (row_block 16 or 0)
   bool qround_to_nearest = false;   // llama.cpp's Q8_0/Q4_0 rounding instead of the fit (to compare)
   bool show_progress = false;       // a progress line on stderr (when it is a terminal)

@@ -147,6 +147,13 @@ Status GraphBuilder::write_weights() {
         a->int8_activations = std::any_of(a->down.begin(), a->down.end(), quantized) ||
                               std::any_of(a->gate.begin(), a->gate.end(), quantized);
     }
+  // And interleaved BF16 ones bf16 activations (--qactivations bf16; MoE experts keep f32).
+  if (quant_.bf16_activations)
+    for (auto& op : program_.ops)
+      if (auto* a = op->attrs.AsLinearAttrs()) {
+        const fb::TensorT& w = *program_.tensors[static_cast<size_t>(a->weight)];
+        a->bf16_activations = w.dtype == fb::DType::BF16 && w.row_block != 0;
+      }
   return Status::ok();
 }
 

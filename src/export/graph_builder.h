@@ -87,6 +87,7 @@ struct QuantOptions {
   QuantBits head = QuantBits::kNone;       // --qhead (the exporter makes it 8w when only --qlinear is given)
   int32_t group_size = 32;                 // --qlinear-group-size (also for embeddings)
   QuantMethod method = QuantMethod::kFit;
+  bool bf16_activations = false;           // --qactivations bf16: interleaved BF16 linears take bf16 x
   bool int8_activations = true;            // --qactivations int8: quantized linears take int8 x,
                                            // and their matrices are stored interleaved (row_block 16)
   bool interleave = true;                  // --layout interleaved: float matrices that only linear,

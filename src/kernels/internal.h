@@ -100,6 +100,8 @@ struct LinearArgs {
   const uint8_t* xq = nullptr;  // int8 activations [T, xq_row_bytes], read instead of x
   int64_t xq_row_bytes = 0;
   const float* x_packed = nullptr;  // x [T, w.cols] packed per token block (linear_float_blocks.cc)
+  bool bf16_x = false;                // XQuant::kBF16 (linear_float_blocks.cc packs x into x_pairs)
+  const uint32_t* x_pairs = nullptr;  // x rounded to bf16, [T, w.cols / 2] pairs packed per token block
 };
 
 // Half the L2 cache (128 KB to 2 MB): the weights a prefill panel keeps in cache, the rest

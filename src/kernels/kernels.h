@@ -77,12 +77,24 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col);
 //          sums, exact). ggml's Q8_0 / Q4_0 x Q8_0 dot product at group 32, except that d
 //          is not rounded to f16 (ggml stores it so; here it is never stored). A group
 //          holding NaN or infinity has d = NaN: the outputs are not finite, as with kNone.
-enum class XQuant : uint8_t { kNone, kInt8 };
+//   kBF16: (interleaved kBF16 weights only) x rounded to bf16 (nearest-even), and each
+//          pair of columns (2p, 2p + 1) added as AVX512_BF16's vdpbf16ps adds it:
+//          acc = fma(w[2p+1], x[2p+1], acc), then acc = fma(w[2p], x[2p], acc), pairs in
+//          column order (products of bf16 values are exact in f32). llama.cpp's bf16
+//          arithmetic; the instruction where the CPU has it (two per 32 products against
+//          four f32 FMAs and two widenings), else the same FMAs. The instruction flushes
+//          subnormal inputs and results to zero, the FMAs do not: the two agree on every
+//          input without subnormals (measured on Zen 4; Intel documents this order).
+enum class XQuant : uint8_t { kNone, kInt8, kBF16 };
 
 // y[T, w.rows] = x[T, w.cols] w^T (+ bias[w.rows]); a kQ8 / kQ4 weight as XQuant::kNone.
 // Split by blocks of output rows; for T > 1 each block of weight rows is read from memory
-// once per call and reused for all T tokens from cache.
-void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr);
+// once per call and reused for all T tokens from cache. xquant: kNone, or kBF16 for an
+// interleaved kBF16 weight (checked).
+void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr,
+            XQuant xquant = XQuant::kNone);
+// Whether kBF16 linears run on the CPU's vdpbf16ps (at the SIMD target dispatched now).
+bool bf16_dot_native();
 
 // XQuant::kInt8 in two calls, so that linears reading one value with one weight layout
 // (q, k and v; gate and up) quantize it once: quantize_int8 writes x's rows into a buffer

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/check.h"
 #include "base/thread_pool.h"
 #include "kernels/internal.h"
 #include "kernels/simd-inl.h"
@@ -201,10 +202,13 @@ void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
   pool->run(tasks, [&](int64_t task) { rows_fn(a, task * panel, std::min(w.rows, (task + 1) * panel)); });
 }
 
-void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool) {
+void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool,
+            XQuant xquant) {
   if (T <= 0 || w.rows <= 0) return;
   const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
-  const LinearArgs a{.x = x, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0};
+  const bool bf16_x = xquant == XQuant::kBF16;
+  OG_CHECK(!bf16_x || (w.type == ElemType::kBF16 && w.row_block != 0));
+  const LinearArgs a{.x = x, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0, .bf16_x = bf16_x};
   if (!quantized && w.row_block != 0) return linear_float_blocks(a, pool);
   run_linear(quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows), a, pool);
 }

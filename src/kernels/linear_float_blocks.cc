@@ -13,12 +13,18 @@
 // chain of FMAs in column order per (row, token), whatever the tile, token count, column
 // blocking or thread count, so results are bit-identical across them and decode equals
 // prefill. (Targets without fused multiply-add, EMU128 and SCALAR, round each product.)
+//
+// XQuant::kBF16 (bf16 weights): x is rounded to bf16 and packed as pairs of columns, one
+// 32-bit broadcast per token and column step; each step adds the pair to the chain as
+// vdpbf16ps does (column 2p + 1's product, then 2p's), with that instruction where the CPU
+// has it, else two FMAs over the widened halves (kernels.h).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/linear_float_blocks.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
 #include <hwy/highway.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/internal.h"
@@ -57,6 +63,39 @@ inline constexpr int kStreamTokens = 5;
 // on, where the panel sits in L2.
 inline constexpr int64_t kPrefetchSteps = 24;
 
+// How a tile meets x: f32 values, or bf16 pairs through vdpbf16ps or through FMAs.
+enum class XMode { kF32, kBF16Native, kBF16Fma };
+
+#if HWY_ARCH_X86_64 && HWY_TARGET <= HWY_AVX3
+// vdpbf16ps (AVX512_BF16): acc += w.hi * x.hi, then += w.lo * x.lo, per 32-bit lane. Inline
+// assembly: Highway 1.0 has no op for it, and the intrinsic needs a target this code is not
+// compiled for (the caller checks the CPU first).
+inline constexpr bool kHasDotBF16 = true;
+HWY_INLINE VF DotBF16Pairs(VF acc, hn::Vec<DU32> w, hn::Vec<DU32> x) {
+  asm("vdpbf16ps %2, %1, %0" : "+v"(acc.raw) : "v"(w.raw), "v"(x.raw));
+  return acc;
+}
+#else
+inline constexpr bool kHasDotBF16 = false;
+HWY_INLINE VF DotBF16Pairs(VF acc, hn::Vec<DU32>, hn::Vec<DU32>) { return acc; }  // never called
+#endif
+
+bool CpuHasDotBF16() {
+  if constexpr (kHasDotBF16) {
+    static const bool has = __builtin_cpu_supports("avx512bf16");
+    return has;
+  }
+  return false;
+}
+
+// f's nearest bf16 (ties to even) as the high half of an f32; a NaN stays a (quiet) NaN.
+HWY_INLINE uint32_t RoundToBF16Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7FFFFFFFu) > 0x7F800000u) return (u >> 16) | 0x40u;
+  return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
+}
+
 // One of the two columns of a lane of 16-bit weights as floats: the low half (half 0, the
 // first column) or the high half.
 HWY_INLINE VF WidenHalf(DF df, hn::Vec<DU32> pair, int half, hwy::bfloat16_t) {
@@ -70,15 +109,17 @@ HWY_INLINE VF WidenHalf(DF df, hn::Vec<DU32> pair, int half, hwy::float16_t) {
 }
 
 // Blocks [b, b + RB) of C tokens over columns [k0, k1) (multiples of the values per lane),
-// x given as xt: the tokens' values of those columns packed step by step, [step][C][P].
+// x given as xt: the tokens' values of those columns packed step by step, [step][C][P]
+// floats (XMode::kF32), or [step][C] pairs of bf16 (the others).
 // Accumulators start from zero (k0 == 0) or `park` (16 floats per block and token); they
 // are parked again or, at the last column, written to y with the bias (a last partial
 // block's padding rows are not written).
-template <typename W, int RB, int C>
-HWY_INLINE void FloatBlockTile(const LinearArgs& a, const float* HWY_RESTRICT xt, int64_t t0, int64_t b, int64_t k0,
+template <typename W, XMode XM, int RB, int C, typename XT>
+HWY_INLINE void FloatBlockTile(const LinearArgs& a, const XT* HWY_RESTRICT xt, int64_t t0, int64_t b, int64_t k0,
                                int64_t k1, float* HWY_RESTRICT park) {
   constexpr int V = RB * kVectorsPerBlock;
   constexpr int64_t P = 4 / sizeof(W);  // values of a row per 32-bit lane
+  constexpr int64_t XP = XM == XMode::kF32 ? P : 1;  // x's elements per token and step
   const DF df;
   const DU32 du32;
   const int64_t in = a.w.cols, out = a.w.rows;
@@ -90,7 +131,7 @@ HWY_INLINE void FloatBlockTile(const LinearArgs& a, const float* HWY_RESTRICT xt
   VF acc[V][C];
   for (int v = 0; v < V; ++v)
     for (int c = 0; c < C; ++c) acc[v][c] = k0 == 0 ? hn::Zero(df) : hn::LoadU(df, park_at(v, c));
-  for (int64_t p = k0 / P; p < k1 / P; ++p, xt += C * P) {
+  for (int64_t p = k0 / P; p < k1 / P; ++p, xt += C * XP) {
     // Tiles of several tokens (prefill, batched decode): each block's line kPrefetchSteps
     // column steps ahead, into L1. A prefill panel sits in L2, but the loads still stalled
     // on it (a fifth of the loop's samples, perf); one thread over 50 matrices of 2048 x
@@ -99,7 +140,26 @@ HWY_INLINE void FloatBlockTile(const LinearArgs& a, const float* HWY_RESTRICT xt
       if (p + kPrefetchSteps < k1 / P)
         for (int v = 0; v < V; v += kVectorsPerBlock) __builtin_prefetch(at(v, p + kPrefetchSteps), 0, 3);
     }
-    if constexpr (P == 1) {
+    if constexpr (XM == XMode::kBF16Native) {
+      hn::Vec<DU32> pair[V];
+      for (int v = 0; v < V; ++v) pair[v] = hn::LoadU(du32, reinterpret_cast<const uint32_t*>(at(v, p)));
+      for (int c = 0; c < C; ++c) {
+        const auto xv = hn::Set(du32, xt[c]);
+        for (int v = 0; v < V; ++v) acc[v][c] = DotBF16Pairs(acc[v][c], pair[v], xv);
+      }
+    } else if constexpr (XM == XMode::kBF16Fma) {
+      // vdpbf16ps's order: every token's second column, then every token's first.
+      hn::Vec<DU32> pair[V];
+      for (int v = 0; v < V; ++v) pair[v] = hn::LoadU(du32, reinterpret_cast<const uint32_t*>(at(v, p)));
+      for (int half = 1; half >= 0; --half) {
+        VF wv[V];
+        for (int v = 0; v < V; ++v) wv[v] = WidenHalf(df, pair[v], half, W());
+        for (int c = 0; c < C; ++c) {
+          const VF xv = hn::BitCast(df, hn::Set(du32, half == 0 ? xt[c] << 16 : xt[c] & 0xFFFF0000u));
+          for (int v = 0; v < V; ++v) acc[v][c] = hn::MulAdd(wv[v], xv, acc[v][c]);
+        }
+      }
+    } else if constexpr (P == 1) {
       VF wv[V];
       for (int v = 0; v < V; ++v) wv[v] = hn::LoadU(df, reinterpret_cast<const float*>(at(v, p)));
       for (int c = 0; c < C; ++c) {
@@ -134,34 +194,39 @@ HWY_INLINE void FloatBlockTile(const LinearArgs& a, const float* HWY_RESTRICT xt
 
 // Tokens [t0, t0 + nt), nt <= C, of blocks [pb0, pb1), x packed as FloatBlockLinear left it: column
 // blocks of kc, each swept down the blocks RB at a time (then one at a time).
-template <typename W, int RB, int C>
+template <typename W, XMode XM, int RB, int C>
 HWY_INLINE void FloatTokenBlock(const LinearArgs& a, int64_t nt, int64_t t0, int64_t pb0, int64_t pb1, int64_t kc,
                                 float* park) {
   if constexpr (C > 1) {
-    if (nt < C) return FloatTokenBlock<W, RB, C - 1>(a, nt, t0, pb0, pb1, kc, park);
+    if (nt < C) return FloatTokenBlock<W, XM, RB, C - 1>(a, nt, t0, pb0, pb1, kc, park);
   }
   const int64_t in = a.w.cols;
-  const float* xt = a.x_packed + t0 * in;  // this token block: [step][C][P]
+  // This token block, [step][C][P] floats or [step][C] pairs; x_off(k0): column k0's step.
+  const auto* xt = [&] {
+    if constexpr (XM == XMode::kF32) return a.x_packed + t0 * in;
+    else return a.x_pairs + t0 * (in / 2);
+  }();
+  const auto x_off = [&](int64_t k0) { return XM == XMode::kF32 ? k0 * C : k0 / 2 * C; };
   // Block b's parked accumulators (none when the rows are not split into column blocks).
   const auto park_at = [&](int64_t b) { return park ? park + (b - pb0) * C * kRowBlock : nullptr; };
   for (int64_t k0 = 0; k0 < in; k0 += kc) {
     const int64_t k1 = std::min(in, k0 + kc);
     int64_t b = pb0;
-    for (; b + RB <= pb1; b += RB) FloatBlockTile<W, RB, C>(a, xt + k0 * C, t0, b, k0, k1, park_at(b));
+    for (; b + RB <= pb1; b += RB) FloatBlockTile<W, XM, RB, C>(a, xt + x_off(k0), t0, b, k0, k1, park_at(b));
     // The rest in tiles of half as many blocks, then single blocks: a task of 2 blocks (a
     // decode task of long rows) would otherwise run one chain of FMAs at a time, and its
     // matrix streamed a third slower than the others.
     if constexpr (RB >= 4) {
       for (; b + RB / 2 <= pb1; b += RB / 2)
-        FloatBlockTile<W, RB / 2, C>(a, xt + k0 * C, t0, b, k0, k1, park_at(b));
+        FloatBlockTile<W, XM, RB / 2, C>(a, xt + x_off(k0), t0, b, k0, k1, park_at(b));
     }
-    for (; b < pb1; ++b) FloatBlockTile<W, 1, C>(a, xt + k0 * C, t0, b, k0, k1, park_at(b));
+    for (; b < pb1; ++b) FloatBlockTile<W, XM, 1, C>(a, xt + x_off(k0), t0, b, k0, k1, park_at(b));
   }
 }
 
 // Rows [r0, r1) (r0 a multiple of 16; r1 too, or the last row): panels of blocks whose
 // weights stay in L2 while every token block uses them.
-template <typename W>
+template <typename W, XMode XM>
 void FloatBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
   const int64_t in = a.w.cols;
   constexpr int64_t P = 4 / sizeof(W);
@@ -183,26 +248,30 @@ void FloatBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
     // One token: more blocks per tile, so that several chains of FMAs are in flight (each
     // is latency-bound on its own).
     if (a.T == 1) {
-      FloatTokenBlock<W, 2 * kBlocksF, 1>(a, 1, 0, pb0, pb1, kc, park.data());
+      FloatTokenBlock<W, XM, 2 * kBlocksF, 1>(a, 1, 0, pb0, pb1, kc, park.data());
       continue;
     }
     if constexpr (kStreamTiles) {
       if (a.T <= kStreamTokens) {  // one token block (x packed as [step][T][P])
-        FloatTokenBlock<W, kStreamBlocks, kStreamTokens>(a, a.T, 0, pb0, pb1, kc, park.data());
+        FloatTokenBlock<W, XM, kStreamBlocks, kStreamTokens>(a, a.T, 0, pb0, pb1, kc, park.data());
         continue;
       }
     }
     const TokenBlocks blocks(a.T, kTokensF);
     for (int64_t i = 0; i < blocks.count; ++i)
-      FloatTokenBlock<W, kBlocksF, kTokensF>(a, blocks.size(i), blocks.start(i), pb0, pb1, kc, park.data());
+      FloatTokenBlock<W, XM, kBlocksF, kTokensF>(a, blocks.size(i), blocks.start(i), pb0, pb1, kc, park.data());
   }
 }
 
 void FloatBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
+  if (a.x_pairs != nullptr) {  // XQuant::kBF16 over kBF16 weights (linear() checks)
+    if (kHasDotBF16 && CpuHasDotBF16()) return FloatBlockRowsT<hwy::bfloat16_t, XMode::kBF16Native>(a, r0, r1);
+    return FloatBlockRowsT<hwy::bfloat16_t, XMode::kBF16Fma>(a, r0, r1);
+  }
   switch (a.w.type) {
-    case ElemType::kF32: return FloatBlockRowsT<float>(a, r0, r1);
-    case ElemType::kBF16: return FloatBlockRowsT<hwy::bfloat16_t>(a, r0, r1);
-    case ElemType::kF16: return FloatBlockRowsT<hwy::float16_t>(a, r0, r1);
+    case ElemType::kF32: return FloatBlockRowsT<float, XMode::kF32>(a, r0, r1);
+    case ElemType::kBF16: return FloatBlockRowsT<hwy::bfloat16_t, XMode::kF32>(a, r0, r1);
+    case ElemType::kF16: return FloatBlockRowsT<hwy::float16_t, XMode::kF32>(a, r0, r1);
     default: return;
   }
 }
@@ -213,6 +282,23 @@ void FloatBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
 // packed row is x itself.
 void FloatBlockLinear(LinearArgs a, ThreadPool* pool) {
   const int64_t in = a.w.cols, P = a.w.type == ElemType::kF32 ? 1 : 2;
+  if (a.bf16_x) {
+    // Pairs of x rounded to bf16 (nearest-even; NaN stays NaN), [in / 2][C] per token block.
+    thread_local std::vector<uint32_t> pairs;  // [T, in / 2]
+    pairs.resize(static_cast<size_t>(a.T * (in / 2)));
+    const TokenBlocks blocks(a.T, kTokensF);
+    for (int64_t i = 0; i < blocks.count; ++i) {
+      const int64_t t0 = blocks.start(i), C = blocks.size(i);
+      uint32_t* to = pairs.data() + t0 * (in / 2);
+      for (int64_t p = 0; p < in / 2; ++p)
+        for (int64_t c = 0; c < C; ++c) {
+          const float* x = a.x + (t0 + c) * in + 2 * p;
+          to[p * C + c] = RoundToBF16Bits(x[0]) | RoundToBF16Bits(x[1]) << 16;
+        }
+    }
+    a.x_pairs = pairs.data();
+    return run_linear(&FloatBlockRows, a, pool);
+  }
   if (a.T > 1) {
     thread_local std::vector<float> packed;  // [T, in]
     packed.resize(static_cast<size_t>(a.T * in));
@@ -239,6 +325,9 @@ HWY_AFTER_NAMESPACE();
 namespace og::kernels {
 
 HWY_EXPORT(FloatBlockLinear);
+HWY_EXPORT(CpuHasDotBF16);
+
+bool bf16_dot_native() { return HWY_DYNAMIC_DISPATCH(CpuHasDotBF16)(); }
 
 void linear_float_blocks(const LinearArgs& a, ThreadPool* pool) { HWY_DYNAMIC_DISPATCH(FloatBlockLinear)(a, pool); }
 

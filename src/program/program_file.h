@@ -30,13 +30,15 @@ namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // The newest version this build reads and writes. A program is written as the oldest version
-// that can express it (required_format_version): 4 when a tensor is interleaved, else 3 when
+// that can express it (required_format_version): 5 when a linear takes bf16 activations, else
+// 4 when a tensor is interleaved, else 3 when
 // an op uses a version-3 field, else 2. FlatBuffers lets an older reader skip unknown fields
 // silently, so their presence must be announced by the version, which such a reader refuses.
 // Version 3: MoeAttrs expert_scale, gate/up/down_bias, ClampedSwiglu.
 // Version 4: Tensor row_block (F32 / BF16 / F16 values and Q4 / Q8 codes and scales
 // interleaved by blocks of 16 rows; a reader that ignored it would read them as row-major).
-inline constexpr uint32_t kFormatVersion = 4;
+// Version 5: LinearAttrs bf16_activations (a reader that ignored it would compute in f32).
+inline constexpr uint32_t kFormatVersion = 5;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;
 inline constexpr size_t kTensorAlignment = 64;
@@ -54,7 +56,7 @@ struct Preamble {
 };
 static_assert(sizeof(Preamble) == kPreambleSize);
 
-// The oldest format version that expresses `program` (2, 3 or 4; see kFormatVersion).
+// The oldest format version that expresses `program` (2 to 5; see kFormatVersion).
 uint32_t required_format_version(const fb::ProgramT& program);
 
 // Tensor::row_block of an interleaved matrix (program.fbs; kernels::kRowBlock).

@@ -226,6 +226,12 @@ class Checker {
             return bad_input("op {} (linear): int8_activations needs a Q8 or Q4 weight, tensor {} is {}", i, a->weight(),
                              fb::EnumNameDType(dt));
         }
+        if (a->bf16_activations()) {
+          const fb::Tensor* t = p_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(a->weight()));
+          if (t->dtype() != fb::DType::BF16 || t->row_block() == 0 || a->int8_activations())
+            return bad_input("op {} (linear): bf16_activations needs an interleaved BF16 weight, tensor {} is {}{}", i,
+                             a->weight(), fb::EnumNameDType(t->dtype()), t->row_block() == 0 ? " (row-major)" : "");
+        }
         if (a->bias() >= 0) return need_tensor(i, a->bias(), {wo}, true);
         return Status::ok();
       }

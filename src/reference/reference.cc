@@ -72,11 +72,13 @@ Result<std::vector<double>> forward(const hf::ModelConfig& config, const hf::Che
   if (options.float32_activations && family != &kGemma4Family && family != &kGemma3nFamily)
     return unsupported("ForwardOptions.float32_activations is implemented for gemma4 and gemma3n only, not {}",
                        family->name);
-  if (options.int8_linear_inputs.empty()) return family->forward(config, ckpt, tokens, options);
+  if (options.int8_linear_inputs.empty() && options.bf16_linear_inputs.empty())
+    return family->forward(config, ckpt, tokens, options);
   std::vector<int64_t> other_way = options.int8_round_other_way;
   std::sort(other_way.begin(), other_way.end());
   Int8Inputs state{.weights = &options.int8_linear_inputs, .tie_window = options.int8_tie_window,
-                   .near_ties = options.int8_near_ties, .round_other_way = &other_way};
+                   .near_ties = options.int8_near_ties, .round_other_way = &other_way,
+                   .bf16_weights = &options.bf16_linear_inputs};
   set_int8_linear_inputs(&state);
   auto out = family->forward(config, ckpt, tokens, options);
   set_int8_linear_inputs(nullptr);

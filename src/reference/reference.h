@@ -14,6 +14,7 @@
 #include <map>
 #include <string>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -40,6 +41,11 @@ struct ForwardOptions {
   // q = round-half-even(x / d)), here in float64: the arithmetic of a
   // program exported with --qactivations int8, to test it. Every family.
   std::map<std::string, int32_t> int8_linear_inputs;
+  // Linears whose weight is listed take their input rounded to bf16 (nearest-even, from
+  // float64), the products then summed exactly: a program exported with --qactivations bf16
+  // (kernels::XQuant::kBF16) sums them in float32 and rounds x computed in float32, which
+  // the tests bound (no near-tie search as for int8, below).
+  std::set<std::string> bf16_linear_inputs;
   // Rounding near ties. A program computes x in float32, so where x / d lies within float32
   // error of a half-integer it may round to the other neighbour than float64 does. Elements
   // are numbered in the order the reference quantizes them (a structural order: it does not

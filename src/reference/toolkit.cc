@@ -50,6 +50,20 @@ Mat quantize_int8(const Mat& x, int64_t group, Int8Inputs& s) {
   return y;
 }
 
+// x with every value rounded to the nearest bf16 (ties to even), from float64.
+Mat round_bf16(const Mat& x) {
+  Mat y = x;
+  for (double& v : y.v) {
+    if (!std::isfinite(v) || v == 0) continue;
+    int e;
+    std::frexp(v, &e);  // |v| in [2^(e-1), 2^e): 8 significant bits step by 2^(e-8)
+    const double step = std::ldexp(1.0, std::max(e, -125) - 8);  // below 2^-126: the subnormals' step
+    v = std::nearbyint(v / step) * step;  // v / step is exact (a power of two); half to even
+    if (std::fabs(v) >= 0x1p128) v = std::copysign(std::numeric_limits<double>::infinity(), v);
+  }
+  return y;
+}
+
 }  // namespace
 
 void set_int8_linear_inputs(Int8Inputs* state) { t_int8_inputs = state; }
@@ -60,6 +74,8 @@ Mat linear_rows(const Mat& x_in, const hf::TensorView& w, int64_t row_begin, int
   if (t_int8_inputs != nullptr)
     if (auto it = t_int8_inputs->weights->find(w.name); it != t_int8_inputs->weights->end())
       quantized = quantize_int8(x_in, it->second, *t_int8_inputs);
+  if (t_int8_inputs != nullptr && t_int8_inputs->bf16_weights != nullptr && t_int8_inputs->bf16_weights->contains(w.name))
+    quantized = round_bf16(x_in);
   const Mat& x = quantized.rows > 0 ? quantized : x_in;
   OG_CHECK(row_begin >= 0 && row_begin + n_rows <= w.shape[0]);
   Mat y(x.rows, n_rows);  // [T, n_rows]

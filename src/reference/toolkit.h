@@ -40,12 +40,13 @@ struct Mat {
 // is ever held whole in float64. `bias` may be null.
 Mat linear(const Mat& x, const hf::TensorView& w, const hf::TensorView* bias = nullptr);
 // While set (non-null) on this thread, linear() quantizes its input as
-// ForwardOptions::int8_linear_inputs (and the tie fields after it) say.
+// ForwardOptions::int8_linear_inputs (and the tie fields after it) and bf16_linear_inputs say.
 struct Int8Inputs {
   const std::map<std::string, int32_t>* weights = nullptr;
   double tie_window = 0;
   std::vector<ForwardOptions::NearTie>* near_ties = nullptr;
   const std::vector<int64_t>* round_other_way = nullptr;  // sorted
+  const std::set<std::string>* bf16_weights = nullptr;    // ForwardOptions::bf16_linear_inputs
   int64_t counter = 0;  // elements numbered so far
   // The last input quantized and its first number: an input that feeds several linears
   // (q, k and v; gate and up) is one set of elements, as the program quantizes the same

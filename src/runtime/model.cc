@@ -91,7 +91,9 @@ Status Model::bind() {
         b.kind = OpKind::kLinear;
         b.matrix = matrix(a->weight());
         b.vec = f32(a->bias());
-        b.xquant = a->int8_activations() ? kernels::XQuant::kInt8 : kernels::XQuant::kNone;
+        b.xquant = a->int8_activations()   ? kernels::XQuant::kInt8
+                   : a->bf16_activations() ? kernels::XQuant::kBF16
+                                           : kernels::XQuant::kNone;
         break;
       }
       case fb::OpAttrs::RopeAttrs: {

@@ -26,7 +26,7 @@ struct BoundOp {
   int32_t out = -1;                // value id of the output [T, width]
   int32_t width = 0;               // output width
   kernels::Matrix matrix;          // embedding table [vocab, dim] / linear weight [out, in]
-  kernels::XQuant xquant = kernels::XQuant::kNone;  // linear: how a quantized weight meets x
+  kernels::XQuant xquant = kernels::XQuant::kNone;  // linear: how a quantized or bf16 weight meets x
   // Linear with int8 activations: the session buffer holding its input quantized, and
   // whether this op is the first of the step to read that value with this weight layout
   // (it quantizes; the value's later readers of the same layout reuse the rows).

@@ -91,10 +91,14 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
   for (const fb::Tensor* t : *p.tensors()) interleaved += t->row_block() != 0;
   j["interleaved_tensors"] = interleaved;
   j["format_version"] = pf.format_version();
-  int64_t int8_linears = 0;  // linears over quantized weights that take int8 activations
+  int64_t int8_linears = 0, bf16_linears = 0;  // linears taking int8 / bf16 activations
   for (const fb::Op* op : *p.ops())
-    if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations()) ++int8_linears;
+    if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr) {
+      int8_linears += a->int8_activations();
+      bf16_linears += a->bf16_activations();
+    }
   j["linears_with_int8_activations"] = int8_linears;
+  j["linears_with_bf16_activations"] = bf16_linears;
   j["kv_cache_bytes"] = {{"fp32", kv_bytes(kernels::ElemType::kF32, false)}, {"bf16", kv_bytes(kernels::ElemType::kBF16, false)}};
   j["kv_cache_bytes_if_all_full"] = {{"fp32", kv_bytes(kernels::ElemType::kF32, true)},
                                      {"bf16", kv_bytes(kernels::ElemType::kBF16, true)}};

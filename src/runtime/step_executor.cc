@@ -72,7 +72,8 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
       case OpKind::kRmsNorm: kernels::rms_norm(in(0), elems / op.dim, op.dim, op.vec, op.eps, out); break;
       case OpKind::kLinear:
         if (op.int8_buffer < 0) {
-          kernels::linear(in(0), n, op.matrix, op.vec, out, pool);
+          kernels::linear(in(0), n, op.matrix, op.vec, out, pool,
+                          op.xquant == kernels::XQuant::kBF16 ? op.xquant : kernels::XQuant::kNone);
         } else {  // int8 activations: rows numbered as the input value's rows
           kernels::Int8Input& xq = b.int8[static_cast<size_t>(op.int8_buffer)];
           // A value made before the suffix was reduced to the kept rows: its buffer, filled
