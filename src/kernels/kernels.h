@@ -80,9 +80,9 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col);
 //   kBF16: (interleaved kBF16 weights only) x rounded to bf16 (nearest-even), and each
 //          pair of columns (2p, 2p + 1) added as AVX512_BF16's vdpbf16ps adds it:
 //          acc = fma(w[2p+1], x[2p+1], acc), then acc = fma(w[2p], x[2p], acc), pairs in
-//          column order (products of bf16 values are exact in f32). llama.cpp's bf16
-//          arithmetic; the instruction where the CPU has it (two per 32 products against
-//          four f32 FMAs and two widenings), else the same FMAs. The instruction flushes
+//          column order (products of bf16 values are exact in f32). ggml's bf16
+//          arithmetic; the instruction where the CPU has it (one per 32 products against
+//          two f32 FMAs and two widenings), else the same FMAs. The instruction flushes
 //          subnormal inputs and results to zero, the FMAs do not: the two agree on every
 //          input without subnormals (measured on Zen 4; Intel documents this order).
 enum class XQuant : uint8_t { kNone, kInt8, kBF16 };
