@@ -9,7 +9,8 @@
 #   MODELS    subset of "llama-3.2-1b gemma-3-1b qwen3-0.6b" (default: all three)
 #   DTYPES    programs (default: "bf16 fp32 q8 q4"): fp32/bf16/fp16 weights, or q8 / q4 =
 #             bf16 with --qlinear 8w / 4w and --qembedding 8w (the head is 8w either way),
-#             int8 activations; q8f / q4f: the same with --qactivations f32
+#             int8 activations; q8f / q4f: the same with --qactivations f32; bf16x: bf16
+#             with --qactivations bf16 (vdpbf16ps)
 #   SIMD      --simd (e.g. AVX2: the kernels of an AVX2-only machine; default: the best)
 #   P N R     prefill tokens, decode tokens, runs (default: 128 64 3)
 #   THREADS   --threads (default 0: physical cores);  CTX: --ctx (default 0: decode after the prefill)
@@ -81,6 +82,7 @@ PY
       q4) flags=(--dtype bf16 --qlinear 4w --qembedding 8w) ;;
       q8f) flags=(--dtype bf16 --qlinear 8w --qembedding 8w --qactivations f32) ;;
       q4f) flags=(--dtype bf16 --qlinear 4w --qembedding 8w --qactivations f32) ;;
+      bf16x) flags=(--dtype bf16 --qactivations bf16) ;;
       *) flags=(--dtype "$d") ;;
     esac
     [ -f "$prog" ] || "$bin" export -m "$ckpt" -o "$prog" "${flags[@]}" >&2

@@ -103,21 +103,24 @@ uint64_t decode_kv_bytes(const runtime::Model& m, int64_t pos, runtime::KvDType 
 // on the last token of each step only; each token's top_k experts (and shared expert) of a
 // mixture of experts; attention scores and weighted values (4 flops per
 // head dimension and key, keys limited by the window). `int8_share` is the fraction of
-// the linears' flops that run as int8 products (quantized weights, int8 activations).
+// the linears' flops that run as int8 products (quantized weights, int8 activations),
+// `bf16_share` of those that run as bf16 products (bf16 weights, bf16 activations).
 struct PrefillWork {
   double flops = 0;
   double int8_share = 0;
+  double bf16_share = 0;
 };
 
 PrefillWork prefill_work(const runtime::Model& m, int64_t P, int64_t chunk) {
   const int64_t steps = (P + chunk - 1) / chunk;
-  double linear = 0, int8 = 0, attention = 0;
+  double linear = 0, int8 = 0, bf16 = 0, attention = 0;
   for (const runtime::BoundOp& op : m.ops()) {
     if (op.kind == runtime::OpKind::kLinear) {
       const double rows = op.out == m.logits() ? static_cast<double>(steps) : static_cast<double>(P);
       const double f = 2.0 * static_cast<double>(op.matrix.rows) * static_cast<double>(op.matrix.cols) * rows;
       linear += f;
       if (op.xquant == kernels::XQuant::kInt8) int8 += f;
+      if (op.xquant == kernels::XQuant::kBF16) bf16 += f;
     } else if (op.kind == runtime::OpKind::kMoe) {  // each token: top_k experts and the shared one
       const kernels::MoeParams& p = m.moe(op.moe);
       auto mm = [](const kernels::Matrix& w) { return 2.0 * static_cast<double>(w.rows) * static_cast<double>(w.cols); };
@@ -132,7 +135,9 @@ PrefillWork prefill_work(const runtime::Model& m, int64_t P, int64_t chunk) {
       attention += 4.0 * op.attend.n_heads * op.attend.head_dim * keys;
     }
   }
-  return PrefillWork{.flops = linear + attention, .int8_share = linear > 0 ? int8 / linear : 0};
+  return PrefillWork{.flops = linear + attention,
+                     .int8_share = linear > 0 ? int8 / linear : 0,
+                     .bf16_share = linear > 0 ? bf16 / linear : 0};
 }
 
 struct Bandwidth {
@@ -449,11 +454,12 @@ Runner add_bench(CLI::App& app) {
     const double pp = median(prefill_tok_s), tg = median(decode_tok_s);
     const double floor_tok_s = bw.gb_s * 1e9 / static_cast<double>(wbytes);
     // Prefill against the peak of the arithmetic its linears run: int8 products when most
-    // of their flops are int8, else f32 FMAs (bf16/f16 weights widen to f32).
+    // of their flops are int8, bf16 products when most are (--qactivations bf16), else f32
+    // FMAs (bf16/f16 weights widen to f32).
     const PrefillWork work = prefill_work(*model, o->prefill, chunk);
     const double prefill_flop_s = work.flops / (static_cast<double>(o->prefill) / pp);
-    const bool int8_peak = work.int8_share > 0.5;
-    const double peak_op_s = int8_peak ? peak.int8_op_s : peak.f32_flop_s;
+    const std::string peak_kind = work.int8_share > 0.5 ? "int8" : work.bf16_share > 0.5 ? "bf16" : "f32";
+    const double peak_op_s = peak_kind == "int8" ? peak.int8_op_s : peak_kind == "bf16" ? peak.bf16_flop_s : peak.f32_flop_s;
     nlohmann::ordered_json j;
     j["program"] = o->program;
     j["simd"] = kernels::simd_target();
@@ -477,7 +483,8 @@ Runner add_bench(CLI::App& app) {
     j["prefill_gflop_s"] = prefill_flop_s / 1e9;
     j["peak_f32_gflop_s"] = peak.f32_flop_s / 1e9;
     j["peak_int8_gop_s"] = peak.int8_op_s / 1e9;
-    j["prefill_peak"] = int8_peak ? "int8" : "f32";
+    j["peak_bf16_gflop_s"] = peak.bf16_flop_s / 1e9;
+    j["prefill_peak"] = peak_kind;
     j["prefill_peak_fraction"] = prefill_flop_s / peak_op_s;
     j["prefill_tok_s_runs"] = prefill_tok_s;
     j["decode_tok_s_runs"] = decode_tok_s;
@@ -517,8 +524,9 @@ Runner add_bench(CLI::App& app) {
                              static_cast<double>(kv_bytes) / 1e6);
     std::cout << fmt::format("  memory read bandwidth {:.2f} GB/s ({} MB buffer, {} threads, best of 5 passes)\n", bw.gb_s,
                              bw.buffer_bytes >> 20, bw.threads);
-    std::cout << fmt::format("  compute peak {:.1f} GFLOP/s f32 FMA, {:.1f} GOP/s int8 ({} threads, best of 5 rounds)\n",
-                             peak.f32_flop_s / 1e9, peak.int8_op_s / 1e9, peak.threads);
+    std::cout << fmt::format("  compute peak {:.1f} GFLOP/s f32 FMA, {:.1f} GOP/s int8, {:.1f} GFLOP/s bf16 ({} threads, best"
+                             " of 5 rounds)\n",
+                             peak.f32_flop_s / 1e9, peak.int8_op_s / 1e9, peak.bf16_flop_s / 1e9, peak.threads);
     std::cout << fmt::format("  resident memory after decode {:.1f} MB (program file {:.1f} MB, KV caches {:.1f} MB)\n",
                              static_cast<double>(rss) / 1e6, static_cast<double>(model->file().file_size()) / 1e6,
                              static_cast<double>(session->cache_bytes()) / 1e6);
@@ -534,7 +542,7 @@ Runner add_bench(CLI::App& app) {
                                100 * steal);
     std::cout << fmt::format("\n| test | tok/s (median of {}) | range | floor tok/s | of floor | GFLOP/s | of {} peak |\n"
                              "|---|---:|---:|---:|---:|---:|---:|\n",
-                             o->runs, int8_peak ? "int8" : "f32");
+                             o->runs, peak_kind);
     std::cout << fmt::format("| pp{} | {:.2f} | {} | | | {:.1f} | {:.2f} |\n", o->prefill, pp, range(prefill_tok_s),
                              prefill_flop_s / 1e9, prefill_flop_s / peak_op_s);
     std::cout << fmt::format("| tg{} @ {} | {:.2f} | {} | {:.2f} | {:.2f} | | |\n", o->decode, decode_from, tg, range(decode_tok_s),

@@ -274,6 +274,7 @@ double stream_sum(const float* x, int64_t n, ThreadPool* pool = nullptr);
 struct ComputePeak {
   double f32_flop_s = 0;
   double int8_op_s = 0;
+  double bf16_flop_s = 0;  // XQuant::kBF16's arithmetic: vdpbf16ps, else f32 FMAs
   int threads = 0;
 };
 ComputePeak compute_peak(ThreadPool* pool = nullptr);

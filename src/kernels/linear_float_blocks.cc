@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "kernels/internal.h"
+#include "kernels/dot_bf16-inl.h"
 #include "kernels/simd-inl.h"
 
 HWY_BEFORE_NAMESPACE();
@@ -66,27 +67,7 @@ inline constexpr int64_t kPrefetchSteps = 24;
 // How a tile meets x: f32 values, or bf16 pairs through vdpbf16ps or through FMAs.
 enum class XMode { kF32, kBF16Native, kBF16Fma };
 
-#if HWY_ARCH_X86_64 && HWY_TARGET <= HWY_AVX3
-// vdpbf16ps (AVX512_BF16): acc += w.hi * x.hi, then += w.lo * x.lo, per 32-bit lane. Inline
-// assembly: Highway 1.0 has no op for it, and the intrinsic needs a target this code is not
-// compiled for (the caller checks the CPU first).
-inline constexpr bool kHasDotBF16 = true;
-HWY_INLINE VF DotBF16Pairs(VF acc, hn::Vec<DU32> w, hn::Vec<DU32> x) {
-  asm("vdpbf16ps %2, %1, %0" : "+v"(acc.raw) : "v"(w.raw), "v"(x.raw));
-  return acc;
-}
-#else
-inline constexpr bool kHasDotBF16 = false;
-HWY_INLINE VF DotBF16Pairs(VF acc, hn::Vec<DU32>, hn::Vec<DU32>) { return acc; }  // never called
-#endif
-
-bool CpuHasDotBF16() {
-  if constexpr (kHasDotBF16) {
-    static const bool has = __builtin_cpu_supports("avx512bf16");
-    return has;
-  }
-  return false;
-}
+bool HasDotBF16() { return CpuHasDotBF16(); }
 
 // f's nearest bf16 (ties to even) as the high half of an f32; a NaN stays a (quiet) NaN.
 HWY_INLINE uint32_t RoundToBF16Bits(float f) {
@@ -325,9 +306,9 @@ HWY_AFTER_NAMESPACE();
 namespace og::kernels {
 
 HWY_EXPORT(FloatBlockLinear);
-HWY_EXPORT(CpuHasDotBF16);
+HWY_EXPORT(HasDotBF16);
 
-bool bf16_dot_native() { return HWY_DYNAMIC_DISPATCH(CpuHasDotBF16)(); }
+bool bf16_dot_native() { return HWY_DYNAMIC_DISPATCH(HasDotBF16)(); }
 
 void linear_float_blocks(const LinearArgs& a, ThreadPool* pool) { HWY_DYNAMIC_DISPATCH(FloatBlockLinear)(a, pool); }
 

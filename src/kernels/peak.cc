@@ -7,6 +7,8 @@
 // pmaddubsw then pmaddwd-with-ones into 32-bit sums on x86 (ggml's sequence), else 16-bit
 // widening multiply-adds; each byte product is 2 ops. Enough accumulators to cover the
 // instructions' latency on every target (12: 4-cycle latency x 2 ports, plus margin).
+// bf16: vdpbf16ps where the CPU has AVX512_BF16 (2 bf16 products into each 32-bit lane, 4
+// flops), else the f32 FMA loop (what XQuant::kBF16 linears then run).
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "kernels/peak.cc"
 #include <hwy/foreach_target.h>  // IWYU pragma: keep
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
+#include "kernels/dot_bf16-inl.h"
 #include "kernels/int8_target-inl.h"
 #include "kernels/kernels.h"
 #include "kernels/simd-inl.h"
@@ -52,6 +55,25 @@ double F32Loop(int64_t iters, double* ops) {
   VF s = acc[0];
   for (int i = 1; i < kAcc; ++i) s = hn::Add(s, acc[i]);
   *ops = 2.0 * static_cast<double>(iters) * kAcc * static_cast<double>(hn::Lanes(df));
+  return ReduceSumF(df, s);
+}
+
+// iters x kAcc vdpbf16ps (F32Loop where the CPU lacks it); flops in *ops.
+double BF16Loop(int64_t iters, double* ops) {
+  if (!CpuHasDotBF16()) return F32Loop(iters, ops);
+  const DF df;
+  const hn::RebindToUnsigned<DF> du32;
+  auto w = hn::Set(du32, 0x3F7F3F7Fu);  // pairs of bf16 0.996
+  const auto x = hn::Set(du32, 0x3A833A83u);  // pairs of bf16 ~1e-3
+  VF acc[kAcc];
+  for (int i = 0; i < kAcc; ++i) acc[i] = hn::Set(df, static_cast<float>(i));
+  for (int64_t it = 0; it < iters; ++it) {
+    Opaque(w);
+    for (int i = 0; i < kAcc; ++i) acc[i] = DotBF16Pairs(acc[i], w, x);
+  }
+  VF s = acc[0];
+  for (int i = 1; i < kAcc; ++i) s = hn::Add(s, acc[i]);
+  *ops = 4.0 * static_cast<double>(iters) * kAcc * static_cast<double>(hn::Lanes(df));
   return ReduceSumF(df, s);
 }
 
@@ -125,6 +147,7 @@ namespace og::kernels {
 
 HWY_EXPORT(F32Loop);
 HWY_EXPORT(Int8Loop);
+HWY_EXPORT(BF16Loop);
 
 namespace {
 
@@ -169,6 +192,7 @@ double rate(LoopFn fn, ThreadPool* pool) {
 ComputePeak compute_peak(ThreadPool* pool) {
   return ComputePeak{.f32_flop_s = rate(HWY_DYNAMIC_DISPATCH(F32Loop), pool),
                      .int8_op_s = rate(HWY_DYNAMIC_DISPATCH(Int8Loop), pool),
+                     .bf16_flop_s = rate(HWY_DYNAMIC_DISPATCH(BF16Loop), pool),
                      .threads = pool ? pool->size() : 1};
 }
 
