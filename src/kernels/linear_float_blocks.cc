@@ -247,7 +247,7 @@ void FloatBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
 
 void FloatBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
   if (a.x_pairs != nullptr) {  // XQuant::kBF16 over kBF16 weights (linear() checks)
-    if (kHasDotBF16 && CpuHasDotBF16()) return FloatBlockRowsT<hwy::bfloat16_t, XMode::kBF16Native>(a, r0, r1);
+    if (CpuHasDotBF16()) return FloatBlockRowsT<hwy::bfloat16_t, XMode::kBF16Native>(a, r0, r1);
     return FloatBlockRowsT<hwy::bfloat16_t, XMode::kBF16Fma>(a, r0, r1);
   }
   switch (a.w.type) {
