@@ -3,9 +3,10 @@
 // first of them in each step, and every reader gets the bits it would get alone.
 //
 // - The plan: q/k/v share a buffer that q fills, gate/up one that gate fills; o_proj and
-//   down_proj fill their own.
+//   down_proj fill their own. The same linears run as groups (Model::plan_linear_groups):
+//   q with k and v, gate with up, in int8 and in bf16 programs.
 // - Only linears of one weight layout share: a row-major k_proj among interleaved q and v
-//   (row_block, kernels.h) quantizes the value for itself.
+//   (row_block, kernels.h) quantizes the value for itself, and no group forms around it.
 // - A value changes every step: decode (every value requantized each step) equals prefill
 //   bit for bit.
 // - LogitsRows::kLast: a value quantized for all T rows by a reader before the last
@@ -48,17 +49,21 @@ TEST(Int8Sharing, QkvShareOneQuantizationAndGateUpAnother) {
     const std::string w = weight_name((*model)->program(), i);
     if (ends_with(w, "q_proj.weight") || ends_with(w, "gate_proj.weight")) {
       EXPECT_TRUE(ops[i].int8_fill) << w;
+      EXPECT_EQ(ops[i].group, ends_with(w, "q_proj.weight") ? 3 : 2) << w;
       (ends_with(w, "q_proj.weight") ? qkv : gate_up) = ops[i].int8_buffer;
     } else if (ends_with(w, "k_proj.weight") || ends_with(w, "v_proj.weight")) {
       EXPECT_FALSE(ops[i].int8_fill) << w;
       EXPECT_EQ(ops[i].int8_buffer, qkv) << w;
+      EXPECT_EQ(ops[i].group, 0) << w;
       ++checked;
     } else if (ends_with(w, "up_proj.weight")) {
       EXPECT_FALSE(ops[i].int8_fill) << w;
+      EXPECT_EQ(ops[i].group, 0) << w;
       EXPECT_EQ(ops[i].int8_buffer, gate_up) << w;
       ++checked;
     } else if (ends_with(w, "o_proj.weight") || ends_with(w, "down_proj.weight")) {
       EXPECT_TRUE(ops[i].int8_fill) << w;
+      EXPECT_EQ(ops[i].group, 1) << w;
     }
     if (ops[i].int8_buffer >= 0) {
       EXPECT_LT(ops[i].int8_buffer, static_cast<int32_t>((*model)->int8_buffer_row_bytes().size()));
@@ -68,6 +73,35 @@ TEST(Int8Sharing, QkvShareOneQuantizationAndGateUpAnother) {
   // Buffers are reused once a value's last reader has run: q/k/v's live while nothing else
   // is quantized, so one buffer serves every linear.
   EXPECT_EQ((*model)->int8_buffer_row_bytes().size(), 1u);
+}
+
+// Float programs group the same linears (x packed once), and bf16-activation ones too; the
+// LM head, writing the logits, stays alone.
+TEST(Int8Sharing, FloatLinearsOfOneValueRunAsGroups) {
+  auto g = testing::generate({.family = "llama", .seed = 5,
+                              .overrides = {{"hidden_size", 128}, {"intermediate_size", 256}}});
+  for (const char* qact : {"f32", "bf16"}) {
+    exporter::ExportOptions o{.dtype = "bf16", .qactivations = qact};
+    auto model = runtime::Model::load(testing::export_with(*g, std::string(qact) + ".ogp", std::move(o)));
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    const auto& ops = (*model)->ops();
+    int32_t groups = 0, members = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].kind != runtime::OpKind::kLinear) {
+        EXPECT_EQ(ops[i].group, 1);
+        continue;
+      }
+      const std::string w = weight_name((*model)->program(), i);
+      const int32_t want = ends_with(w, "q_proj.weight") ? 3 : ends_with(w, "gate_proj.weight") ? 2
+                           : ends_with(w, "k_proj.weight") || ends_with(w, "v_proj.weight") || ends_with(w, "up_proj.weight") ? 0
+                                                                                                                           : 1;
+      EXPECT_EQ(ops[i].group, want) << qact << " " << w;
+      groups += ops[i].group > 1;
+      members += ops[i].group == 0;
+    }
+    EXPECT_EQ(groups, 2 * g->config.num_hidden_layers) << qact;
+    EXPECT_EQ(members, 3 * g->config.num_hidden_layers) << qact;
+  }
 }
 
 TEST(Int8Sharing, DecodeRequantizesEveryStepAndEqualsPrefillBitForBit) {
@@ -97,7 +131,8 @@ std::string with_row_major_k_proj(const std::string& interleaved, const std::str
     if (ends_with(p.tensors[i]->name, "k_proj.weight")) {
       EXPECT_EQ(p.tensors[i]->row_block, 16);
       EXPECT_EQ(pb.tensors[i]->row_block, 0);
-      from_b[i] = from_b[static_cast<size_t>(p.tensors[i]->scales)] = true;
+      from_b[i] = true;
+      if (p.tensors[i]->scales >= 0) from_b[static_cast<size_t>(p.tensors[i]->scales)] = true;
     }
   auto writer = program::ProgramWriter::create(out);
   EXPECT_TRUE(writer.is_ok());
@@ -124,19 +159,40 @@ TEST(Int8Sharing, LinearsOfOneValueWithDifferentRowBlocksQuantizeItSeparately) {
     if (ends_with(w, "q_proj.weight")) {
       EXPECT_EQ(ops[i].matrix.row_block, 16) << w;
       EXPECT_TRUE(ops[i].int8_fill) << w;
+      EXPECT_EQ(ops[i].group, 1) << w;  // k, next, has another layout
       q = ops[i].int8_buffer;
     } else if (ends_with(w, "k_proj.weight")) {
       EXPECT_EQ(ops[i].matrix.row_block, 0) << w;
       EXPECT_TRUE(ops[i].int8_fill) << w;  // its own quantization
+      EXPECT_EQ(ops[i].group, 1) << w;
       ++checked;
     } else if (ends_with(w, "v_proj.weight")) {
       EXPECT_EQ(ops[i].matrix.row_block, 16) << w;
       EXPECT_FALSE(ops[i].int8_fill) << w;  // q's
       EXPECT_EQ(ops[i].int8_buffer, q) << w;
+      EXPECT_EQ(ops[i].group, 1) << w;
       ++checked;
     }
   }
   EXPECT_EQ(checked, 2 * g->config.num_hidden_layers);
+
+  // A float program so mixed runs q, k and v alone (a group needs one layout), and its
+  // prefill equals decode.
+  exporter::ExportOptions interleaved{.dtype = "bf16"}, row_major{.dtype = "bf16", .layout = "row-major"};
+  const std::string float_prog =
+      with_row_major_k_proj(testing::export_with(*g, "fi.ogp", interleaved), testing::export_with(*g, "fr.ogp", row_major),
+                            g->dir.file("float_mixed.ogp"));
+  auto fm = runtime::Model::load(float_prog);
+  ASSERT_TRUE(fm.is_ok()) << fm.status().message();
+  for (size_t i = 0; i < (*fm)->ops().size(); ++i)
+    if (ends_with(weight_name((*fm)->program(), i), "_proj.weight") &&
+        !ends_with(weight_name((*fm)->program(), i), "gate_proj.weight") &&
+        !ends_with(weight_name((*fm)->program(), i), "up_proj.weight"))
+      EXPECT_EQ((*fm)->ops()[i].group, 1) << weight_name((*fm)->program(), i);
+  const auto ids = testing::test_tokens(9, g->config.vocab_size, 8);
+  const auto prefill = testing::run_program(*fm, ids, 9), decode = testing::run_program(*fm, ids, 1);
+  ASSERT_EQ(prefill.size(), decode.size());
+  EXPECT_EQ(std::memcmp(prefill.data(), decode.data(), prefill.size() * sizeof(float)), 0);
 }
 
 // A copy of `path` whose last up_proj reads the last q_proj's input (both [T, hidden]

@@ -307,6 +307,47 @@ TEST(Linear, BF16ActivationsFollowTheDotBF16ChainBitForBit) {
   }
 }
 
+// linear_group (q, k and v; gate and up): x packed once and the rows of all the linears in
+// one run over the pool, in panels sized for their sum; each output must keep the bits of
+// its linear run alone, for every storage type, layout, x treatment, token count (decode,
+// a stream tile, prefill tiles) and target, and with a zero-row member.
+TEST(Linear, AGroupOverOneXEqualsEachLinearAloneBitForBit) {
+  ThreadPool pool(2);
+  const int64_t cols = 258;
+  const std::vector<int64_t> rows = {70, 16, 5, 0};
+  for (const Tol& tol : kTol)
+    for (Layout layout : kLayouts)
+      for (kernels::XQuant xquant : {kernels::XQuant::kNone, kernels::XQuant::kBF16}) {
+        if (xquant == kernels::XQuant::kBF16 && (tol.type != ElemType::kBF16 || layout != Layout::kInterleaved)) continue;
+        SCOPED_TRACE(::testing::Message() << tol.name << " " << layout_name(layout)
+                                          << (xquant == kernels::XQuant::kBF16 ? " bf16 x" : ""));
+        std::vector<Stored> stored;
+        std::vector<Laid> laid;
+        for (size_t i = 0; i < rows.size(); ++i)
+          stored.push_back(make_stored(static_cast<size_t>(rows[i] * cols), tol.type, static_cast<uint32_t>(50 + i)));
+        for (size_t i = 0; i < rows.size(); ++i) laid.push_back(lay_out(stored[i], rows[i], cols, layout));
+        const std::vector<float> bias = random_floats(70, 51);
+        for (int64_t T : {int64_t{1}, int64_t{3}, int64_t{13}, int64_t{40}}) {
+          const std::vector<float> x = random_floats(static_cast<size_t>(T * cols), static_cast<uint32_t>(T + 52));
+          for_each_target([&] {
+            SCOPED_TRACE(::testing::Message() << "T " << T);
+            std::vector<std::vector<float>> alone, grouped;
+            std::vector<kernels::LinearOut> outs;
+            for (size_t i = 0; i < rows.size(); ++i) {
+              const float* b = i == 1 ? nullptr : bias.data();
+              alone.emplace_back(static_cast<size_t>(T * rows[i]));
+              grouped.emplace_back(static_cast<size_t>(T * rows[i]), -1.0f);
+              kernels::linear(x.data(), T, laid[i].m, b, alone.back().data(), nullptr, xquant);
+            }
+            for (size_t i = 0; i < rows.size(); ++i)
+              outs.push_back({.w = laid[i].m, .bias = i == 1 ? nullptr : bias.data(), .y = grouped[i].data()});
+            kernels::linear_group(x.data(), T, outs, &pool, xquant);
+            for (size_t i = 0; i < rows.size(); ++i) ASSERT_TRUE(same_bits(alone[i], grouped[i])) << "linear " << i;
+          });
+        }
+      }
+}
+
 TEST(Embedding, RowsWidenExactlyAndScale) {
   for (const Tol& tol : kTol) {
     SCOPED_TRACE(tol.name);

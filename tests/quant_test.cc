@@ -338,6 +338,43 @@ TEST(QuantLinearInt8, SharedQuantizedRowsGiveTheBitsOfQuantizingAlone) {
   }
 }
 
+// linear_group over quantized weights, with int8 activations (one Int8Input) and with f32
+// ones: each output keeps the bits of its linear alone, on every target, one thread or two.
+TEST(QuantLinearInt8, AGroupEqualsEachLinearAloneBitForBit) {
+  ThreadPool pool(2);
+  for (QKind t : kKinds) {
+    const QStored a = make_q(t, 70, 256, 32, 61), b = make_q(t, 16, 256, 32, 62), c = make_q(t, 9, 256, 32, 63);
+    const std::vector<float> bias = random_floats(70, 64);
+    for (int64_t T : {int64_t{1}, int64_t{5}, int64_t{40}}) {
+      const std::vector<float> x = random_floats(static_cast<size_t>(T * 256), static_cast<uint32_t>(65 + T));
+      for_each_target([&] {
+        SCOPED_TRACE(::testing::Message() << name(t) << " T " << T);
+        std::vector<float> ya(T * 70), yb(T * 16), yc(T * 9);
+        std::vector<float> ga(ya.size(), -1), gb(yb.size(), -1), gc(yc.size(), -1);
+        const std::vector<kernels::LinearOut> outs = {{.w = a.matrix(), .bias = bias.data(), .y = ga.data()},
+                                                      {.w = b.matrix(), .bias = nullptr, .y = gb.data()},
+                                                      {.w = c.matrix(), .bias = bias.data(), .y = gc.data()}};
+        for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          linear_int8(x.data(), T, a.matrix(), bias.data(), ya.data());
+          linear_int8(x.data(), T, b.matrix(), nullptr, yb.data());
+          linear_int8(x.data(), T, c.matrix(), bias.data(), yc.data());
+          const int64_t row_bytes = kernels::int8_row_bytes(a.matrix());
+          std::vector<uint8_t> memory(static_cast<size_t>(T * row_bytes));  // [T, row_bytes]
+          kernels::Int8Input xq{.data = memory.data(), .row_bytes = row_bytes};
+          kernels::quantize_int8(x.data(), T, a.matrix(), xq);
+          kernels::linear_group(xq, 0, T, outs, p);
+          EXPECT_TRUE(same_bits(ga, ya) && same_bits(gb, yb) && same_bits(gc, yc)) << "int8 x";
+          kernels::linear(x.data(), T, a.matrix(), bias.data(), ya.data());
+          kernels::linear(x.data(), T, b.matrix(), nullptr, yb.data());
+          kernels::linear(x.data(), T, c.matrix(), bias.data(), yc.data());
+          kernels::linear_group(x.data(), T, outs, p, kernels::XQuant::kNone);
+          EXPECT_TRUE(same_bits(ga, ya) && same_bits(gb, yb) && same_bits(gc, yc)) << "f32 x";
+        }
+      });
+    }
+  }
+}
+
 // Rows quantized under one SIMD target (its layout: chunk order, bytes or 16-bit lanes,
 // offsets) are read by that target's kernel even when another target is chosen by the time
 // the linear runs (`--simd`, or tests switching targets).

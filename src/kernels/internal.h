@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 
 #include "base/half.h"
 #include "kernels/kernels.h"
@@ -111,10 +112,14 @@ int64_t panel_bytes();
 // A kernel computing output rows [r0, r1) of every token.
 using RowsFn = void (*)(const LinearArgs&, int64_t, int64_t);
 
-// linear.cc: runs rows_fn over all of a's output rows, split in panels over the pool.
-void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool);
-// linear_float_blocks.cc: the linear of an interleaved f32 / bf16 / f16 weight.
-void linear_float_blocks(const LinearArgs& a, ThreadPool* pool);
+// linear.cc: runs rows_fn over all output rows of every linear in as (weights of one type
+// and width, so one row costs the same in each), split in panels of one size over the pool:
+// the tasks of all of them in one run, so small matrices (k, v) fill the pool beside a
+// large one (q) and the threads meet once. Sets each one's panel_rows.
+void run_linears(RowsFn rows_fn, std::span<LinearArgs> as, ThreadPool* pool);
+// linear_float_blocks.cc: linears of interleaved f32 / bf16 / f16 weights over one x (the
+// same type and width), x packed once for all of them.
+void linear_float_blocks(std::span<LinearArgs> as, ThreadPool* pool);
 // linear_quant.cc: rows [r0, r1) of every token for a kQ8 / kQ4 weight, and embedding rows.
 void linear_quant_rows(const LinearArgs& a, int64_t r0, int64_t r1);
 void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace og {
@@ -93,6 +94,19 @@ enum class XQuant : uint8_t { kNone, kInt8, kBF16 };
 // interleaved kBF16 weight (checked).
 void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool = nullptr,
             XQuant xquant = XQuant::kNone);
+// One linear of a group over the same x: its weight [rows, cols], bias [rows] or null, and
+// output y [T, rows].
+struct LinearOut {
+  Matrix w;
+  const float* bias = nullptr;
+  float* y = nullptr;
+};
+// Linears in one group at most (q, k and v; gate and up).
+inline constexpr size_t kMaxGroup = 4;
+// linear() of each of outs over one x, their weights of one type, width, group size and
+// row block (checked): x packed or quantized once, and the rows of all of them in one run
+// over the pool. Each y is bit-identical to linear()'s alone.
+void linear_group(const float* x, int64_t T, std::span<const LinearOut> outs, ThreadPool* pool, XQuant xquant);
 // Whether kBF16 linears run on the CPU's vdpbf16ps (at the SIMD target dispatched now).
 bool bf16_dot_native();
 
@@ -120,6 +134,8 @@ void quantize_int8(const float* x, int64_t T, const Matrix& w, Int8Input& xq, in
 // left it for a weight of w's type, cols and group size (checked).
 void linear(const Int8Input& xq, int64_t row0, int64_t T, const Matrix& w, const float* bias, float* y,
             ThreadPool* pool = nullptr);
+// The same for a group of linears (linear_group's rule) reading those rows.
+void linear_group(const Int8Input& xq, int64_t row0, int64_t T, std::span<const LinearOut> outs, ThreadPool* pool);
 // y[t] = table[ids[t]] * scale (ids past the table's last row read row 0)
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 // rows of length dim: y = x / sqrt(mean(x^2) + eps) * w (w may be null: no weight)

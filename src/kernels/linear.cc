@@ -177,9 +177,15 @@ int64_t panel_bytes() {
   return bytes;
 }
 
-void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
-  const int64_t T = a.T;
-  const Matrix& w = a.w;
+void run_linears(RowsFn rows_fn, std::span<LinearArgs> as, ThreadPool* pool) {
+  const int64_t T = as[0].T;
+  const Matrix& w = as[0].w;
+  int64_t rows = 0;
+  for (const LinearArgs& a : as) {
+    OG_CHECK(a.T == T && a.w.type == w.type && a.w.cols == w.cols && a.w.row_block == w.row_block &&
+             a.w.group_size == w.group_size);
+    rows += a.w.rows;
+  }
   const int threads = pool ? pool->size() : 1;
   const int64_t row_bytes = std::max<int64_t>(1, row_storage_bytes(w));
   // Decode needs no reuse: panels only set the task size, about 512 KB of weights. Each
@@ -192,25 +198,51 @@ void run_linear(RowsFn rows_fn, LinearArgs a, ThreadPool* pool) {
                   : T <= 8 ? std::clamp<int64_t>(std::min<int64_t>(512 << 10, panel_bytes()) / row_bytes, 4, 4096)
                            : std::clamp<int64_t>(panel_bytes() / row_bytes, 4, 1024);
   // At least four tasks per thread, so a core slowed by other work takes fewer of them.
-  if (threads > 1) panel = std::min(panel, std::max<int64_t>(4, (w.rows + 4 * threads - 1) / (4 * threads)));
+  if (threads > 1) panel = std::min(panel, std::max<int64_t>(4, (rows + 4 * threads - 1) / (4 * threads)));
   // Whole tiles of rows: 4, or the 16-row blocks of an interleaved matrix.
   const int64_t unit = w.row_block != 0 ? w.row_block : 4;
   panel = (panel + unit - 1) / unit * unit;
-  a.panel_rows = panel;
-  const int64_t tasks = (w.rows + panel - 1) / panel;
-  if (pool == nullptr || tasks == 1) return rows_fn(a, 0, w.rows);
-  pool->run(tasks, [&](int64_t task) { rows_fn(a, task * panel, std::min(w.rows, (task + 1) * panel)); });
+  int64_t tasks = 0;
+  for (LinearArgs& a : as) {
+    a.panel_rows = panel;
+    tasks += (a.w.rows + panel - 1) / panel;
+  }
+  const auto run_task = [&](int64_t task) {
+    for (const LinearArgs& a : as) {  // the linears' tasks one after another
+      const int64_t n = (a.w.rows + panel - 1) / panel;
+      if (task < n) return rows_fn(a, task * panel, std::min(a.w.rows, (task + 1) * panel));
+      task -= n;
+    }
+  };
+  if (pool == nullptr || tasks == 1) {
+    for (int64_t t = 0; t < tasks; ++t) run_task(t);
+    return;
+  }
+  pool->run(tasks, run_task);
+}
+
+void linear_group(const float* x, int64_t T, std::span<const LinearOut> outs, ThreadPool* pool, XQuant xquant) {
+  if (T <= 0 || outs.empty()) return;
+  const Matrix& w = outs[0].w;
+  const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
+  const bool bf16_x = xquant == XQuant::kBF16;
+  OG_CHECK(!bf16_x || (w.type == ElemType::kBF16 && w.row_block != 0));
+  LinearArgs args[kMaxGroup];
+  OG_CHECK(outs.size() <= kMaxGroup);
+  size_t n = 0;
+  for (const LinearOut& o : outs)
+    if (o.w.rows > 0)
+      args[n++] = LinearArgs{.x = x, .T = T, .w = o.w, .bias = o.bias, .y = o.y, .panel_rows = 0, .bf16_x = bf16_x};
+  if (n == 0) return;
+  const std::span<LinearArgs> as(args, n);
+  if (!quantized && w.row_block != 0) return linear_float_blocks(as, pool);
+  run_linears(quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows), as, pool);
 }
 
 void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float* y, ThreadPool* pool,
             XQuant xquant) {
-  if (T <= 0 || w.rows <= 0) return;
-  const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
-  const bool bf16_x = xquant == XQuant::kBF16;
-  OG_CHECK(!bf16_x || (w.type == ElemType::kBF16 && w.row_block != 0));
-  const LinearArgs a{.x = x, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0, .bf16_x = bf16_x};
-  if (!quantized && w.row_block != 0) return linear_float_blocks(a, pool);
-  run_linear(quantized ? &linear_quant_rows : HWY_DYNAMIC_DISPATCH(LinearRows), a, pool);
+  const LinearOut out{.w = w, .bias = bias, .y = y};
+  linear_group(x, T, std::span(&out, 1), pool, xquant);
 }
 
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y) {

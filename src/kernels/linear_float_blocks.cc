@@ -258,11 +258,13 @@ void FloatBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
   }
 }
 
-// The whole linear: x packed once per call for every task (a tile's broadcasts then come
-// from one small sequential stream), then the rows over the pool. The token block at t0 (C
+// The whole linears (one x, weights of one type and width): x packed once per call for
+// every task of every linear (a tile's broadcasts then come from one small sequential
+// stream), then the rows over the pool. The token block at t0 (C
 // tokens, TokenBlocks of kTokensF) becomes [in / P][C][P] at packed + t0 * in; one token's
 // packed row is x itself.
-void FloatBlockLinear(LinearArgs a, ThreadPool* pool) {
+void FloatBlockLinear(std::span<LinearArgs> as, ThreadPool* pool) {
+  const LinearArgs& a = as[0];
   const int64_t in = a.w.cols, P = a.w.type == ElemType::kF32 ? 1 : 2;
   // Token blocks are packed in parallel: a scalar pass over x on one thread while the other
   // waited cost 20 % of a 512 x 2048 linear's time at 128 tokens (perf, bf16 x).
@@ -285,7 +287,7 @@ void FloatBlockLinear(LinearArgs a, ThreadPool* pool) {
         for (int64_t p = 0; p < in / 2; ++p) to[p * C + c] = RoundToBF16Bits(x[2 * p]) | RoundToBF16Bits(x[2 * p + 1]) << 16;
       }
     });
-    a.x_pairs = out;
+    for (LinearArgs& l : as) l.x_pairs = out;
   } else if (a.T > 1) {
     thread_local std::vector<float> packed;  // [T, in]
     packed.resize(static_cast<size_t>(a.T * in));
@@ -298,11 +300,11 @@ void FloatBlockLinear(LinearArgs a, ThreadPool* pool) {
           for (int64_t j = 0; j < P; ++j) to[(p * C + c) * P + j] = x[p * P + j];
       }
     });
-    a.x_packed = out;
+    for (LinearArgs& l : as) l.x_packed = out;
   } else {
-    a.x_packed = a.x;
+    for (LinearArgs& l : as) l.x_packed = l.x;
   }
-  run_linear(&FloatBlockRows, a, pool);
+  run_linears(&FloatBlockRows, as, pool);
 }
 
 }  // namespace HWY_NAMESPACE
@@ -317,7 +319,7 @@ HWY_EXPORT(HasDotBF16);
 
 bool bf16_dot_native() { return HWY_DYNAMIC_DISPATCH(HasDotBF16)(); }
 
-void linear_float_blocks(const LinearArgs& a, ThreadPool* pool) { HWY_DYNAMIC_DISPATCH(FloatBlockLinear)(a, pool); }
+void linear_float_blocks(std::span<LinearArgs> as, ThreadPool* pool) { HWY_DYNAMIC_DISPATCH(FloatBlockLinear)(as, pool); }
 
 }  // namespace og::kernels
 #endif  // HWY_ONCE

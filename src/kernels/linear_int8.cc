@@ -330,16 +330,27 @@ void quantize_int8(const float* x, int64_t T, const Matrix& w, Int8Input& xq, in
   xq.reader = reinterpret_cast<void (*)()>(reader);
 }
 
+void linear_group(const Int8Input& xq, int64_t row0, int64_t T, std::span<const LinearOut> outs, ThreadPool* pool) {
+  if (T <= 0) return;
+  OG_CHECK(outs.size() <= kMaxGroup);
+  LinearArgs args[kMaxGroup];
+  size_t n = 0;
+  for (const LinearOut& o : outs) {
+    const Matrix& w = o.w;
+    // Rows quantized for another weight layout would be read as garbage.
+    OG_CHECK(xq.reader != nullptr && xq.type == w.type && xq.cols == w.cols && xq.group_size == w.group_size &&
+             xq.row_block == w.row_block);
+    if (w.rows > 0)
+      args[n++] = LinearArgs{.x = nullptr, .T = T, .w = w, .bias = o.bias, .y = o.y, .panel_rows = 0,
+                             .xq = xq.data + row0 * xq.row_bytes, .xq_row_bytes = xq.row_bytes};
+  }
+  if (n > 0) run_linears(reinterpret_cast<RowsFn>(xq.reader), std::span(args, n), pool);
+}
+
 void linear(const Int8Input& xq, int64_t row0, int64_t T, const Matrix& w, const float* bias, float* y,
             ThreadPool* pool) {
-  if (T <= 0 || w.rows <= 0) return;
-  // Rows quantized for another weight layout would be read as garbage.
-  OG_CHECK(xq.reader != nullptr && xq.type == w.type && xq.cols == w.cols && xq.group_size == w.group_size &&
-           xq.row_block == w.row_block);
-  run_linear(reinterpret_cast<RowsFn>(xq.reader),
-             LinearArgs{.x = nullptr, .T = T, .w = w, .bias = bias, .y = y, .panel_rows = 0,
-                        .xq = xq.data + row0 * xq.row_bytes, .xq_row_bytes = xq.row_bytes},
-             pool);
+  const LinearOut out{.w = w, .bias = bias, .y = y};
+  linear_group(xq, row0, T, std::span(&out, 1), pool);
 }
 
 }  // namespace og::kernels

@@ -36,6 +36,7 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, Reside
   OG_TRY(m->bind().with_context(path));
   m->plan_memory();
   m->plan_int8_inputs();
+  m->plan_linear_groups();
   return std::shared_ptr<const Model>(std::move(m));
 }
 
@@ -297,6 +298,35 @@ void Model::plan_int8_inputs() {
     }
     op.int8_buffer = buffer_of[k];
     if (last_reader[k] == i) free_buffers.push_back(buffer_of[k]);
+  }
+}
+
+void Model::plan_linear_groups() {
+  // Consecutive linears reading one value with one weight layout and one treatment of x (q,
+  // k and v; gate and up) run as one kernels::linear_group: x packed or quantized once, and
+  // the rows of all of them in one run over the pool. A group stays on one side of
+  // row_suffix_begin (the rows a value holds change there). Each output is placed by
+  // plan_memory at its own op, where the only value freed is the shared input after its
+  // last reader, so the outputs never share a slot with each other or with the input;
+  // checked here all the same, since the group writes them all before the later ops run.
+  auto joins = [&](const BoundOp& first, size_t i, size_t j) {
+    const BoundOp& op = ops_[j];
+    if (op.kind != OpKind::kLinear || op.in[0] != first.in[0] || op.in_from_suffix[0] != first.in_from_suffix[0] ||
+        op.xquant != first.xquant || op.int8_buffer != first.int8_buffer || op.matrix.type != first.matrix.type ||
+        op.matrix.cols != first.matrix.cols || op.matrix.group_size != first.matrix.group_size ||
+        op.matrix.row_block != first.matrix.row_block || (i < row_suffix_begin_) != (j < row_suffix_begin_))
+      return false;
+    for (size_t k = i; k < j; ++k)
+      if (slot_of_[ops_[k].out] == slot_of_[op.out]) return false;
+    return slot_of_[op.out] != slot_of_[first.in[0]] && slot_of_[op.out] >= 0;
+  };
+  for (size_t i = 0; i < ops_.size();) {
+    BoundOp& first = ops_[i];
+    size_t j = i + 1;
+    if (first.kind == OpKind::kLinear && slot_of_[first.out] >= 0 && first.in[0] >= 0 && slot_of_[first.in[0]] >= 0)
+      while (j < ops_.size() && j - i < kernels::kMaxGroup && joins(first, i, j)) ops_[j++].group = 0;
+    first.group = static_cast<int32_t>(j - i);
+    i = j;
   }
 }
 

@@ -32,6 +32,9 @@ struct BoundOp {
   // (it quantizes; the value's later readers of the same layout reuse the rows).
   int32_t int8_buffer = -1;
   bool int8_fill = false;
+  // Linears of one group (Model::plan_linear_groups) run together in the first one's turn:
+  // the first holds how many, the others 0. Every other op: 1.
+  int32_t group = 1;
   const float* vec = nullptr;      // linear bias [out] / norm weight [dim] / stream-mix coefficients [n_out * n_in]
   float eps = 0, scalar = 0;
   int32_t dim = 0;
@@ -82,6 +85,7 @@ class Model {
   Status bind();
   void plan_memory();
   void plan_int8_inputs();
+  void plan_linear_groups();
 
   struct MoeBinding {
     std::vector<kernels::Matrix> gate, up, down;  // [n_experts]; params points into them

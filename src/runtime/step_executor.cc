@@ -1,6 +1,7 @@
 #include "runtime/step_executor.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 
@@ -70,10 +71,18 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         }
         break;
       case OpKind::kRmsNorm: kernels::rms_norm(in(0), elems / op.dim, op.dim, op.vec, op.eps, out); break;
-      case OpKind::kLinear:
+      case OpKind::kLinear: {
+        if (op.group == 0) break;  // ran with its group's first linear
+        // This linear and the group's others (Model::plan_linear_groups), over one x.
+        std::array<kernels::LinearOut, kernels::kMaxGroup> group;
+        for (int32_t g = 0; g < op.group; ++g) {
+          const BoundOp& o = ops[i + static_cast<size_t>(g)];
+          group[static_cast<size_t>(g)] = {.w = o.matrix, .bias = o.vec, .y = value(o.out)};
+        }
+        const std::span<const kernels::LinearOut> outs(group.data(), static_cast<size_t>(op.group));
         if (op.int8_buffer < 0) {
-          kernels::linear(in(0), n, op.matrix, op.vec, out, pool,
-                          op.xquant == kernels::XQuant::kBF16 ? op.xquant : kernels::XQuant::kNone);
+          kernels::linear_group(in(0), n, outs, pool,
+                                op.xquant == kernels::XQuant::kBF16 ? op.xquant : kernels::XQuant::kNone);
         } else {  // int8 activations: rows numbered as the input value's rows
           kernels::Int8Input& xq = b.int8[static_cast<size_t>(op.int8_buffer)];
           // A value made before the suffix was reduced to the kept rows: its buffer, filled
@@ -81,9 +90,10 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
           const bool requantize = n < N && !op.in_from_suffix[0];
           const float* x = in(0);
           if (op.int8_fill || requantize) kernels::quantize_int8(x, n, op.matrix, xq, 0);
-          kernels::linear(xq, 0, n, op.matrix, op.vec, out, pool);
+          kernels::linear_group(xq, 0, n, outs, pool);
         }
         break;
+      }
       case OpKind::kRope: kernels::rope(in(0), b.positions.data(), n, op.rope, out); break;
       case OpKind::kAttend: {
         const float* q = in(0);
@@ -130,9 +140,16 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         break;
       }
     }
-    if (b.op_times) {
-      b.op_times->seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count();
-      ++b.op_times->calls[i];
+    if (b.op_times && op.group > 0) {
+      // A group's time is shared by its linears in proportion to their rows (one width).
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - op_start).count();
+      double rows = 0;
+      for (int32_t g = 0; g < op.group; ++g) rows += static_cast<double>(ops[i + static_cast<size_t>(g)].matrix.rows);
+      for (int32_t g = 0; g < op.group; ++g) {
+        const size_t k = i + static_cast<size_t>(g);
+        b.op_times->seconds[k] += op.group == 1 ? seconds : seconds * static_cast<double>(ops[k].matrix.rows) / rows;
+        ++b.op_times->calls[k];
+      }
     }
   }
 }
