@@ -19,6 +19,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -710,6 +711,80 @@ TEST(Elementwise, AnElementsValueDoesNotDependOnTheArrayLength) {
 // ------------------------------------------------------- stream mixing, rms match, top-k
 // These kernels are scalar and sum in double: bounds are a few f32 ulps of the result (or of
 // the sum of |terms| for the mixing), and a wrong index or statistic gives errors of order 1.
+
+// Long arrays split over the pool (prefill's activations, norms, residual adds): the same
+// bits as on one thread, at a length that does not divide into whole vectors or tasks.
+TEST(Elementwise, SplitOverThePoolKeepsTheBits) {
+  ThreadPool pool(2);
+  const int64_t n = 3 * 16384 + 7, dim = 1152, rows = 41;
+  const std::vector<float> a = random_floats(n, 61, -6, 6), b = random_floats(n, 62, -6, 6);
+  const std::vector<float> x = random_floats(rows * dim, 63), w = random_floats(dim, 64);
+  for_each_target([&] {
+    std::vector<float> one(n), two(n, -1);
+    auto same = [&](const char* what) { ASSERT_TRUE(same_bits(one, two)) << what; std::fill(two.begin(), two.end(), -1.0f); };
+    for (kernels::Activation act : {kernels::Activation::kSilu, kernels::Activation::kGeluTanh, kernels::Activation::kTanh}) {
+      kernels::act(a.data(), n, act, one.data());
+      kernels::act(a.data(), n, act, two.data(), &pool);
+      same("act");
+      kernels::act_mul(a.data(), b.data(), n, act, one.data());
+      kernels::act_mul(a.data(), b.data(), n, act, two.data(), &pool);
+      same("act_mul");
+    }
+    kernels::add(a.data(), b.data(), n, one.data());
+    kernels::add(a.data(), b.data(), n, two.data(), &pool);
+    same("add");
+    kernels::mul(a.data(), b.data(), n, one.data());
+    kernels::mul(a.data(), b.data(), n, two.data(), &pool);
+    same("mul");
+    kernels::scale(a.data(), n, 0.37f, one.data());
+    kernels::scale(a.data(), n, 0.37f, two.data(), &pool);
+    same("scale");
+    kernels::softcap(a.data(), n, 3.0f, one.data());
+    kernels::softcap(a.data(), n, 3.0f, two.data(), &pool);
+    same("softcap");
+    std::vector<float> n1(x.size()), n2(x.size(), -1);
+    kernels::rms_norm(x.data(), rows, dim, w.data(), 1e-6f, n1.data());
+    kernels::rms_norm(x.data(), rows, dim, w.data(), 1e-6f, n2.data(), &pool);
+    ASSERT_TRUE(same_bits(n1, n2)) << "rms_norm";
+  });
+}
+
+// rope keeps the cos and sin of recent calls (per calling thread, found by frequencies,
+// scale and positions): every call must give what a thread with nothing kept computes,
+// through hits, evictions, positions rewritten in the same buffer and frequencies changed
+// in place, with and without the pool.
+TEST(Rope, KeptTablesGiveWhatAFreshThreadComputes) {
+  ThreadPool pool(2);
+  const int32_t n_heads = 4, head_dim = 64, rotary = 64;
+  const int64_t T = 300, width = n_heads * head_dim;
+  std::vector<float> freq_a(rotary / 2), freq_b(rotary / 2);
+  for (int32_t i = 0; i < rotary / 2; ++i) {
+    freq_a[i] = static_cast<float>(std::pow(10000.0, -2.0 * i / rotary));
+    freq_b[i] = static_cast<float>(std::pow(1000000.0, -2.0 * i / rotary));
+  }
+  std::vector<int32_t> pos(T);
+  for (int64_t t = 0; t < T; ++t) pos[t] = static_cast<int32_t>(t + 5);
+  const std::vector<float> x = random_floats(T * width, 65);
+  const kernels::RopeParams a{.n_heads = n_heads, .head_dim = head_dim, .rotary_dim = rotary, .inv_freq = freq_a.data()};
+  const kernels::RopeParams b{.n_heads = n_heads, .head_dim = head_dim, .rotary_dim = rotary, .inv_freq = freq_b.data()};
+  kernels::RopeParams c = a;
+  c.scale = 0.5f;
+  auto check = [&](const kernels::RopeParams& p, const char* what) {
+    std::vector<float> kept(x.size()), fresh(x.size());
+    kernels::rope(x.data(), pos.data(), T, p, kept.data(), &pool);
+    std::thread([&] { kernels::rope(x.data(), pos.data(), T, p, fresh.data()); }).join();
+    ASSERT_TRUE(same_bits(kept, fresh)) << what;
+  };
+  check(a, "a");
+  check(b, "b");
+  check(a, "a again");
+  check(c, "c (scale), evicting b");
+  check(b, "b again, evicting a");
+  for (int64_t t = 0; t < T; ++t) pos[t] = static_cast<int32_t>(3 * t);
+  check(b, "b at new positions");
+  freq_b[7] *= 1.5f;
+  check(b, "b with a frequency changed in place");
+}
 
 TEST(StreamMix, MatchesFloat64WithPerTokenAndConstantCoefficients) {
   for (int64_t width : kSizes)

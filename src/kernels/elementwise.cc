@@ -9,8 +9,12 @@
 #include <hwy/contrib/math/math-inl.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
+#include <vector>
+
+#include "base/thread_pool.h"
 
 #include "kernels/internal.h"
 #include "kernels/simd-inl.h"
@@ -100,33 +104,29 @@ void RmsNorm(const float* x, int64_t rows, int64_t dim, const float* w, float ep
   }
 }
 
-void Rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y) {
+// Tokens [t0, t1) of rope, cos and sin given per token: cs, sn [T, rotary_dim / 2].
+void Rope(const float* x, int64_t t0, int64_t t1, const RopeParams& p, const float* cs, const float* sn, float* y) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
   const int32_t half = p.rotary_dim / 2;
   const int64_t width = int64_t{p.n_heads} * p.head_dim;
-  HWY_ALIGN float cs[kMaxHeadDim / 2], sn[kMaxHeadDim / 2];
-  for (int64_t t = 0; t < T; ++t) {
-    for (int32_t i = 0; i < half; ++i) {
-      // The angle in double: positions up to 2^30 times small frequencies keep f32 precision.
-      const double angle = static_cast<double>(pos[t]) * static_cast<double>(p.inv_freq[i]);
-      cs[i] = static_cast<float>(std::cos(angle)) * p.scale;  // exact when scale is 1
-      sn[i] = static_cast<float>(std::sin(angle)) * p.scale;
-    }
+  for (int64_t t = t0; t < t1; ++t) {
+    const float* ct = cs + t * half;
+    const float* st = sn + t * half;
     for (int32_t h = 0; h < p.n_heads; ++h) {
       const float* xh = x + t * width + int64_t{h} * p.head_dim;
       float* yh = y + t * width + int64_t{h} * p.head_dim;
       int64_t i = 0;
       for (; i + N <= half; i += N) {
         const VF a = hn::LoadU(df, xh + i), b = hn::LoadU(df, xh + i + half);
-        const VF c = hn::Load(df, cs + i), s = hn::Load(df, sn + i);
+        const VF c = hn::LoadU(df, ct + i), s = hn::LoadU(df, st + i);
         hn::StoreU(hn::Sub(hn::Mul(a, c), hn::Mul(b, s)), df, yh + i);
         hn::StoreU(hn::Add(hn::Mul(b, c), hn::Mul(a, s)), df, yh + i + half);
       }
       for (; i < half; ++i) {
         const float a = xh[i], b = xh[i + half];
-        yh[i] = a * cs[i] - b * sn[i];
-        yh[i + half] = b * cs[i] + a * sn[i];
+        yh[i] = a * ct[i] - b * st[i];
+        yh[i + half] = b * ct[i] + a * st[i];
       }
       if (p.rotary_dim < p.head_dim)
         std::memcpy(yh + p.rotary_dim, xh + p.rotary_dim, static_cast<size_t>(p.head_dim - p.rotary_dim) * sizeof(float));
@@ -150,9 +150,71 @@ HWY_EXPORT(Softcap);
 HWY_EXPORT(RmsNorm);
 HWY_EXPORT(Rope);
 
-void act(const float* x, int64_t n, Activation a, float* y) { HWY_DYNAMIC_DISPATCH(Act)(x, n, a, y); }
-void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y) {
-  HWY_DYNAMIC_DISPATCH(ActMul)(gate, up, n, a, y);
+namespace {
+
+// Elements per task of a split element-wise kernel: below two of them (decode's rows) the
+// kernel runs on the calling thread, as waking the pool would cost more.
+constexpr int64_t kGrain = 16 << 10;
+
+// f(i0, i1) over [0, n) in pieces of at least `grain`, four per thread at most.
+template <class F>
+void split(int64_t n, int64_t grain, ThreadPool* pool, const F& f) {
+  const int64_t threads = pool ? pool->size() : 1;
+  const int64_t tasks = std::min(4 * threads, n / std::max<int64_t>(1, grain));
+  if (threads < 2 || tasks < 2) return f(int64_t{0}, n);
+  const int64_t step = (n + tasks - 1) / tasks;
+  pool->run(tasks, [&](int64_t t) { f(std::min(n, t * step), std::min(n, (t + 1) * step)); });
+}
+
+// A step's cos and sin, [T, rotary_dim / 2] each, for one set of frequencies, scale and
+// positions: recent ones kept by each calling thread (two: the sliding and the global
+// layers of a model that alternates rope kinds), found by value.
+struct RopeTable {
+  std::vector<float> inv_freq;
+  float scale = 0;
+  std::vector<int32_t> pos;
+  std::vector<float> cs, sn;
+  uint64_t used = 0;
+};
+
+const RopeTable& rope_table(const int32_t* pos, int64_t T, const RopeParams& p, ThreadPool* pool) {
+  thread_local std::array<RopeTable, 2> tables;
+  thread_local uint64_t clock = 0;
+  const int32_t half = p.rotary_dim / 2;
+  for (RopeTable& t : tables)
+    if (t.scale == p.scale && std::ssize(t.inv_freq) == half && std::ssize(t.pos) == T &&
+        std::equal(p.inv_freq, p.inv_freq + half, t.inv_freq.begin()) && std::equal(pos, pos + T, t.pos.begin())) {
+      t.used = ++clock;
+      return t;
+    }
+  RopeTable& t = tables[0].used <= tables[1].used ? tables[0] : tables[1];
+  t.inv_freq.assign(p.inv_freq, p.inv_freq + half);
+  t.scale = p.scale;
+  t.pos.assign(pos, pos + T);
+  t.cs.resize(static_cast<size_t>(T * half));
+  t.sn.resize(static_cast<size_t>(T * half));
+  t.used = ++clock;
+  float* const cs = t.cs.data();  // (a thread_local named in the lambda would be the worker's)
+  float* const sn = t.sn.data();
+  split(T * half, kGrain / 16, pool, [&](int64_t k0, int64_t k1) {
+    for (int64_t k = k0; k < k1; ++k) {
+      // The angle in double: positions up to 2^30 times small frequencies keep f32 precision.
+      const double angle = static_cast<double>(pos[k / half]) * static_cast<double>(p.inv_freq[k % half]);
+      cs[k] = static_cast<float>(std::cos(angle)) * p.scale;  // exact when scale is 1
+      sn[k] = static_cast<float>(std::sin(angle)) * p.scale;
+    }
+  });
+  return t;
+}
+
+}  // namespace
+
+void act(const float* x, int64_t n, Activation a, float* y, ThreadPool* pool) {
+  split(n, kGrain, pool, [&](int64_t i0, int64_t i1) { HWY_DYNAMIC_DISPATCH(Act)(x + i0, i1 - i0, a, y + i0); });
+}
+void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y, ThreadPool* pool) {
+  split(n, kGrain, pool,
+        [&](int64_t i0, int64_t i1) { HWY_DYNAMIC_DISPATCH(ActMul)(gate + i0, up + i0, i1 - i0, a, y + i0); });
 }
 void act_mul_clamped(const float* gate, const float* up, int64_t n, const ClampedSwiglu& c, float* y) {
   for (int64_t i = 0; i < n; ++i) {
@@ -162,15 +224,30 @@ void act_mul_clamped(const float* gate, const float* up, int64_t n, const Clampe
     y[i] = (u + 1.0f) * glu;
   }
 }
-void add(const float* a, const float* b, int64_t n, float* y) { HWY_DYNAMIC_DISPATCH(Add)(a, b, n, y); }
-void mul(const float* a, const float* b, int64_t n, float* y) { HWY_DYNAMIC_DISPATCH(Mul)(a, b, n, y); }
-void scale(const float* x, int64_t n, float s, float* y) { HWY_DYNAMIC_DISPATCH(Scale)(x, n, s, y); }
-void softcap(const float* x, int64_t n, float cap, float* y) { HWY_DYNAMIC_DISPATCH(Softcap)(x, n, cap, y); }
-void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y) {
-  HWY_DYNAMIC_DISPATCH(RmsNorm)(x, rows, dim, w, eps, y);
+void add(const float* a, const float* b, int64_t n, float* y, ThreadPool* pool) {
+  split(n, kGrain, pool, [&](int64_t i0, int64_t i1) { HWY_DYNAMIC_DISPATCH(Add)(a + i0, b + i0, i1 - i0, y + i0); });
 }
-void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y) {
-  HWY_DYNAMIC_DISPATCH(Rope)(x, pos, T, p, y);
+void mul(const float* a, const float* b, int64_t n, float* y, ThreadPool* pool) {
+  split(n, kGrain, pool, [&](int64_t i0, int64_t i1) { HWY_DYNAMIC_DISPATCH(Mul)(a + i0, b + i0, i1 - i0, y + i0); });
+}
+void scale(const float* x, int64_t n, float s, float* y, ThreadPool* pool) {
+  split(n, kGrain, pool, [&](int64_t i0, int64_t i1) { HWY_DYNAMIC_DISPATCH(Scale)(x + i0, i1 - i0, s, y + i0); });
+}
+void softcap(const float* x, int64_t n, float cap, float* y, ThreadPool* pool) {
+  split(n, kGrain, pool, [&](int64_t i0, int64_t i1) { HWY_DYNAMIC_DISPATCH(Softcap)(x + i0, i1 - i0, cap, y + i0); });
+}
+void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y, ThreadPool* pool) {
+  split(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, dim)), pool, [&](int64_t r0, int64_t r1) {
+    HWY_DYNAMIC_DISPATCH(RmsNorm)(x + r0 * dim, r1 - r0, dim, w, eps, y + r0 * dim);
+  });
+}
+void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y, ThreadPool* pool) {
+  if (T <= 0) return;
+  const RopeTable& table = rope_table(pos, T, p, pool);
+  const int64_t width = int64_t{p.n_heads} * p.head_dim;
+  split(T, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, width)), pool, [&](int64_t t0, int64_t t1) {
+    HWY_DYNAMIC_DISPATCH(Rope)(x, t0, t1, p, table.cs.data(), table.sn.data(), y);
+  });
 }
 
 void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y) {

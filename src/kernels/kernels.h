@@ -139,7 +139,7 @@ void linear_group(const Int8Input& xq, int64_t row0, int64_t T, std::span<const 
 // y[t] = table[ids[t]] * scale (ids past the table's last row read row 0)
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 // rows of length dim: y = x / sqrt(mean(x^2) + eps) * w (w may be null: no weight)
-void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y);
+void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y, ThreadPool* pool = nullptr);
 
 struct RopeParams {
   int32_t n_heads = 0;
@@ -148,12 +148,16 @@ struct RopeParams {
   const float* inv_freq = nullptr;  // [rotary_dim / 2]
   float scale = 1.0f;          // cos and sin times scale (YaRN's attention factor)
 };
-// y[T, n_heads * head_dim] = rope(x) at positions pos[T]
-void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y);
+// y[T, n_heads * head_dim] = rope(x) at positions pos[T]. The cos and sin of a step's
+// positions are kept by the calling thread for the next calls with the same frequencies,
+// scale and positions (q and k of a layer, every layer of one rope kind).
+void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y, ThreadPool* pool = nullptr);
 
 enum class Activation : uint8_t { kSilu, kGeluTanh, kTanh };
-void act(const float* x, int64_t n, Activation a, float* y);
-void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y);  // act(gate) * up
+// The element-wise kernels split long arrays over the pool (an element's value does not
+// depend on where it falls, so any split gives the same bits).
+void act(const float* x, int64_t n, Activation a, float* y, ThreadPool* pool = nullptr);
+void act_mul(const float* gate, const float* up, int64_t n, Activation a, float* y, ThreadPool* pool = nullptr);  // act(gate) * up
 // The clamped SwiGLU (program.fbs ClampedSwiglu): g = min(gate, limit), u = clamp(up, -limit, limit),
 // y = (u + 1) * g * sigmoid(alpha * g); a NaN in gate or up gives NaN (as torch.clamp).
 // Scalar: it runs on the I-wide expert intermediates only, next to three matrix products.
@@ -162,10 +166,10 @@ struct ClampedSwiglu {
   float limit = 7.0f;
 };
 void act_mul_clamped(const float* gate, const float* up, int64_t n, const ClampedSwiglu& c, float* y);
-void add(const float* a, const float* b, int64_t n, float* y);
-void mul(const float* a, const float* b, int64_t n, float* y);
-void scale(const float* x, int64_t n, float s, float* y);
-void softcap(const float* x, int64_t n, float cap, float* y);  // cap * tanh(x / cap)
+void add(const float* a, const float* b, int64_t n, float* y, ThreadPool* pool = nullptr);
+void mul(const float* a, const float* b, int64_t n, float* y, ThreadPool* pool = nullptr);
+void scale(const float* x, int64_t n, float s, float* y, ThreadPool* pool = nullptr);
+void softcap(const float* x, int64_t n, float cap, float* y, ThreadPool* pool = nullptr);  // cap * tanh(x / cap)
 // y[T, width] = x[T, in_width][:, begin : begin + width]
 void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y);
 

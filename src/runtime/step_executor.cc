@@ -70,7 +70,7 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
           kernels::embedding(ids, n, op.matrix, op.scalar, out);
         }
         break;
-      case OpKind::kRmsNorm: kernels::rms_norm(in(0), elems / op.dim, op.dim, op.vec, op.eps, out); break;
+      case OpKind::kRmsNorm: kernels::rms_norm(in(0), elems / op.dim, op.dim, op.vec, op.eps, out, pool); break;
       case OpKind::kLinear: {
         if (op.group == 0) break;  // ran with its group's first linear
         // This linear and the group's others (Model::plan_linear_groups), over one x.
@@ -94,7 +94,7 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         }
         break;
       }
-      case OpKind::kRope: kernels::rope(in(0), b.positions.data(), n, op.rope, out); break;
+      case OpKind::kRope: kernels::rope(in(0), b.positions.data(), n, op.rope, out, pool); break;
       case OpKind::kAttend: {
         const float* q = in(0);
         const float* k = op.writes_cache ? in(1) : nullptr;  // [N, kv_heads * head_dim]
@@ -110,12 +110,12 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         }
         break;
       }
-      case OpKind::kAdd: kernels::add(in(0), in(1), elems, out); break;
-      case OpKind::kMul: kernels::mul(in(0), in(1), elems, out); break;
-      case OpKind::kScale: kernels::scale(in(0), elems, op.scalar, out); break;
-      case OpKind::kAct: kernels::act(in(0), elems, op.act, out); break;
-      case OpKind::kActMul: kernels::act_mul(in(0), in(1), elems, op.act, out); break;
-      case OpKind::kSoftcap: kernels::softcap(in(0), elems, op.scalar, out); break;
+      case OpKind::kAdd: kernels::add(in(0), in(1), elems, out, pool); break;
+      case OpKind::kMul: kernels::mul(in(0), in(1), elems, out, pool); break;
+      case OpKind::kScale: kernels::scale(in(0), elems, op.scalar, out, pool); break;
+      case OpKind::kAct: kernels::act(in(0), elems, op.act, out, pool); break;
+      case OpKind::kActMul: kernels::act_mul(in(0), in(1), elems, op.act, out, pool); break;
+      case OpKind::kSoftcap: kernels::softcap(in(0), elems, op.scalar, out, pool); break;
       case OpKind::kSlice: kernels::slice_columns(in(0), n, m.width(op.in[0]), op.dim, op.width, out); break;
       case OpKind::kStreamMix: {
         const float* x = in(0);
