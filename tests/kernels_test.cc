@@ -281,6 +281,13 @@ TEST(Linear, BF16ActivationsFollowTheDotBF16ChainBitForBit) {
       if (cols > 10000 && T != 13) continue;
       std::vector<float> x = random_floats(static_cast<size_t>(T * cols), static_cast<uint32_t>(T));
       if (T == 5) x[3 * cols + cols / 2] = std::numeric_limits<float>::quiet_NaN();  // token 3: all NaN
+      // Ties of the rounding to bf16 (half way: to the even neighbour), of both parities.
+      for (auto [col, bits] : {std::pair{int64_t{0}, 0x3F808000u}, std::pair{cols / 2, 0x3F818000u},
+                               std::pair{cols - 1, 0xBF818000u}}) {
+        float f;
+        std::memcpy(&f, &bits, 4);
+        x[static_cast<size_t>((T - 1) * cols + col)] = f;
+      }
       std::vector<float> want(static_cast<size_t>(T * rows));
       for (int64_t t = 0; t < T; ++t)
         for (int64_t o = 0; o < rows; ++o) {

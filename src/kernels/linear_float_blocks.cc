@@ -78,6 +78,37 @@ HWY_INLINE uint32_t RoundToBF16Bits(float f) {
   return (u + 0x7FFFu + ((u >> 16) & 1u)) >> 16;
 }
 
+// RoundToBF16Bits of every lane.
+HWY_INLINE hn::Vec<DU32> RoundToBF16BitsV(hn::Vec<DU32> u) {
+  const DU32 du;
+  const auto nan = hn::Gt(hn::And(u, hn::Set(du, 0x7FFFFFFFu)), hn::Set(du, 0x7F800000u));
+  const auto odd = hn::And(hn::ShiftRight<16>(u), hn::Set(du, 1u));
+  const auto rounded = hn::ShiftRight<16>(hn::Add(hn::Add(u, hn::Set(du, 0x7FFFu)), odd));
+  return hn::IfThenElse(nan, hn::Or(hn::ShiftRight<16>(u), hn::Set(du, 0x40u)), rounded);
+}
+
+// to[p * stride] = x[2p] and x[2p + 1] rounded to bf16, the first in the low half, for p <
+// pairs: a vector of pairs at a time (the bits of the scalar rounding), then the rest.
+HWY_INLINE void PackBF16Pairs(const float* HWY_RESTRICT x, int64_t pairs, int64_t stride, uint32_t* HWY_RESTRICT to) {
+  int64_t p = 0;
+#if HWY_TARGET != HWY_SCALAR  // (one lane: no pairs of lanes to interleave)
+  {
+    const DF df;
+    const DU32 du;
+    const int64_t N = static_cast<int64_t>(hn::Lanes(du));
+    HWY_ALIGN uint32_t buf[hn::MaxLanes(DU32())];
+    for (; p + N <= pairs; p += N) {
+      const auto lo = RoundToBF16BitsV(hn::BitCast(du, hn::LoadU(df, x + 2 * p)));
+      const auto hi = RoundToBF16BitsV(hn::BitCast(du, hn::LoadU(df, x + 2 * p + N)));
+      // Even elements are first columns, odd ones second: pair j is (2j, 2j + 1).
+      hn::Store(hn::Or(hn::ConcatEven(du, hi, lo), hn::ShiftLeft<16>(hn::ConcatOdd(du, hi, lo))), du, buf);
+      for (int64_t j = 0; j < N; ++j) to[(p + j) * stride] = buf[j];
+    }
+  }
+#endif
+  for (; p < pairs; ++p) to[p * stride] = RoundToBF16Bits(x[2 * p]) | RoundToBF16Bits(x[2 * p + 1]) << 16;
+}
+
 // One of the two columns of a lane of 16-bit weights as floats: the low half (half 0, the
 // first column) or the high half.
 HWY_INLINE VF WidenHalf(DF df, hn::Vec<DU32> pair, int half, hwy::bfloat16_t) {
@@ -284,7 +315,7 @@ void FloatBlockLinear(std::span<LinearArgs> as, ThreadPool* pool) {
       uint32_t* to = out + t0 * (in / 2);
       for (int64_t c = 0; c < C; ++c) {
         const float* x = a.x + (t0 + c) * in;
-        for (int64_t p = 0; p < in / 2; ++p) to[p * C + c] = RoundToBF16Bits(x[2 * p]) | RoundToBF16Bits(x[2 * p + 1]) << 16;
+        PackBF16Pairs(x, in / 2, C, to + c);
       }
     });
     for (LinearArgs& l : as) l.x_pairs = out;
