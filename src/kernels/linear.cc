@@ -201,9 +201,9 @@ void run_linears(RowsFn rows_fn, std::span<LinearArgs> as, ThreadPool* pool) {
   if (threads > 1) panel = std::min(panel, std::max<int64_t>(4, (rows + 4 * threads - 1) / (4 * threads)));
   // Whole tiles of rows: 4, or the 16-row blocks of an interleaved matrix. A prefill panel
   // of interleaved rows holds pairs of blocks, the widest tile's rows (two blocks on
-  // AVX-512, linear_float_blocks.cc), rounded down to stay in its share of L2: gemma-3-1b's
-  // down projection (1152 x 6912 bf16) had panels of 3 blocks, whose third block ran in
-  // half-width tiles.
+  // AVX-512, linear_float_blocks.cc), rounded down to stay in its share of L2: a 1152 x
+  // 6912 bf16 matrix had panels of 3 blocks, whose third block ran in half-width tiles
+  // (5-10 % more GFLOP/s at 128 tokens with whole tiles, docs/benchmarks.md).
   const int64_t unit = w.row_block != 0 ? w.row_block : 4;
   if (T > 8 && w.row_block != 0)
     panel = std::max(2 * unit, panel / (2 * unit) * (2 * unit));
