@@ -153,7 +153,7 @@ Laid lay_out(const Stored& s, int64_t rows, int64_t cols, Layout layout) {
 }
 
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
 }
 
 // ---------------------------------------------------------------------------------- linear
