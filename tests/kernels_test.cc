@@ -548,6 +548,7 @@ TEST(Attend, QueriesInLanesEqualKeysInLanesAtModelHeadSizes) {
     check_attend({4, 1, 256, 37, 24, 37, true, 30.0f, 0, true}, tol, &pool);
     check_attend({8, 2, 64, 19, 0, 64, false, 0.0f, 0, true}, tol, &pool);
     check_attend({4, 2, 128, 50, 20, 50, true, 0.0f}, tol, &pool);  // windows start past a group's first block
+    check_attend({8, 1, 80, 40, 0, 40, false, 0.0f, 50}, tol, &pool);  // a head size the chains do not unroll for
     if (::testing::Test::HasFatalFailure()) return;
   }
 }

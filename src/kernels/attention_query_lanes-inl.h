@@ -23,13 +23,16 @@ inline constexpr int kLaneCols = 8;
 
 // out[k] = the scores of keys kr[k] (k < KB) for the kLanes queries of qt [D][kLanes],
 // over the chains of lanes [l0, l0 + n): PairSum<n> of chain l over columns c kLanes + l.
-template <int KB, int n>
+// C > 0 is the head's chunk count known at compile time (the chains unroll); 0 reads chunks.
+template <int KB, int n, int C>
 HWY_INLINE void LaneScores(const float* HWY_RESTRICT qt, const float* const* kr, int64_t chunks, int l0, VF* out) {
   const DF df;
   if constexpr (n == 1) {
     VF acc[KB];
     for (int k = 0; k < KB; ++k) acc[k] = hn::Zero(df);
-    for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t nc = C > 0 ? C : chunks;
+    HWY_UNROLL(4)
+    for (int64_t c = 0; c < nc; ++c) {
       const int64_t i = c * kLanes + l0;
       const VF qv = hn::Load(df, qt + i * kLanes);
       for (int k = 0; k < KB; ++k) acc[k] = hn::MulAdd(qv, hn::Set(df, kr[k][i]), acc[k]);
@@ -37,9 +40,57 @@ HWY_INLINE void LaneScores(const float* HWY_RESTRICT qt, const float* const* kr,
     for (int k = 0; k < KB; ++k) out[k] = acc[k];
   } else {
     VF lo[KB], hi[KB];
-    LaneScores<KB, n / 2>(qt, kr, chunks, l0, lo);
-    LaneScores<KB, n / 2>(qt, kr, chunks, l0 + n / 2, hi);
+    LaneScores<KB, n / 2, C>(qt, kr, chunks, l0, lo);
+    LaneScores<KB, n / 2, C>(qt, kr, chunks, l0 + n / 2, hi);
     for (int k = 0; k < KB; ++k) out[k] = hn::Add(lo[k], hi[k]);
+  }
+}
+
+// The scores s[b] of keys [b0, b1] (C as in LaneScores).
+template <int C>
+HWY_INLINE void BlockScores(const float* HWY_RESTRICT qt, const float* const* kr, int64_t chunks, int b0, int b1,
+                            VF* s) {
+  constexpr int n = static_cast<int>(kLanes);
+  int b = b0;
+  for (; b + kLaneKeys <= b1 + 1; b += kLaneKeys) LaneScores<kLaneKeys, n, C>(qt, kr + b, chunks, 0, s + b);
+  for (; b <= b1; ++b) LaneScores<1, n, C>(qt, kr + b, chunks, 0, s + b);
+}
+
+// fn(integral_constant<int, u>) for u = 0 .. U - 1 as straight-line code: an array of
+// accumulators indexed by constants stays in registers, where GCC turned a loop of loads
+// into a memcpy to the stack and kept the accumulators there (perf).
+template <int... u, class Fn>
+HWY_INLINE void UnrollSeq(std::integer_sequence<int, u...>, const Fn& fn) {
+  (fn(std::integral_constant<int, u>()), ...);
+}
+template <int U, class Fn>
+HWY_INLINE void Unroll(const Fn& fn) {
+  UnrollSeq(std::make_integer_sequence<int, U>(), fn);
+}
+
+// acc [D][kLanes] = acc c + e[k] v_k[i] over keys k = b0 .. b1 in order (c: the lanes'
+// rescale factors, or none), kLaneCols columns at a time.
+HWY_INLINE void LaneValues(const float (*HWY_RESTRICT e)[kLanes], const float* const* vr, int b0, int b1, int64_t D,
+                           const VF* c, float* HWY_RESTRICT acc) {
+  const DF df;
+  int64_t i = 0;
+  for (; i + kLaneCols <= D; i += kLaneCols) {
+    VF a[kLaneCols];
+    float* HWY_RESTRICT at = acc + i * kLanes;
+    Unroll<kLaneCols>([&](auto u) HWY_ATTR { a[u] = hn::Load(df, at + u * kLanes); });
+    if (c != nullptr) Unroll<kLaneCols>([&](auto u) HWY_ATTR { a[u] = hn::Mul(a[u], *c); });
+    for (int k = b0; k <= b1; ++k) {
+      const VF ek = hn::Load(df, e[k]);
+      const float* HWY_RESTRICT v = vr[k] + i;
+      Unroll<kLaneCols>([&](auto u) HWY_ATTR { a[u] = hn::MulAdd(ek, hn::Set(df, v[u]), a[u]); });
+    }
+    Unroll<kLaneCols>([&](auto u) HWY_ATTR { hn::Store(a[u], df, at + u * kLanes); });
+  }
+  for (; i < D; ++i) {
+    VF a = hn::Load(df, acc + i * kLanes);
+    if (c != nullptr) a = hn::Mul(a, *c);
+    for (int k = b0; k <= b1; ++k) a = hn::MulAdd(hn::Load(df, e[k]), hn::Set(df, vr[k][i]), a);
+    hn::Store(a, df, acc + i * kLanes);
   }
 }
 
@@ -51,6 +102,7 @@ struct LaneGroup {
   float* l;    // [kLanes]
   const int64_t* pos;
   const int64_t* first;
+  int64_t min_pos, max_first;  // over the group's lanes
 };
 
 // One block of keys j0 + [b0, b1] (rows kr, vr as floats) for one group of queries.
@@ -65,33 +117,47 @@ HWY_INLINE void LaneBlock(const AttendParams& p, const LaneGroup& g, int64_t j0,
   const VF vmasked = hn::Set(df, kMasked);
   for (int b = 0; b < b0; ++b) s[b] = vmasked;
   for (int b = b1 + 1; b < kBlock; ++b) s[b] = vmasked;
-  int b = b0;
-  for (; b + kLaneKeys <= b1 + 1; b += kLaneKeys) LaneScores<kLaneKeys, static_cast<int>(kLanes)>(g.qt, kr + b, chunks, 0, s + b);
-  for (; b <= b1; ++b) LaneScores<1, static_cast<int>(kLanes)>(g.qt, kr + b, chunks, 0, s + b);
-  // Each query's keys as block offsets: key k is in range when lo < k < hi (clamped to
-  // [-2, kBlock + 1]); a query is active when one of the block's keys is.
+  // The common head sizes unroll their chains.
+  switch (D) {  // a multiple of kLanes (QueryLanesFit)
+    case 64: BlockScores<64 / kLanes>(g.qt, kr, chunks, b0, b1, s); break;
+    case 128: BlockScores<128 / kLanes>(g.qt, kr, chunks, b0, b1, s); break;
+    case 256: BlockScores<256 / kLanes>(g.qt, kr, chunks, b0, b1, s); break;
+    default: BlockScores<0>(g.qt, kr, chunks, b0, b1, s);
+  }
+  // A block every query of the group sees whole (all but the diagonal blocks of a causal
+  // prefill) needs no masks: every key is in range, every query active.
+  const bool whole = g.min_pos >= j0 + kBlock - 1 && g.max_first <= j0;
+  // Else each query's keys as block offsets: key k is in range when lo < k < hi (clamped
+  // to [-2, kBlock + 1]); a query is active when one of the block's keys is.
   HWY_ALIGN int32_t lo[kLanes], hi[kLanes], act[kLanes];
-  for (int64_t q = 0; q < kLanes; ++q) {
+  for (int64_t q = 0; q < kLanes && !whole; ++q) {
     const int64_t first = g.first[q] - j0, last = g.pos[q] - j0;
     lo[q] = static_cast<int32_t>(std::clamp<int64_t>(first - 1, -2, kBlock + 1));
     hi[q] = static_cast<int32_t>(std::clamp<int64_t>(last + 1, -2, kBlock + 1));
     act[q] = std::max<int64_t>(first, 0) <= std::min<int64_t>(last, kBlock - 1) ? 1 : 0;
   }
-  const auto vlo = hn::Load(di, lo), vhi = hn::Load(di, hi);
   const VF vscale = hn::Set(df, p.scale);
   const VF vcap = hn::Set(df, p.softcap), vinv_cap = hn::Set(df, p.softcap > 0 ? 1.0f / p.softcap : 0.0f);
   VF vmax = vmasked;
   for (int k = b0; k <= b1; ++k) {
     VF x = hn::Mul(s[k], vscale);
     if (p.softcap > 0) x = hn::Mul(vcap, hn::Tanh(df, hn::Mul(x, vinv_cap)));
-    const auto vk = hn::Set(di, k);
-    s[k] = hn::IfThenElse(hn::RebindMask(df, hn::And(hn::Gt(vk, vlo), hn::Lt(vk, vhi))), x, vmasked);
-    vmax = hn::Max(vmax, s[k]);
+    if (!whole) {
+      const auto vk = hn::Set(di, k);
+      x = hn::IfThenElse(hn::RebindMask(df, hn::And(hn::Gt(vk, hn::Load(di, lo)), hn::Lt(vk, hn::Load(di, hi)))), x,
+                         vmasked);
+    }
+    s[k] = x;
+    vmax = hn::Max(vmax, x);
   }
   // Queries with a key in the block; of those, the ones whose maximum rises.
-  const auto active = hn::RebindMask(df, hn::Gt(hn::Load(di, act), hn::Zero(di)));
+  const auto active =
+      whole ? hn::FirstN(df, kLanes) : hn::RebindMask(df, hn::Gt(hn::Load(di, act), hn::Zero(di)));
   VF vm = hn::Load(df, g.m);
   const auto raised = hn::And(active, hn::Gt(vmax, vm));
+  // The accumulators' factors when a maximum rises (1 for the other lanes: exact), applied
+  // as the value pass loads them.
+  std::optional<VF> rescale;
   if (!hn::AllFalse(df, raised)) {
     HWY_ALIGN float mb[kLanes], c[kLanes];
     HWY_ALIGN int32_t up[kLanes];
@@ -104,30 +170,17 @@ HWY_INLINE void LaneBlock(const AttendParams& p, const LaneGroup& g, int64_t j0,
       g.l[q] *= c[q];
       g.m[q] = mb[q];
     }
-    const VF vc = hn::Load(df, c);
-    for (int64_t i = 0; i < D; ++i) hn::Store(hn::Mul(hn::Load(df, g.acc + i * kLanes), vc), df, g.acc + i * kLanes);
+    rescale = hn::Load(df, c);
     vm = hn::Load(df, g.m);
   }
-  for (int k = 0; k < kBlock; ++k) hn::Store(hn::IfThenElseZero(active, hn::Exp(df, hn::Sub(s[k], vm))), df, e[k]);
+  for (int k = 0; k < kBlock; ++k) {
+    const VF ek = hn::Exp(df, hn::Sub(s[k], vm));
+    hn::Store(whole ? ek : hn::IfThenElseZero(active, ek), df, e[k]);
+  }
   VF ev[kBlock];
   for (int k = 0; k < kBlock; ++k) ev[k] = hn::Load(df, e[k]);
   hn::Store(hn::Add(hn::Load(df, g.l), PairSum<kBlock>(ev)), df, g.l);
-  // acc[i] += e_b v_b[i] over the block's keys in order, kLaneCols columns at a time.
-  int64_t i = 0;
-  for (; i + kLaneCols <= D; i += kLaneCols) {
-    VF a[kLaneCols];
-    for (int u = 0; u < kLaneCols; ++u) a[u] = hn::Load(df, g.acc + (i + u) * kLanes);
-    for (int k = b0; k <= b1; ++k) {
-      const VF ek = hn::Load(df, e[k]);
-      for (int u = 0; u < kLaneCols; ++u) a[u] = hn::MulAdd(ek, hn::Set(df, vr[k][i + u]), a[u]);
-    }
-    for (int u = 0; u < kLaneCols; ++u) hn::Store(a[u], df, g.acc + (i + u) * kLanes);
-  }
-  for (; i < D; ++i) {
-    VF a = hn::Load(df, g.acc + i * kLanes);
-    for (int k = b0; k <= b1; ++k) a = hn::MulAdd(hn::Load(df, e[k]), hn::Set(df, vr[k][i]), a);
-    hn::Store(a, df, g.acc + i * kLanes);
-  }
+  LaneValues(e, vr, b0, b1, D, rescale ? &*rescale : nullptr, g.acc);
 }
 
 template <typename K>
@@ -156,10 +209,16 @@ void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
   }
   for (int gi = 0; gi < groups; ++gi) {
     float* qt = base + gi * group_floats;
-    g[gi] = LaneGroup{.qt = qt, .acc = qt + D * kLanes, .m = m + gi * kLanes, .l = l + gi * kLanes,
-                      .pos = pos + gi * kLanes, .first = first + gi * kLanes};
-    for (int64_t lane = 0; lane < kLanes && gi * kLanes + lane < nq; ++lane)
-      for (int64_t i = 0; i < D; ++i) qt[i * kLanes + lane] = tq.qp[gi * kLanes + lane][i];
+    const int64_t* gpos = pos + gi * kLanes;
+    const int64_t* gfirst = first + gi * kLanes;
+    g[gi] = LaneGroup{.qt = qt, .acc = qt + D * kLanes, .m = m + gi * kLanes, .l = l + gi * kLanes, .pos = gpos,
+                      .first = gfirst, .min_pos = *std::min_element(gpos, gpos + kLanes),
+                      .max_first = *std::max_element(gfirst, gfirst + kLanes)};
+    // Row i of qt is column i of the group's queries: one line written at a time.
+    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, nq - gi * kLanes));
+    const float* const* qp = tq.qp + gi * kLanes;
+    for (int64_t i = 0; i < D; ++i)
+      for (int lane = 0; lane < lanes; ++lane) qt[i * kLanes + lane] = qp[lane][i];
   }
   const float* kr[kBlock];
   const float* vr[kBlock];
@@ -180,11 +239,20 @@ void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
     }
     for (int gi = qa / static_cast<int>(kLanes); gi * kLanes < qb; ++gi) LaneBlock(p, g[gi], j0, b0, b1, kr, vr);
   });
-  for (int q = 0; q < nq; ++q) {
-    const int64_t t = tq.t0 + q / tq.G;
-    float* out = a.out + t * width + int64_t{tq.h0 + q % tq.G} * D;
-    const float* acc = g[q / kLanes].acc + q % kLanes;
-    const float inv = 1.0f / l[q];
-    for (int64_t i = 0; i < D; ++i) out[i] = acc[i * kLanes] * inv;
+  // out = acc / l, row i of acc (one line) at a time.
+  const DF df;
+  for (int gi = 0; gi < groups; ++gi) {
+    const int lanes = static_cast<int>(std::min<int64_t>(kLanes, nq - gi * kLanes));
+    float* out[kLanes];
+    for (int lane = 0; lane < lanes; ++lane) {
+      const int q = gi * static_cast<int>(kLanes) + lane;
+      out[lane] = a.out + (tq.t0 + q / tq.G) * width + int64_t{tq.h0 + q % tq.G} * D;
+    }
+    const VF inv = hn::Div(hn::Set(df, 1.0f), hn::Load(df, g[gi].l));
+    HWY_ALIGN float row[kLanes];
+    for (int64_t i = 0; i < D; ++i) {
+      hn::Store(hn::Mul(hn::Load(df, g[gi].acc + i * kLanes), inv), df, row);
+      for (int lane = 0; lane < lanes; ++lane) out[lane][i] = row[lane];
+    }
   }
 }
