@@ -185,6 +185,7 @@ HWY_INLINE void LaneBlock(const AttendParams& p, const LaneGroup& g, int64_t j0,
 
 template <typename K>
 void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
+  const DF df;
   const AttendParams& p = *a.p;
   const KvStorage& kv = *a.kv;
   const int64_t D = p.head_dim, width = int64_t{p.n_heads} * D;
@@ -229,9 +230,9 @@ void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
         kr[b] = krow[b];
         vr[b] = vrow[b];
       } else {
-        for (int64_t i = 0; i < D; ++i) {
-          kf[b * D + i] = load(krow[b], i, kv.type);
-          vf[b * D + i] = load(vrow[b], i, kv.type);
+        for (int64_t i = 0; i < D; i += kLanes) {  // D is whole vectors (QueryLanesFit)
+          hn::Store(LoadF(df, krow[b] + i), df, kf + b * D + i);
+          hn::Store(LoadF(df, vrow[b] + i), df, vf + b * D + i);
         }
         kr[b] = kf + b * D;
         vr[b] = vf + b * D;
@@ -240,7 +241,6 @@ void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
     for (int gi = qa / static_cast<int>(kLanes); gi * kLanes < qb; ++gi) LaneBlock(p, g[gi], j0, b0, b1, kr, vr);
   });
   // out = acc / l, row i of acc (one line) at a time.
-  const DF df;
   for (int gi = 0; gi < groups; ++gi) {
     const int lanes = static_cast<int>(std::min<int64_t>(kLanes, nq - gi * kLanes));
     float* out[kLanes];
