@@ -5,7 +5,7 @@ set -euo pipefail
 # there) and the fuzzers; libclang-rt-14-dev holds its sanitizer runtimes.
 PKGS=(cmake ninja-build g++ pkg-config clang libclang-rt-14-dev
       libhwy-dev flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-      libxxhash-dev libpcre2-dev libicu-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev
+      libxxhash-dev libpcre2-dev libicu-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libboost-dev
       python3-numpy python3-dev python3-pytest python3-setuptools python3-pip python3-venv pybind11-dev)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <regex>
 #include <string>
@@ -113,6 +114,28 @@ class RawConnection {
     }
     return received_;
   }
+  // Reads until the peer closes (true) or `bound` passes (false); what was read is kept.
+  bool wait_closed(std::chrono::milliseconds bound) {
+    const auto until = std::chrono::steady_clock::now() + bound;
+    char buf[4096];
+    while (fd_ >= 0 && std::chrono::steady_clock::now() < until) {
+      timeval tv{.tv_sec = 0, .tv_usec = 50 * 1000};
+      ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+      const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return true;
+      if (n > 0) received_.append(buf, static_cast<size_t>(n));
+    }
+    timeval tv{.tv_sec = 30, .tv_usec = 0};
+    if (fd_ >= 0) ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return false;
+  }
+  // Counts the occurrences of `needle` in what was read so far.
+  size_t count(const std::string& needle) const {
+    size_t n = 0;
+    for (size_t at = received_.find(needle); at != std::string::npos; at = received_.find(needle, at + needle.size())) ++n;
+    return n;
+  }
+  const std::string& received() const { return received_; }
   void close() {
     if (fd_ >= 0) ::close(fd_);
     fd_ = -1;

@@ -2,12 +2,12 @@
 // them dropped; text that could start a stop string is held back, and nothing else is.
 #include <gtest/gtest.h>
 
-#include "serve/stop_strings.h"
+#include "generate/stop_strings.h"
 
 namespace og {
 namespace {
 
-using serve::StopStringMatcher;
+using generate::StopStringMatcher;
 
 TEST(StopStrings, StopSpanningPiecesIsNeverEmitted) {
   StopStringMatcher m({"lo W"});

@@ -67,6 +67,7 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
                                                                           .prompt_step_ratio = o.prompt_step_ratio,
                                                                           .prefix_cache = prefix_cache,
                                                                           .snapshot_interval = o.snapshot_interval,
+                                                                          .max_waiting = o.server.queue,
                                                                           .on_step = o.log_steps ? log_step : nullptr}));
   serve::Backend b{.scheduler = std::move(scheduler), .text = std::move(text)};
   b.model_name = o.alias.empty() ? std::filesystem::path(o.program).stem().string() : o.alias;
@@ -89,7 +90,11 @@ Runner add_serve(CLI::App& app) {
   cmd->add_option("--api-key", o->server.api_key, "require `Authorization: Bearer KEY` (not on /health, /metrics)");
   cmd->add_option("--max-body-bytes", o->server.max_body_bytes, "largest request body (413 above)")->capture_default_str();
   cmd->add_option("--queue", o->server.queue, "requests that may wait for a slot (429 above)")->capture_default_str();
-  cmd->add_option("--timeout", o->server.timeout_s, "connection read/write timeout, seconds")->capture_default_str();
+  cmd->add_option("--timeout", o->server.timeout_s, "seconds a request body may take to arrive, and each write of an answer")
+      ->capture_default_str();
+  cmd->add_option("--header-timeout", o->server.header_timeout_s,
+                  "seconds a request's header may take to arrive (also how long an idle keep-alive connection stays open)")
+      ->capture_default_str();
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds running requests may finish after SIGTERM")->capture_default_str();
   cmd->add_option("--alias", o->alias, "model id to serve (default: the program's file name without extension)");
   cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();

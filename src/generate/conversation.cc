@@ -6,6 +6,7 @@
 
 #include "base/mapped_file.h"
 #include "generate/text_generation.h"
+#include "generate/text_stream.h"
 
 namespace og::generate {
 
@@ -35,18 +36,16 @@ Result<GenerateStats> Conversation::turn(const std::string& user, const Generate
     common = 0;
   }
   cached_.resize(common);
-  std::vector<int32_t> generated;
-  tokenizer::StreamDecoder stream(text_.tokenizer, /*skip_special=*/true);
+  TextStream stream(text_.tokenizer);
   Status stream_error;
   auto stats = generate(session_, std::span<const int32_t>(tokens->data() + common, tokens->size() - common), options,
                         [&](int32_t id) {
-                          generated.push_back(id);
-                          auto piece = stream.step(id);
+                          auto piece = stream.push(id);
                           if (!piece.is_ok()) {
                             stream_error = piece.status();
                             return false;
                           }
-                          on_text(*piece);
+                          if (!piece->empty()) on_text(*piece);
                           return true;
                         });
   if (!stats.is_ok()) {
@@ -56,6 +55,8 @@ Result<GenerateStats> Conversation::turn(const std::string& user, const Generate
     return stats.status();
   }
   OG_TRY(stream_error);
+  if (const std::string tail = stream.finish(); !tail.empty()) on_text(tail);
+  const std::vector<int32_t>& generated = stream.tokens();
   // The session holds the prompt and every generated token but the last.
   cached_.insert(cached_.end(), tokens->begin() + static_cast<std::ptrdiff_t>(common), tokens->end());
   if (!generated.empty()) cached_.insert(cached_.end(), generated.begin(), generated.end() - 1);

@@ -38,24 +38,40 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
   return s;
 }
 
-Result<uint64_t> Scheduler::submit(SequenceRequest r) {
-  OG_TRY(r.options.sampling.validate());
-  if (r.prompt.empty()) return bad_input("the prompt has no tokens");
-  const int64_t ctx = slots_.front().session->max_ctx_len();
-  if (static_cast<int64_t>(r.prompt.size()) > ctx)
-    return bad_input("prompt of {} tokens exceeds the context of {} tokens", r.prompt.size(), ctx);
+Submission Scheduler::submit(SequenceRequest r) {
+  if (Status st = r.options.sampling.validate(); !st.is_ok()) return Submission::refused(Refusal::kInvalid, st);
+  const int64_t n = static_cast<int64_t>(r.prompt.size());
+  if (n == 0) return Submission::refused(Refusal::kInvalid, bad_input("the prompt has no tokens"));
   for (size_t i = 0; i < r.prompt.size(); ++i)
     if (r.prompt[i] < 0 || r.prompt[i] >= model_->vocab_size())
-      return bad_input("token id {} at index {} is outside the vocabulary (size {})", r.prompt[i], i, model_->vocab_size());
+      return Submission::refused(Refusal::kBadToken, bad_input("token id {} at index {} is outside the vocabulary (size {})",
+                                                               r.prompt[i], i, model_->vocab_size()));
+  // One rule for every caller: the prompt must leave room for at least one generated token.
+  const int64_t ctx = slots_.front().session->max_ctx_len();
+  if (n > ctx)
+    return Submission::refused(Refusal::kContextExceeded, bad_input("prompt of {} tokens exceeds the context of {} tokens", n, ctx));
+  if (n == ctx)
+    return Submission::refused(Refusal::kContextExceeded,
+                               bad_input("prompt of {} tokens fills the context of {} tokens, leaving no room for a completion", n, ctx));
+  const int64_t max_tokens = r.options.max_tokens;
+  if (max_tokens > 0 && n + max_tokens > ctx)
+    return Submission::refused(Refusal::kContextExceeded,
+                               bad_input("prompt of {} tokens and max_tokens {} exceed the context of {} tokens", n, max_tokens, ctx));
   auto seq = std::make_unique<Sequence>();
   seq->request = std::move(r);
   seq->submitted = Clock::now();
   std::lock_guard lock(mu_);
+  if (options_.max_waiting >= 0) {
+    const size_t capacity = slots_.size() + static_cast<size_t>(options_.max_waiting);
+    if (running_ + queue_.size() >= capacity)
+      return Submission::refused(Refusal::kQueueFull,
+                                 resource_error("the server is at capacity ({} requests running or queued)", capacity));
+  }
   seq->id = next_id_++;
   const uint64_t id = seq->id;
   queue_.push_back(std::move(seq));
   work_.notify_all();
-  return id;
+  return Submission::accepted(id);
 }
 
 void Scheduler::cancel(uint64_t id) {
@@ -105,11 +121,14 @@ void Scheduler::retire(Slot& slot, Result<SequenceStats> result) {
     if (s.prefilled == prompt_len && s.stats.generated_tokens > 0 && slot.session->length() > prompt_len)
       snapshot(slot, s.history, slot.session->length());
   }
+  {
+    // The slot counts as free before the requester hears of the end: its next request fits.
+    std::lock_guard lock(mu_);
+    --running_;
+  }
   if (s.request.on_done) s.request.on_done(result);
   slot.seq.reset();
   slot.session->clear();
-  std::lock_guard lock(mu_);
-  --running_;
 }
 
 void Scheduler::admit() {

@@ -49,6 +49,34 @@ using SequenceTokenFn = std::function<bool(int32_t token, std::span<const float>
 // Called once when the sequence retires: with its stats, or with the error that ended it.
 using SequenceDoneFn = std::function<void(const Result<SequenceStats>&)>;
 
+// Why submit() refused a request: the server maps each to an HTTP status and an OpenAI
+// error code, and nothing else decides it.
+enum class Refusal {
+  kNone = 0,
+  kInvalid,          // no prompt tokens, sampling values out of range
+  kBadToken,         // a prompt id outside the vocabulary
+  kContextExceeded,  // the prompt leaves no room for a token, or prompt + max_tokens > context
+  kQueueFull,        // running + waiting requests at SchedulerOptions's bound
+};
+
+// What submit() answers: the request's id, or why it was refused (read like a Result).
+class Submission {
+ public:
+  static Submission accepted(uint64_t id) { return Submission(id, Refusal::kNone, Status::ok()); }
+  static Submission refused(Refusal why, Status status) { return Submission(0, why, std::move(status)); }
+  bool is_ok() const { return refusal_ == Refusal::kNone; }
+  uint64_t operator*() const { return id_; }
+  uint64_t value() const { return id_; }
+  Refusal refusal() const { return refusal_; }
+  const Status& status() const { return status_; }
+
+ private:
+  Submission(uint64_t id, Refusal r, Status s) : id_(id), refusal_(r), status_(std::move(s)) {}
+  uint64_t id_;
+  Refusal refusal_;
+  Status status_;
+};
+
 struct SequenceRequest {
   std::vector<int32_t> prompt;
   GenerateOptions options;            // max_tokens, sampling (seed), stop ids
@@ -88,6 +116,9 @@ struct SchedulerOptions {
   // snapshots serve only their own length), every `snapshot_interval` prompt tokens.
   std::shared_ptr<runtime::PrefixCache> prefix_cache = nullptr;
   int64_t snapshot_interval = 256;
+  // Requests that may wait for a slot beyond those running; past it submit() refuses with
+  // kQueueFull (-1: no bound). A sequence's slot counts as free before its on_done runs.
+  int32_t max_waiting = -1;
   // Called on the step() thread after every step that ran (null: nothing is reported).
   std::function<void(const StepRecord&)> on_step = nullptr;
 };
@@ -98,8 +129,10 @@ class Scheduler {
                                                    const SchedulerOptions& options = {});
 
   // Queues a request; returns its id. A request that can never run (empty prompt, bad
-  // sampling values, prompt past the context) is refused here, before it is queued.
-  Result<uint64_t> submit(SequenceRequest request);
+  // sampling values, an id outside the vocabulary, a prompt that leaves no room in the
+  // context for a token, prompt + max_tokens past the context) or that finds the queue full
+  // is refused here, before it is queued, with its Refusal.
+  Submission submit(SequenceRequest request);
   // Stops a queued or running sequence at the next step (its on_done reports kCancelled).
   void cancel(uint64_t id);
 

@@ -1,5 +1,7 @@
 #include "generate/text_generation.h"
 
+#include "generate/text_stream.h"
+
 namespace og::generate {
 
 Result<std::vector<int32_t>> prompt_tokens(const ModelText& text, const std::string& prompt) {
@@ -18,17 +20,23 @@ Result<std::vector<int32_t>> chat_tokens(const ModelText& text, const std::vecto
 
 Result<GenerateStats> generate_text(runtime::Session& session, const ModelText& text, std::span<const int32_t> prompt,
                                     const GenerateOptions& options, const TextCallback& on_text) {
-  tokenizer::StreamDecoder stream(text.tokenizer, /*skip_special=*/true);
+  TextStream stream(text.tokenizer);
   Status stream_error;
+  bool more = true;
   OG_ASSIGN_OR_RETURN(GenerateStats stats, generate(session, prompt, options, [&](int32_t id) {
-    auto piece = stream.step(id);
+    auto piece = stream.push(id);
     if (!piece.is_ok()) {
       stream_error = piece.status();
       return false;
     }
-    return piece->empty() || on_text(*piece);
+    more = piece->empty() || on_text(*piece);
+    return more;
   }));
   OG_TRY(stream_error);
+  if (more) {
+    const std::string tail = stream.finish();
+    if (!tail.empty()) on_text(tail);
+  }
   return stats;
 }
 

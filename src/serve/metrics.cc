@@ -51,6 +51,8 @@ std::string Metrics::render(const Gauges& g) const {
                      "offgraph:request_success_total{{outcome=\"ok\"}} {}\n"
                      "offgraph:request_success_total{{outcome=\"error\"}} {}\n",
                      requests_ok.load(), requests_error.load());
+  counter("offgraph:client_disconnects_total", "Requests whose client left before the answer ended (cancelled at once).",
+          client_disconnects.load());
   out += time_to_first_token.render("offgraph:time_to_first_token_seconds", "Submit to first generated token.");
   out += inter_token_latency.render("offgraph:inter_token_latency_seconds", "Time between consecutive generated tokens.");
   out += e2e_latency.render("offgraph:e2e_request_latency_seconds", "Submit to the end of generation.");

@@ -38,6 +38,7 @@ class Metrics {
   std::atomic<uint64_t> prompt_tokens{0}, generation_tokens{0};
   std::atomic<uint64_t> prefix_cache_queries{0}, prefix_cache_hits{0};  // in tokens, as vLLM counts
   std::atomic<uint64_t> requests_ok{0}, requests_error{0};
+  std::atomic<uint64_t> client_disconnects{0};  // clients gone before their answer ended (jobs cancelled)
   Histogram time_to_first_token, inter_token_latency, e2e_latency;
 
   std::string render(const Gauges& g) const;

@@ -1,32 +1,30 @@
 // `offgraph serve`: an OpenAI-compatible HTTP server over one generate::Scheduler.
 //
-// The server speaks HTTP and JSON only (DESIGN.md §4b): it renders chat messages with the
-// program's template, tokenizes, submits SequenceRequests and turns tokens back into text,
-// SSE chunks and usage; it knows requests, not models. One thread loops
-// `while (running) { if (!step()) wait_for_work(50ms); }`; HTTP handler threads submit and
-// wait on a per-request queue fed by on_token/on_done (which run on that loop thread).
+// The server speaks HTTP and JSON only (DESIGN.md §4b): it knows requests, not models. Its
+// parts, one job a file: src/http (the transport: HTTP/1.1 parsing, keep-alive,
+// pipelining, timeouts, disconnects), http_guard (key, readiness, error objects, access
+// log), openai_request (JSON → structs), job (prompt → scheduler → text), completion_handler
+// and sse_stream (one request's answer, whole or streamed), openai_response (structs →
+// JSON), info_routes (health, metrics, models, tokenize). This file owns the lifecycle and
+// the route table. One thread loops `while (running) { if (!step()) wait_for_work(50ms); }`.
 //
 // Every request that reaches the scheduler leaves it: finished, stopped by a stop string,
-// cancelled because its client went away (streams notice at the next token or within 50 ms)
-// or cancelled at shutdown. Bad input gets the OpenAI error object and never reaches it.
+// cancelled because its client went away (noticed when its connection closes) or cancelled
+// at shutdown. Bad input gets the OpenAI error object and never reaches it.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
-#include <unordered_set>
+#include <vector>
 
 #include "base/status.h"
-#include "generate/model_text.h"
-#include "generate/scheduler.h"
-#include "serve/metrics.h"
-
-namespace httplib {
-class Server;
-}
+#include "http/http_server.h"
+#include "serve/http_guard.h"
+#include "serve/serve_context.h"
 
 namespace og::serve {
 
@@ -34,21 +32,12 @@ struct ServerOptions {
   std::string host = "127.0.0.1";
   int port = 8080;                      // 0: any free port (see port())
   std::string api_key;                  // non-empty: every API path needs `Authorization: Bearer KEY`
-  size_t max_body_bytes = 8u << 20;     // larger bodies get 413 before they are read
+  size_t max_body_bytes = 8u << 20;     // larger bodies (declared or decoded) get 413
   int32_t queue = 64;                   // requests that may wait beyond the running ones; then 429
-  int timeout_s = 600;                  // read/write timeout of a connection
-  int http_threads = 0;                 // connections served at once (0: 8 + queue)
+  int timeout_s = 600;                  // a request body must arrive, and each write complete, within this
+  double header_timeout_s = 60;         // a request's header must arrive within this (slow clients)
+  int http_threads = 0;                 // requests handled at once (0: 8 + queue)
 };
-
-// What the server drives, built by the caller once the program is loaded.
-struct Backend {
-  std::unique_ptr<generate::Scheduler> scheduler;
-  generate::ModelText text;
-  std::string model_name;               // the id /v1/models lists and requests may name
-  int64_t ctx_len = 0;                  // positions per sequence
-};
-
-struct Job;
 
 class Server {
  public:
@@ -56,7 +45,7 @@ class Server {
   static Result<std::unique_ptr<Server>> bind(const ServerOptions& options);
   ~Server();
 
-  int port() const { return port_; }
+  int port() const { return http_->port(); }
   // Starts the scheduler loop; /health turns 200.
   void set_backend(Backend backend);
   bool ready() const { return ready_.load(); }
@@ -67,26 +56,27 @@ class Server {
   void shutdown(std::chrono::milliseconds grace);
 
  private:
+  using RouteFn = std::function<void(const http::Request&, http::Exchange&)>;
+  struct Route {
+    std::string method, path;
+    RouteFn fn;
+  };
+
   Server() = default;
-  void routes();
+  void add_routes();
+  void handle(const http::Request& req, http::Exchange& ex);
   void stop_loop();
-  void cancel_all();
 
   ServerOptions options_;
-  std::unique_ptr<httplib::Server> http_;
-  int port_ = 0;
-  std::unique_ptr<Backend> backend_;  // set once, before ready_
-  std::atomic<bool> ready_{false}, draining_{false}, loop_running_{false};
-  std::atomic<bool> stop_requested_{false}, run_active_{false};
-  std::thread loop_;
+  std::unique_ptr<http::HttpServer> http_;
+  std::vector<Route> routes_;
+  std::unique_ptr<Backend> backend_;        // set once, before ready_
+  std::unique_ptr<ServeContext> context_;   // over backend_
+  std::unique_ptr<HttpGuard> guard_;
   Metrics metrics_;
-  std::atomic<int64_t> in_flight_{0};   // submitted and not yet done
-  std::atomic<int64_t> open_http_{0};   // routed requests whose response is not yet written
-  int64_t capacity_ = 0;                // slots + queue
-  std::mutex jobs_mu_;
-  std::unordered_set<std::shared_ptr<Job>> jobs_;  // submitted and not yet done
-
-  friend struct Handlers;
+  JobRegistry jobs_;
+  std::atomic<bool> ready_{false}, draining_{false}, loop_running_{false};
+  std::thread loop_;
 };
 
 }  // namespace og::serve

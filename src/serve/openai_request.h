@@ -1,5 +1,6 @@
-// OpenAI request bodies parsed and validated into plain structs, and the OpenAI error
-// object. Nothing here knows a model: the server turns these into scheduler requests.
+// OpenAI request bodies parsed and validated into plain structs: every field of a request
+// is read here and nowhere else. Nothing here knows a model: completion_handler turns these
+// into scheduler requests.
 //
 // Defaults are OpenAI's when a field is absent or null (temperature 1, top_p 1, no top-k,
 // no min-p); unknown fields are ignored. Refused with a 400 naming the field: n > 1, tools,
@@ -14,20 +15,9 @@
 #include <nlohmann/json.hpp>
 
 #include "generate/sampler.h"
+#include "serve/api_error.h"
 
 namespace og::serve {
-
-// {"error": {"message", "type", "param", "code"}} with its HTTP status.
-struct ApiError {
-  int status = 400;
-  std::string message;
-  std::string type = "invalid_request_error";
-  std::string param;  // empty: null
-  std::string code;   // empty: null
-  nlohmann::ordered_json to_json() const;
-};
-
-ApiError invalid_request(std::string message, std::string param = "", std::string code = "");
 
 struct ChatMessage {
   std::string role;  // system, user or assistant ("developer" is read as system)
@@ -41,7 +31,7 @@ struct CompletionRequest {
   std::string prompt_text;              // completions, prompt given as text
   std::vector<int32_t> prompt_tokens;   // completions, prompt given as token ids
   bool prompt_is_tokens = false;
-  int64_t max_tokens = -1;              // -1: until a stop or the context is full
+  int64_t max_tokens = -1;              // -1 (absent in chat): until a stop or the context is full; else >= 1
   generate::SamplingParams sampling;    // OpenAI defaults; seed random when absent
   bool seeded = false;
   std::vector<std::string> stop;

@@ -1,8 +1,8 @@
-#include "serve/stop_strings.h"
+#include "generate/stop_strings.h"
 
 #include <algorithm>
 
-namespace og::serve {
+namespace og::generate {
 
 StopStringMatcher::StopStringMatcher(std::vector<std::string> stops) {
   for (auto& s : stops)
@@ -41,4 +41,4 @@ std::string StopStringMatcher::flush() {
   return stopped_ ? std::string() : out;
 }
 
-}  // namespace og::serve
+}  // namespace og::generate

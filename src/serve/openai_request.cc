@@ -1,4 +1,4 @@
-#include "serve/openai_schema.h"
+#include "serve/openai_request.h"
 
 #include <cmath>
 #include <random>
@@ -186,19 +186,6 @@ bool parse_prompt(const json& body, CompletionRequest& r, std::optional<ApiError
 
 }  // namespace
 
-nlohmann::ordered_json ApiError::to_json() const {
-  nlohmann::ordered_json e;
-  e["message"] = message;
-  e["type"] = type;
-  e["param"] = param.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(param);
-  e["code"] = code.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(code);
-  return {{"error", e}};
-}
-
-ApiError invalid_request(std::string message, std::string param, std::string code) {
-  return {.status = 400, .message = std::move(message), .param = std::move(param), .code = std::move(code)};
-}
-
 ParsedRequest parse_completion_request(const std::string& body, bool chat) {
   ParsedRequest out;
   CompletionRequest& r = out.request;
@@ -229,9 +216,10 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
       f.fail("response_format", fmt::format("'response_format' of type {} (structured output) is not supported; only \"text\"",
                                             describe((*rf)["type"])));
   }
-  // max_completion_tokens wins over the deprecated max_tokens when both are given.
-  f.integer("max_tokens", 0, INT32_MAX, r.max_tokens);
-  f.integer("max_completion_tokens", 0, INT32_MAX, r.max_tokens);
+  // max_completion_tokens wins over the deprecated max_tokens when both are given. Both must
+  // be at least 1, as OpenAI and vLLM require (0 would ask for an answer of nothing).
+  f.integer("max_tokens", 1, INT32_MAX, r.max_tokens);
+  f.integer("max_completion_tokens", 1, INT32_MAX, r.max_tokens);
   f.number("temperature", 0, 2, r.sampling.temperature);
   f.number("top_p", 0, 1, r.sampling.top_p);
   if (r.sampling.top_p == 0) f.fail("top_p", "'top_p' must be greater than 0");

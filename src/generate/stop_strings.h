@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace og::serve {
+namespace og::generate {
 
 class StopStringMatcher {
  public:
@@ -29,4 +29,4 @@ class StopStringMatcher {
   bool stopped_ = false;
 };
 
-}  // namespace og::serve
+}  // namespace og::generate

@@ -1,0 +1,176 @@
+#include "serve/job.h"
+
+#include <random>
+
+#include <fmt/format.h>
+
+#include "generate/text_generation.h"
+
+namespace og::serve {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string random_id(const char* prefix) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("{}{:016x}", prefix, rng());
+}
+
+int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The prompt's token ids: chat messages through the template, text through the tokenizer
+// (its special tokens added), or ids as given. Errors name the field they came from.
+std::optional<ApiError> prompt_ids(const generate::ModelText& t, const CompletionRequest& r, std::vector<int32_t>& ids) {
+  const char* param = r.chat ? "messages" : "prompt";
+  Result<std::vector<int32_t>> enc = std::vector<int32_t>{};
+  if (r.chat) {
+    if (!t.chat_template) return invalid_request("the model has no chat template; use /v1/completions", param);
+    std::vector<chat::Message> msgs;
+    for (const auto& m : r.messages) msgs.push_back({m.role, m.content});
+    enc = generate::chat_tokens(t, msgs);
+    if (!enc.is_ok()) return invalid_request("the chat template refused the messages: " + enc.status().message(), param);
+  } else if (r.prompt_is_tokens) {
+    enc = r.prompt_tokens;
+  } else {
+    enc = generate::prompt_tokens(t, r.prompt_text);
+    if (!enc.is_ok()) return invalid_request(enc.status().message(), param);
+  }
+  ids = std::move(enc).value();
+  return std::nullopt;
+}
+
+// The scheduler decides; this only words its refusal as OpenAI does.
+ApiError refusal_error(generate::Refusal why, const Status& status, const CompletionRequest& r, int64_t n, int64_t ctx) {
+  const char* param = r.chat ? "messages" : "prompt";
+  switch (why) {
+    case generate::Refusal::kQueueFull:
+      return {.status = 429, .message = status.message() + "; retry later", .type = "rate_limit_error", .code = "queue_full"};
+    case generate::Refusal::kContextExceeded:
+      if (n < ctx)
+        return invalid_request(fmt::format("This model's maximum context length is {} tokens; you requested {} tokens "
+                                           "({} in the prompt, {} for the completion)",
+                                           ctx, n + r.max_tokens, n, r.max_tokens),
+                               "max_tokens", "context_length_exceeded");
+      return invalid_request(fmt::format("This model's maximum context length is {} tokens; the prompt has {} tokens, "
+                                         "leaving no room for a completion",
+                                         ctx, n),
+                             param, "context_length_exceeded");
+    case generate::Refusal::kBadToken:
+    case generate::Refusal::kInvalid:
+    case generate::Refusal::kNone:
+      break;
+  }
+  return invalid_request(status.message(), param);
+}
+
+}  // namespace
+
+void JobRegistry::add(const std::shared_ptr<Job>& job) {
+  std::lock_guard lock(mu_);
+  jobs_.insert(job);
+}
+
+void JobRegistry::remove(const std::shared_ptr<Job>& job) {
+  std::lock_guard lock(mu_);
+  jobs_.erase(job);
+}
+
+size_t JobRegistry::size() const {
+  std::lock_guard lock(mu_);
+  return jobs_.size();
+}
+
+void JobRegistry::cancel_all(generate::Scheduler& scheduler) {
+  std::lock_guard lock(mu_);
+  for (const auto& j : jobs_) {
+    std::lock_guard jl(j->mu);
+    if (j->seq_id) scheduler.cancel(j->seq_id);
+  }
+}
+
+std::string log_words(const Job& job, const generate::SequenceStats& st) {
+  std::string words = fmt::format("completion_tokens={} ttft={:.1f}ms", st.generated_tokens, st.first_token_seconds * 1e3);
+  if (st.snapshot_seconds > 0) words += fmt::format(" snapshots={:.1f}ms", st.snapshot_seconds * 1e3);
+  return words;
+}
+
+std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::shared_ptr<Job>& out) {
+  std::vector<int32_t> ids;
+  if (auto e = prompt_ids(ctx.backend.text, r, ids)) return e;
+  auto job = std::make_shared<Job>(ctx.backend.text.tokenizer, r.stop);
+  job->id = random_id(r.chat ? "chatcmpl-" : "cmpl-");
+  job->created = unix_now();
+  job->prompt_tokens = static_cast<int64_t>(ids.size());
+  const int32_t top = r.logprobs ? r.top_logprobs : -1;
+  job->request = std::move(r);
+
+  generate::SequenceRequest sr;
+  sr.prompt = std::move(ids);
+  sr.options.max_tokens = static_cast<int32_t>(job->request.max_tokens);
+  sr.options.sampling = job->request.sampling;
+  sr.options.stop_ids = ctx.backend.text.stop_ids;
+  Job* j = job.get();
+  Metrics* metrics = &ctx.metrics;
+  const tokenizer::Tokenizer* tok = &ctx.backend.text.tokenizer;
+  sr.on_token = [metrics, j, top, tok](int32_t token, std::span<const float> logits) -> bool {
+    const auto now = Clock::now();
+    if (j->any_token) metrics->inter_token_latency.observe(std::chrono::duration<double>(now - j->last_token).count());
+    j->any_token = true;
+    j->last_token = now;
+    metrics->generation_tokens.fetch_add(1);
+    std::optional<generate::TokenLogprob> lp;
+    if (top >= 0) lp = generate::logprob_of(token, logits, top, *tok);
+    auto piece = j->text.push(token);
+    {
+      std::lock_guard lock(j->mu);
+      if (piece.is_ok()) j->pending_text += *piece;
+      if (lp) j->logprobs.push_back(std::move(*lp));
+    }
+    j->cv.notify_all();
+    return piece.is_ok() && !j->text.stopped();
+  };
+  std::weak_ptr<Job> weak = job;
+  JobRegistry* jobs = &ctx.jobs;
+  sr.on_done = [metrics, jobs, weak](const Result<generate::SequenceStats>& result) {
+    auto j = weak.lock();  // held by the registry until here
+    if (!j) return;
+    const std::string tail = j->text.finish();
+    if (result.is_ok()) {
+      metrics->requests_ok.fetch_add(1);
+      metrics->prompt_tokens.fetch_add(static_cast<uint64_t>(result->prompt_tokens));
+      metrics->prefix_cache_queries.fetch_add(static_cast<uint64_t>(result->prompt_tokens));
+      metrics->prefix_cache_hits.fetch_add(static_cast<uint64_t>(result->cached_tokens));
+      if (result->generated_tokens > 0) metrics->time_to_first_token.observe(result->first_token_seconds);
+      metrics->e2e_latency.observe(result->total_seconds);
+    } else {
+      metrics->requests_error.fetch_add(1);
+    }
+    jobs->remove(j);
+    {
+      std::lock_guard lock(j->mu);
+      j->pending_text += tail;
+      j->done = true;
+      j->result = result;
+    }
+    j->cv.notify_all();
+  };
+
+  const int64_t n = static_cast<int64_t>(sr.prompt.size());
+  ctx.jobs.add(job);
+  const generate::Submission sub = ctx.backend.scheduler->submit(std::move(sr));
+  if (!sub.is_ok()) {
+    ctx.jobs.remove(job);
+    return refusal_error(sub.refusal(), sub.status(), job->request, n, ctx.backend.ctx_len);
+  }
+  {
+    std::lock_guard lock(job->mu);
+    job->seq_id = *sub;
+  }
+  if (ctx.draining.load()) ctx.backend.scheduler->cancel(*sub);
+  out = std::move(job);
+  return std::nullopt;
+}
+
+}  // namespace og::serve

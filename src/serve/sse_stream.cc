@@ -1,0 +1,77 @@
+#include "serve/sse_stream.h"
+
+#include "serve/openai_response.h"
+
+namespace og::serve {
+namespace {
+
+std::string sse_event(const ojson& j) { return "data: " + to_text(j) + "\n\n"; }
+
+}  // namespace
+
+void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchange& ex) {
+  const CompletionRequest& r = job->request;
+  const ResponseIdentity id{.chat = r.chat, .id = job->id, .created = job->created, .model = r.model};
+  const bool usage_null = r.include_usage;
+  generate::Scheduler& scheduler = *ctx.backend.scheduler;
+  auto cancel = [&] {
+    std::lock_guard lock(job->mu);
+    if (!job->done) scheduler.cancel(job->seq_id);
+  };
+  http::Headers headers;
+  headers.add("Cache-Control", "no-cache");
+  if (!ex.begin_stream(200, "text/event-stream", std::move(headers))) return cancel();
+  if (r.chat &&
+      !ex.write(sse_event(stream_chunk(id, stream_choice(true, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr), usage_null))))
+    return cancel();
+  size_t text_offset = 0;
+  for (;;) {
+    std::string text;
+    std::vector<generate::TokenLogprob> lps;
+    bool done = false;
+    std::optional<Result<generate::SequenceStats>> result;
+    {
+      std::unique_lock lock(job->mu);
+      job->cv.wait(lock, [&] { return !job->pending_text.empty() || job->done; });
+      text.swap(job->pending_text);
+      // Logprobs travel with the text they produced (held-back text keeps them waiting).
+      if (!text.empty() || job->done) lps.swap(job->logprobs);
+      done = job->done;
+      result = job->result;
+    }
+    if (!text.empty()) {
+      ojson lp = r.logprobs ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
+      ojson piece = r.chat ? ojson{{"content", text}} : ojson(text);
+      text_offset += text.size();
+      lps.clear();
+      if (!ex.write(sse_event(stream_chunk(id, stream_choice(r.chat, std::move(piece), std::move(lp), nullptr), usage_null))))
+        return cancel();
+    }
+    if (done) break;
+  }
+  const Result<generate::SequenceStats>& result = *job->result;
+  if (!result.is_ok()) {
+    ex.write(sse_event(ApiError{.status = 500, .message = result.status().message(), .type = "server_error"}.to_json()));
+  } else {
+    const generate::SequenceStats& st = *result;
+    ex.log_detail(log_words(*job, st));
+    std::vector<generate::TokenLogprob> lps;
+    {
+      std::lock_guard lock(job->mu);
+      lps.swap(job->logprobs);
+    }
+    ojson lp = r.logprobs && !lps.empty() ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
+    ojson empty = r.chat ? ojson::object() : ojson("");
+    if (!ex.write(sse_event(stream_chunk(id, stream_choice(r.chat, std::move(empty), std::move(lp), finish_reason(st.stop)), usage_null))))
+      return;
+    if (r.include_usage) {
+      ojson u = stream_chunk(id, nullptr, false);
+      u["usage"] = usage_json(job->prompt_tokens, st);
+      if (!ex.write(sse_event(u))) return;
+    }
+  }
+  ex.write("data: [DONE]\n\n");
+  ex.end_stream();
+}
+
+}  // namespace og::serve
