@@ -6,7 +6,7 @@
 set -euo pipefail
 root="${1:?usage: check_no_family_names.sh REPO_ROOT}"
 folders=()
-for d in runtime kernels program generate base hf serve python; do
+for d in runtime kernels program generate base hf http serve python; do
   [[ -d "$root/src/$d" ]] && folders+=("$root/src/$d")
 done
 # A name at the start of a word (so gemma3_text, Gemma-3n and llama.cpp all count).

@@ -18,6 +18,10 @@
 //   prompt (about N tokens) arrives; prints the streams' steady inter-token gap (median before
 //   it arrived) and their longest gap while it was prefilled (chunked prefill at work).
 //   --steady-tokens N: tokens each stream decodes before the prompt arrives (default 32).
+//   --drop F: a fraction F of the requests (chosen by their number) is abandoned by its client
+//   mid-request: streamed ones after their second token, the others (sent unstreamed) after
+//   0.2 s. After each level the server's /metrics gauges are printed: with drops, the running
+//   and waiting counts must be 0 and the throughput that of a run without them.
 //   --log-steps: passed to serve (one stderr line per batched step); --server-log FILE keeps
 //   the server's stderr.
 import { spawn } from 'node:child_process';
@@ -67,7 +71,38 @@ const base = `http://127.0.0.1:${port}`;
 
 // One streamed request: [ttft seconds, inter-token gaps, completion tokens]; with `times`,
 // also every token's arrival time (ms), and onToken(count) after each token.
+const dropFraction = Number(args.drop ?? 0);
+// Whether request `seed` is one its client abandons (a fixed hash, so runs compare).
+const dropped = (seed) => dropFraction > 0 && seed > 0 && ((seed * 2654435761) % 1000) / 1000 < dropFraction;  // never the warm-up
+
+// A request whose client goes away mid-way: streamed (odd seeds) after two content chunks,
+// unstreamed after 0.2 s. Returns the tokens it saw (0 for unstreamed).
+async function abandon(seed, tokensMax, text) {
+  const abort = new AbortController();
+  const stream = seed % 2 === 1;
+  let tokens = 0;
+  if (!stream) setTimeout(() => abort.abort(), 200);
+  try {
+    const r = await fetch(`${base}/v1/chat/completions`, {
+      method: 'POST', headers, signal: abort.signal,
+      body: JSON.stringify({ messages: [{ role: 'user', content: `(${seed}) ${text}` }], max_tokens: tokensMax,
+                             temperature: 0.8, seed, stream }) });
+    if (!stream) {  // answered within 0.2 s: not abandoned after all
+      await r.text();
+      return { ttft: null, gaps: [], tokens: 0, dropped: true };
+    }
+    for await (const bytes of r.body) {
+      tokens += (new TextDecoder().decode(bytes).match(/"content":"[^"]/g) ?? []).length;
+      if (tokens >= 2) abort.abort();
+    }
+  } catch (e) {
+    if (e.name !== 'AbortError') throw e;
+  }
+  return { ttft: null, gaps: [], tokens, dropped: true };
+}
+
 async function one(seed, { times = null, onToken = null, tokensMax = maxTokens, text = prompt } = {}) {
+  if (dropped(seed)) return abandon(seed, tokensMax, text);
   const t0 = performance.now();
   const r = await fetch(`${base}/v1/chat/completions`, {
     method: 'POST', headers, signal: AbortSignal.timeout(600000),
@@ -145,7 +180,8 @@ try {
   if (args['gap-test']) { await gapTest(Number(args['gap-test']), Number(args['steady-tokens'] ?? 32)); process.exit(0); }
   console.log(`serve_bench: ${base}, ${perClient} requests per client, max_tokens ${maxTokens}, ` +
               `stagger ${args.stagger ?? 0} (a lone request took ${loneSeconds.toFixed(2)} s)`);
-  console.log('clients  requests  tokens    tok/s   ttft p50  ttft p99   itl p50   itl p99  (ms)  stream tok/s');
+  console.log('clients  requests  tokens    tok/s   ttft p50  ttft p99   itl p50   itl p99  (ms)  stream tok/s' +
+              (dropFraction > 0 ? '  dropped  running waiting disconnects' : ''));
   for (const c of levels) {
     // Client k starts k staggers after the first (0: all at once, the worst case for the
     // first wave's time to first token; auto: a lone request's duration spread over the C).
@@ -162,8 +198,21 @@ try {
     const ttfts = results.map((r) => r.ttft).filter((x) => x !== null);
     const gaps = results.flatMap((r) => r.gaps);
     const streamRate = gaps.length / gaps.reduce((a, g) => a + g, 0);
+    let tail = '';
+    if (dropFraction > 0) {
+      // The gauges once the server has seen every client leave (bounded wait).
+      let m = '';
+      for (let i = 0; i < 50; ++i) {
+        m = await (await fetch(`${base}/metrics`, { headers })).text();
+        if (/\noffgraph:num_requests_running 0\n/.test(m) && /\noffgraph:num_requests_waiting 0\n/.test(m)) break;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      const g = (name) => (new RegExp(`\n${name} ([0-9.e+-]+)\n`).exec(m) ?? [])[1];
+      tail = `  ${String(results.filter((r) => r.dropped).length).padStart(7)}  ${String(g('offgraph:num_requests_running')).padStart(7)} ` +
+             `${String(g('offgraph:num_requests_waiting')).padStart(7)} ${String(g('offgraph:client_disconnects_total')).padStart(11)}`;
+    }
     console.log(`${String(c).padStart(7)} ${String(results.length).padStart(9)} ${String(tokens).padStart(7)} ${(tokens / wall).toFixed(1).padStart(8)} ` +
-                `${ms(pct(ttfts, 50))}  ${ms(pct(ttfts, 99))}  ${ms(pct(gaps, 50))}  ${ms(pct(gaps, 99))}  ${streamRate.toFixed(2).padStart(12)}`);
+                `${ms(pct(ttfts, 50))}  ${ms(pct(ttfts, 99))}  ${ms(pct(gaps, 50))}  ${ms(pct(gaps, 99))}  ${streamRate.toFixed(2).padStart(12)}` + tail);
   }
 } finally {
   if (server) {

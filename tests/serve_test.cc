@@ -10,6 +10,7 @@
 #include <future>
 #include <regex>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "e2e_support.h"
@@ -139,6 +140,18 @@ TEST_F(ServeTest, BadRequestsGetTheOpenAIErrorObject) {
   expect_error(post(chat, json{{"messages", msgs}, {"temperature", "hot"}}.dump()), 400, "invalid_request_error", "temperature", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"temperature", 2.5}}.dump()), 400, "invalid_request_error", "temperature", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"max_tokens", -3}}.dump()), 400, "invalid_request_error", "max_tokens", nullptr);
+  // max_tokens below 1 is refused, as OpenAI and vLLM do (docs/serving.md): -1 and 0 too.
+  expect_error(post(chat, json{{"messages", msgs}, {"max_tokens", -1}}.dump()), 400, "invalid_request_error", "max_tokens", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"max_tokens", 0}}.dump()), 400, "invalid_request_error", "max_tokens", nullptr);
+  expect_error(post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", 0}}.dump()), 400, "invalid_request_error",
+               "max_tokens", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"max_completion_tokens", 0}}.dump()), 400, "invalid_request_error",
+               "max_completion_tokens", nullptr);
+  // Every range check names its field.
+  expect_error(post(chat, json{{"messages", msgs}, {"temperature", -0.5}}.dump()), 400, "invalid_request_error", "temperature", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"top_p", 1.5}}.dump()), 400, "invalid_request_error", "top_p", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"top_logprobs", 21}, {"logprobs", true}}.dump()), 400, "invalid_request_error",
+               "top_logprobs", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"stop", {1, 2}}}.dump()), 400, "invalid_request_error", "stop", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"presence_penalty", 3}}.dump()), 400, "invalid_request_error", "presence_penalty", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"n", 2}}.dump()), 400, "invalid_request_error", "n", nullptr);
@@ -178,6 +191,89 @@ TEST_F(ServeTest, BadRequestsGetTheOpenAIErrorObject) {
   auto ok = post(chat, json{{"messages", msgs}, {"max_tokens", 2}}.dump());
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200) << ok->body;
+}
+
+// Both limits given: max_completion_tokens (what the openai client sends for newer models)
+// wins over the deprecated max_tokens, as OpenAI documents.
+TEST_F(ServeTest, MaxCompletionTokensWinsOverMaxTokens) {
+  for (const char* path : {"/v1/chat/completions", "/v1/completions"}) {
+    json body = {{"max_tokens", 40}, {"max_completion_tokens", 2}, {"temperature", 0}};
+    if (std::string(path) == "/v1/completions") body["prompt"] = {1, 2, 3};
+    else body["messages"] = json::array({{{"role", "user"}, {"content", "count"}}});
+    auto r = post(path, body.dump());
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    const json j = json::parse(r->body);
+    const int64_t n = j["usage"]["completion_tokens"];
+    EXPECT_LE(n, 2) << r->body;
+    if (j["choices"][0]["finish_reason"] == "length") EXPECT_EQ(n, 2) << r->body;
+  }
+}
+
+// The transport under the API: a chunked body reaches the endpoint decoded; two requests
+// written at once on one connection are both answered, in order; a chunked body past
+// --max-body-bytes once decoded gets 413 and a malformed chunk stream 400, both as OpenAI
+// error objects, and the connection closes.
+TEST_F(ServeTest, ChunkedBodiesAndPipelinedRequests) {
+  const std::string auth = std::string("Authorization: Bearer ") + kKey + "\r\n";
+  auto post_head = [&](const std::string& extra) {
+    return "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n" + auth + extra + "\r\n";
+  };
+  auto chunked = [](const std::string& body, size_t piece) {
+    std::string out;
+    for (size_t at = 0; at < body.size(); at += piece) {
+      const std::string p = body.substr(at, piece);
+      out += fmt::format("{:x}\r\n{}\r\n", p.size(), p);
+    }
+    return out + "0\r\n\r\n";
+  };
+  auto body_of = [](const std::string& response) {
+    const size_t at = response.find("\r\n\r\n");
+    return at == std::string::npos ? std::string() : response.substr(at + 4);
+  };
+  {
+    RawConnection c(server_->port());
+    const std::string body = json{{"prompt", {1, 2, 3, 4}}, {"max_tokens", 2}, {"temperature", 0}}.dump();
+    ASSERT_TRUE(c.send(post_head("Transfer-Encoding: chunked\r\n") + chunked(body, 7)));
+    const std::string r = c.read_until("\"usage\"");
+    ASSERT_EQ(r.rfind("HTTP/1.1 200", 0), 0u) << r;
+    EXPECT_NE(r.find("\"prompt_tokens\":4"), std::string::npos) << r;
+  }
+  {
+    // Two requests in one write: prompts of 3 and 5 tokens, answered in that order.
+    RawConnection c(server_->port());
+    std::string both;
+    for (int n : {3, 5}) {
+      const std::string body = json{{"prompt", std::vector<int32_t>(static_cast<size_t>(n), 1000)}, {"max_tokens", 1}}.dump();
+      both += post_head("Content-Length: " + std::to_string(body.size()) + "\r\n") + body;
+    }
+    ASSERT_TRUE(c.send(both));
+    const std::string r = c.read_until("\"prompt_tokens\":5");
+    const size_t first = r.find("\"prompt_tokens\":3"), second = r.find("\"prompt_tokens\":5");
+    ASSERT_NE(first, std::string::npos) << r;
+    ASSERT_NE(second, std::string::npos) << r;
+    EXPECT_LT(first, second);
+    EXPECT_EQ(c.count("HTTP/1.1 200"), 2u) << r;
+  }
+  {
+    RawConnection c(server_->port());  // 70,000 bytes in 1,000-byte chunks: over the 65,536 limit once decoded
+    ASSERT_TRUE(c.send(post_head("Transfer-Encoding: chunked\r\n")));
+    const std::string big = json{{"prompt", std::string(70000, 'a')}}.dump();
+    c.send(chunked(big, 1000));
+    EXPECT_TRUE(c.wait_closed(std::chrono::milliseconds(5000)));
+    EXPECT_EQ(c.received().rfind("HTTP/1.1 413", 0), 0u) << c.received().substr(0, 300);
+    const json e = json::parse(body_of(c.received()), nullptr, false);
+    EXPECT_EQ(e["error"]["code"], "request_too_large") << c.received();
+  }
+  {
+    RawConnection c(server_->port());
+    ASSERT_TRUE(c.send(post_head("Transfer-Encoding: chunked\r\n") + "nothex\r\n{}\r\n0\r\n\r\n"));
+    EXPECT_TRUE(c.wait_closed(std::chrono::milliseconds(5000)));
+    EXPECT_EQ(c.received().rfind("HTTP/1.1 400", 0), 0u) << c.received();
+    const json e = json::parse(body_of(c.received()), nullptr, false);
+    EXPECT_EQ(e["error"]["type"], "invalid_request_error") << c.received();
+  }
+  EXPECT_TRUE(drained(server_->port()));
 }
 
 TEST_F(ServeTest, HugeDeclaredBodyIsRefusedBeforeItIsSent) {
@@ -389,6 +485,7 @@ TEST_F(ServeTest, QueueFullAbortAndShutdown) {
   EXPECT_TRUE(drained(s.port(), std::chrono::milliseconds(3000))) << s.log();
   EXPECT_LT(metric(s.port(), "offgraph:generation_tokens_total") - generated_before, 3000);
   EXPECT_NE(s.log().find("POST /v1/completions 499"), std::string::npos) << s.log();
+  EXPECT_EQ(metric(s.port(), "offgraph:client_disconnects_total"), 2);  // the stream and the wait
 
   // SIGTERM while a stream runs: it finishes ([DONE]) and the server exits 0.
   RawConnection c(s.port());
@@ -403,6 +500,35 @@ TEST_F(ServeTest, QueueFullAbortAndShutdown) {
   EXPECT_NE(all.find("data: [DONE]"), std::string::npos) << all.substr(0, 3000) << "\n...\n" << all.substr(all.size() > 3000 ? all.size() - 3000 : 0);
   EXPECT_EQ(s.stop(), 0) << s.log();
   EXPECT_NE(s.log().find("POST /v1/chat/completions 200 prompt_tokens="), std::string::npos) << s.log();
+}
+
+// A client that trickles its header (a byte every 50 ms) gets 408 once --header-timeout
+// passes, and never holds a slot: with --parallel 1 another request is answered meanwhile.
+// A connection left idle closes at the same bound.
+TEST_F(ServeTest, SlowClientsAreTimedOutWithoutHoldingASlot) {
+  ServerProcess s("-m " + *program_ + " --parallel 1 --threads 1 --ctx-size 256 --header-timeout 1");
+  ASSERT_GT(s.port(), 0) << s.log();
+  RawConnection slow(s.port()), idle(s.port());
+  const std::string head = "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n";
+  const auto t0 = std::chrono::steady_clock::now();
+  bool closed = false;
+  for (size_t i = 0; i < head.size() && !closed; ++i) {
+    if (i == 10) {  // mid-trickle: the server answers someone else
+      auto r = client(s.port()).Post("/v1/completions", R"({"prompt": [1, 2, 3], "max_tokens": 2})", "application/json");
+      ASSERT_TRUE(r);
+      EXPECT_EQ(r->status, 200) << r->body;
+    }
+    if (!slow.send(head.substr(i, 1))) break;
+    closed = slow.wait_closed(std::chrono::milliseconds(50));
+  }
+  closed = closed || slow.wait_closed(std::chrono::milliseconds(3000));
+  EXPECT_TRUE(closed);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(4000));
+  EXPECT_EQ(slow.received().rfind("HTTP/1.1 408", 0), 0u) << slow.received();
+  EXPECT_TRUE(idle.wait_closed(std::chrono::milliseconds(3000)));
+  EXPECT_EQ(idle.received(), "");
+  EXPECT_TRUE(drained(s.port()));
+  EXPECT_EQ(s.stop(), 0) << s.log();
 }
 
 // `--cache-dir`: a restarted server restores the prompt it saw before from disk and answers

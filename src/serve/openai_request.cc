@@ -47,8 +47,11 @@ class Fields {
     if (!v) return true;
     if (!v->is_number_integer())
       return fail(name, fmt::format("'{}' must be an integer, got {}", name, describe(*v)));
-    if (v->is_number_unsigned() ? v->get<uint64_t>() > static_cast<uint64_t>(hi)
-                                : (v->get<int64_t>() < lo || v->get<int64_t>() > hi))
+    // (nlohmann reads a literal without a sign as unsigned: both bounds apply to it too.)
+    const bool inside = v->is_number_unsigned()
+                            ? v->get<uint64_t>() <= static_cast<uint64_t>(hi) && (lo <= 0 || v->get<uint64_t>() >= static_cast<uint64_t>(lo))
+                            : v->get<int64_t>() >= lo && v->get<int64_t>() <= hi;
+    if (!inside)
       return fail(name, fmt::format("'{}' must be between {} and {}, got {}", name, lo, hi, describe(*v)));
     out = v->get<int64_t>();
     return true;
