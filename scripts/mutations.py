@@ -11,7 +11,35 @@ RUNTIME = ['kernels_test', 'e2e_logits_test', 'session_test', 'session_threads_t
            'gemma3n_e2e_test', 'cache_file_test', 'quant_test', 'concurrency_test', 'program_file_test',
            'run_test', 'cli_test']
 CLI = ['run_test', 'cli_test', 'tokenizer_cli_test', 'gemma3n_e2e_test']
+# The serving path (issue 40): the transport, the server's request code and the scheduler's rules.
+SERVE = ['http_server_test', 'serve_test', 'scheduler_test', 'stop_strings_test']
 M = {
+  'http_pipelined_bytes_dropped': ('src/http/connection.cc', '    return linger();\n  start_request();',
+      '    return linger();\n  buffer_.consume(buffer_.size());\n  start_request();', SERVE),
+  'http_body_unlimited': ('src/http/connection.cc', 'parser_->body_limit(server_.options.max_body_bytes);',
+      'parser_->body_limit(boost::none);', SERVE),
+  'http_header_deadline_per_read': ('src/http/connection.cc', '    if (self->phase_ == Phase::kLingering) {',
+      '    if (self->phase_ == Phase::kHeader) self->arm_deadline(self->server_.options.header_timeout);\n'
+      '    if (self->phase_ == Phase::kLingering) {', SERVE),
+  'http_disconnect_not_reported': ('src/http/connection.cc', '      if (exchange_) exchange_->mark_gone();\n      return;',
+      '      return;', SERVE),
+  'http_no_100_continue': ('src/http/connection.cc', 'enqueue("HTTP/1.1 100 Continue\\r\\n\\r\\n", nullptr);',
+      '(void)0;', SERVE),
+  'serve_gone_callback_dropped': ('src/serve/completion_handler.cc', '    scheduler->cancel(job->seq_id);\n  });',
+      '  });', SERVE),
+  'scheduler_queue_bound_off_by_one': ('src/generate/scheduler.cc', 'if (running_ + queue_.size() >= capacity)',
+      'if (running_ + queue_.size() > capacity)', SERVE),
+  'scheduler_slot_freed_after_on_done': ('src/generate/scheduler.cc',
+      '    std::lock_guard lock(mu_);\n    --running_;\n  }\n  if (s.request.on_done) s.request.on_done(result);',
+      '  }\n  if (s.request.on_done) s.request.on_done(result);\n  {\n    std::lock_guard lock(mu_);\n    --running_;', SERVE),
+  'scheduler_prompt_filling_context_accepted': ('src/generate/scheduler.cc', '  if (n == ctx)\n', '  if (n == ctx + 1)\n', SERVE),
+  'max_tokens_minus_one_accepted': ('src/serve/openai_request.cc', 'f.integer("max_tokens", 1, INT32_MAX, r.max_tokens);',
+      'f.integer("max_tokens", -1, INT32_MAX, r.max_tokens);', SERVE),
+  'max_tokens_overrides_max_completion_tokens': ('src/serve/openai_request.cc',
+      '  f.integer("max_tokens", 1, INT32_MAX, r.max_tokens);\n  f.integer("max_completion_tokens", 1, INT32_MAX, r.max_tokens);',
+      '  f.integer("max_completion_tokens", 1, INT32_MAX, r.max_tokens);\n  f.integer("max_tokens", 1, INT32_MAX, r.max_tokens);', SERVE),
+  'temperature_range_without_param': ('src/serve/openai_request.cc', 'f.number("temperature", 0, 2, r.sampling.temperature);',
+      'f.number("temperature", -100, 2, r.sampling.temperature);', SERVE),
   'window_off_by_one': ('src/kernels/attention.cc', 'std::max<int64_t>(0, pos[q] - p.window + 1)',
                         'std::max<int64_t>(0, pos[q] - p.window)', RUNTIME),
   'rope_rotation_swapped': ('src/kernels/elementwise.cc',

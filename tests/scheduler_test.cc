@@ -315,5 +315,55 @@ TEST_F(SchedulerTest, RequestsThatCanNeverRunAreRefusedAtSubmit) {
   EXPECT_FALSE((*sched)->step());
 }
 
+// Each refusal carries its code (the server maps codes to statuses, nothing else decides),
+// and the context rule is one: the prompt must leave room for a token (a 96-token prompt in
+// a 96-position context is refused, 95 is not), and prompt + max_tokens must fit.
+TEST_F(SchedulerTest, RefusalsCarryTheirCodeAndThePromptMustLeaveRoomForAToken) {
+  auto sched = generate::Scheduler::create(model_, {.max_sequences = 1, .threads = 1});
+  ASSERT_TRUE(sched.is_ok());
+  const int64_t V = model_->vocab_size();
+  using generate::Refusal;
+  EXPECT_EQ((*sched)->submit({.prompt = {}, .options = options(1, 0, 5)}).refusal(), Refusal::kInvalid);
+  EXPECT_EQ((*sched)->submit({.prompt = {1, static_cast<int32_t>(V)}, .options = options(1, 0, 5)}).refusal(), Refusal::kBadToken);
+  EXPECT_EQ((*sched)->submit({.prompt = test_tokens(97, V), .options = options(1, 0, 5)}).refusal(), Refusal::kContextExceeded);
+  auto full = (*sched)->submit({.prompt = test_tokens(96, V), .options = options(1, 0, -1)});
+  EXPECT_EQ(full.refusal(), Refusal::kContextExceeded);
+  EXPECT_NE(full.status().message().find("leaving no room"), std::string::npos) << full.status().message();
+  EXPECT_EQ((*sched)->submit({.prompt = test_tokens(90, V), .options = options(1, 0, 7)}).refusal(), Refusal::kContextExceeded);
+  auto fits = (*sched)->submit({.prompt = test_tokens(90, V), .options = options(1, 0, 6)});
+  EXPECT_TRUE(fits.is_ok()) << fits.status().message();
+  auto room_for_one = (*sched)->submit({.prompt = test_tokens(95, V), .options = options(1, 0, -1)});
+  EXPECT_TRUE(room_for_one.is_ok()) << room_for_one.status().message();
+  int steps = 0;
+  while ((*sched)->step()) ASSERT_LT(++steps, 1000);
+}
+
+// max_waiting bounds what may wait beyond the slots (kQueueFull past it), and a sequence's
+// slot counts as free before its on_done runs: a requester that submits again from on_done
+// (as a client's next request right after its answer) is admitted.
+TEST_F(SchedulerTest, QueueBoundRefusesPastItAndAFinishedSlotCountsAsFreeInOnDone) {
+  auto sched = generate::Scheduler::create(model_, {.max_sequences = 1, .threads = 1, .max_waiting = 1});
+  ASSERT_TRUE(sched.is_ok());
+  generate::Scheduler& s = **sched;
+  std::optional<generate::Submission> from_done;
+  auto first = s.submit({.prompt = {5, 6, 7}, .options = options(1, 0.0f, 3), .on_done = [&](const Result<generate::SequenceStats>&) {
+    if (!from_done) from_done = s.submit({.prompt = {8, 9}, .options = options(1, 0.0f, 2)});
+  }});
+  ASSERT_TRUE(first.is_ok());
+  auto second = s.submit({.prompt = {1, 2}, .options = options(1, 0.0f, 2)});
+  ASSERT_TRUE(second.is_ok()) << second.status().message();  // waits: 1 running + 1 waiting
+  auto third = s.submit({.prompt = {3}, .options = options(1, 0.0f, 2)});
+  EXPECT_EQ(third.refusal(), generate::Refusal::kQueueFull);
+  ASSERT_TRUE(s.step());  // admits the first (the second keeps waiting)
+  // Drain the first: the submit in its on_done sees 0 running + 1 waiting < 2.
+  int steps = 0;
+  while (!from_done && s.step()) ASSERT_LT(++steps, 100);
+  ASSERT_TRUE(from_done.has_value());
+  EXPECT_TRUE(from_done->is_ok()) << from_done->status().message();
+  while (s.step()) ASSERT_LT(++steps, 1000);
+  EXPECT_EQ(s.running(), 0u);
+  EXPECT_EQ(s.queued(), 0u);
+}
+
 }  // namespace
 }  // namespace og
