@@ -71,7 +71,35 @@ TEST(PrefixCacheStore, FlatStatesServeShorterPrefixesRingSnapshotsOnlyTheirLengt
   EXPECT_EQ(c.hits, 2u);
   EXPECT_EQ(c.hit_tokens, 56u);
   EXPECT_EQ(c.entries, 2u);
+  // A request equal to a stored ring state: its last token must run, so the snapshot at 40
+  // cannot serve it; the one at 16 does.
+  auto same = rc.lookup(ar);
+  ASSERT_TRUE(same.state);
+  EXPECT_EQ(same.length, 16);
 }
+
+// The key of block k covers blocks 0..k: equal later blocks after different earlier ones
+// are not a shared prefix. Stored: E2 = [A Q C D] and E3 = [A B C2]; the request [A B C D
+// ...] shares 4 tokens with E2 and 8 with E3, and gets 8.
+TEST(PrefixCacheStore, ABlocksKeyCoversEveryBlockBeforeIt) {
+  auto flat = testing::generate({.family = "llama", .seed = 58});
+  auto m = load(*flat);
+  const int64_t V = m->vocab_size();
+  const auto a = test_tokens(20, V, 3);
+  auto e2 = a;
+  for (int i = 4; i < 8; ++i) e2[static_cast<size_t>(i)] = static_cast<int32_t>((a[static_cast<size_t>(i)] + 1) % V);
+  e2.resize(16);
+  auto e3 = std::vector<int32_t>(a.begin(), a.begin() + 8);
+  for (int i = 0; i < 4; ++i) e3.push_back(static_cast<int32_t>((a[static_cast<size_t>(8 + i)] + 2) % V));
+  runtime::PrefixCache c({.block_tokens = 4});
+  c.insert(e3, state_of(m, e3, 12));
+  c.insert(e2, state_of(m, e2, 16));
+  auto hit = c.lookup(a);
+  ASSERT_TRUE(hit.state);
+  EXPECT_EQ(hit.length, 8);
+  EXPECT_EQ(c.lookup(with_tail(e2, {1})).length, 16);
+}
+
 
 TEST(PrefixCacheStore, BudgetEvictsTheLeastRecentlyUsedAndFlatExtensionsReplacePrefixes) {
   auto flat = testing::generate({.family = "llama", .seed = 53});
@@ -162,6 +190,23 @@ TEST_P(PrefixReuse, RestoredPrefixGivesTheLogitsOfAColdRun) {
   EXPECT_GE(t.cached, static_cast<int64_t>(first.size() + a.tokens.size()) - 1);
   auto t_cold = serve(**cold, turn2, 5);
   EXPECT_EQ(t.logits, t_cold.logits);
+}
+
+// With rings and the prefix cache, a prompt is cut into chunks that end at every
+// snapshot_interval (so each boundary's state can be stored) and are otherwise as long as
+// the step allows: 22 tokens at interval 4 run as 4, 4, 4, 4, 4, 2, with snapshots at
+// 4 .. 20 and the prompt's end.
+TEST(PrefixReuseStores, RingProgramsChunkPromptsAtEverySnapshotBoundary) {
+  auto g = testing::generate({.family = "gemma3_text", .seed = 59});
+  auto m = load(*g);
+  auto cache = std::make_shared<runtime::PrefixCache>(runtime::PrefixCacheOptions{.block_tokens = 4});
+  std::vector<int64_t> prompt_rows;
+  auto s = generate::Scheduler::create(m, {.max_sequences = 1, .threads = 1, .prefix_cache = cache, .snapshot_interval = 4,
+                                           .on_step = [&](const generate::StepRecord& r) { prompt_rows.push_back(r.prompt_rows); }});
+  ASSERT_TRUE(s.is_ok());
+  serve(**s, test_tokens(22, m->vocab_size(), 11), 1);
+  EXPECT_EQ(prompt_rows, (std::vector<int64_t>{4, 4, 4, 4, 4, 2}));
+  EXPECT_EQ(cache->counters().stores, 6u);  // at 4, 8, 12, 16, 20 and 22
 }
 
 TEST(PrefixReuseStores, PromptAndReplyEndsAreStoredOnceAndAfterTheFirstToken) {

@@ -338,6 +338,76 @@ TEST_F(SchedulerTest, RefusalsCarryTheirCodeAndThePromptMustLeaveRoomForAToken) 
   while ((*sched)->step()) ASSERT_LT(++steps, 1000);
 }
 
+// The stop path with a stop id the model really produces (taken from a greedy run): the
+// sequence ends before that token, which is neither passed on nor counted; max_tokens 0 asks
+// for nothing and gets nothing; and no decode step runs once max_tokens is reached.
+TEST_F(SchedulerTest, StopIdsEndBeforeTheTokenAndMaxTokensEndsWithoutAWastedStep) {
+  // A Llama-shaped model (the fixture's tiny Gemma repeats one token whatever it samples).
+  gen_ = testing::generate({.family = "llama", .seed = 61});
+  auto llama = runtime::Model::load(export_to(*gen_, "q.ogp", "fp32", 8, 96));
+  ASSERT_TRUE(llama.is_ok()) << llama.status().message();
+  model_ = *llama;
+  const std::vector<int32_t> prompt = test_tokens(6, model_->vocab_size(), 5);
+  auto o = options(3, 0.9f, 12);  // seeded sampling: the same tokens alone and scheduled
+  o.stop_ids = {};
+  const std::vector<int32_t> greedy = alone(prompt, o);
+  ASSERT_EQ(greedy.size(), 12u);
+  // The first token that does not occur before it.
+  size_t k = 1;
+  while (k < greedy.size() && std::find(greedy.begin(), greedy.begin() + static_cast<std::ptrdiff_t>(k), greedy[k]) !=
+                                  greedy.begin() + static_cast<std::ptrdiff_t>(k))
+    ++k;
+  ASSERT_LT(k, greedy.size()) << "a run of twelve tokens repeating its first one throughout: " << ::testing::PrintToString(greedy);
+  int64_t steps = 0;
+  auto sched = generate::Scheduler::create(model_, {.max_sequences = 1, .threads = 1,
+                                                    .on_step = [&](const generate::StepRecord&) { ++steps; }});
+  ASSERT_TRUE(sched.is_ok());
+  struct Out {
+    std::vector<int32_t> tokens;
+    std::optional<generate::SequenceStats> stats;
+  };
+  auto run = [&](generate::GenerateOptions opts) {
+    Out out;
+    auto id = (*sched)->submit({.prompt = prompt,
+                                .options = opts,
+                                .on_token = [&](int32_t t, std::span<const float>) {
+                                  out.tokens.push_back(t);
+                                  return true;
+                                },
+                                .on_done = [&](const Result<generate::SequenceStats>& st) {
+                                  ASSERT_TRUE(st.is_ok());
+                                  out.stats = *st;
+                                }});
+    EXPECT_TRUE(id.is_ok()) << id.status().message();
+    steps = 0;
+    while ((*sched)->step()) {
+    }
+    return out;
+  };
+  auto stop = o;
+  stop.stop_ids = {greedy[k]};
+  const Out stopped = run(stop);
+  EXPECT_EQ(stopped.tokens, std::vector<int32_t>(greedy.begin(), greedy.begin() + static_cast<std::ptrdiff_t>(k)));
+  ASSERT_TRUE(stopped.stats);
+  EXPECT_EQ(stopped.stats->stop, generate::StopReason::kStopToken);
+  EXPECT_EQ(stopped.stats->generated_tokens, static_cast<int64_t>(k));
+
+  auto none = o;
+  none.max_tokens = 0;
+  const Out nothing = run(none);
+  EXPECT_TRUE(nothing.tokens.empty());
+  ASSERT_TRUE(nothing.stats);
+  EXPECT_EQ(nothing.stats->generated_tokens, 0);
+  EXPECT_EQ(nothing.stats->stop, generate::StopReason::kMaxTokens);
+
+  auto three = o;
+  three.max_tokens = 3;
+  const Out three_out = run(three);
+  EXPECT_EQ(three_out.tokens, std::vector<int32_t>(greedy.begin(), greedy.begin() + 3));
+  // One step prefills the prompt and samples the first token, two more feed tokens 1 and 2.
+  EXPECT_EQ(steps, 3) << "a step ran after max_tokens was reached";
+}
+
 // max_waiting bounds what may wait beyond the slots (kQueueFull past it), and a sequence's
 // slot counts as free before its on_done runs: a requester that submits again from on_done
 // (as a client's next request right after its answer) is admitted.

@@ -1,4 +1,6 @@
 # Generation through Python equals `offgraph run` (same program, prompt, sampling, seed).
+import json
+import shutil
 import threading
 
 import pytest
@@ -69,6 +71,23 @@ def test_stream_can_stop_early_and_run_beside_other_threads(program):
 def test_stop_ids_end_generation(program):
     ids = program.tokenizer.encode(program.generate("Hello", max_tokens=6, temperature=0), add_special=False)
     assert program.generate("Hello", max_tokens=6, temperature=0, stop=[ids[0]]) == ""
+
+
+def test_stop_ids_add_to_the_programs_own_end_tokens(program, model_dir, tmp_path):
+    # The same weights exported with the first greedy token as the model's end token: a
+    # `stop` list naming another id must not replace it (generation still ends before it).
+    ids = program.tokenizer.encode(program.generate("Hello", max_tokens=6, temperature=0), add_special=False)
+    d = tmp_path / "eos"
+    shutil.copytree(model_dir, d)
+    config = json.loads((d / "config.json").read_text())
+    config["eos_token_id"] = [ids[0]]
+    (d / "config.json").write_text(json.dumps(config))
+    out = tmp_path / "eos.ogp"
+    cli("export", "-m", d, "-o", out, "--max-ctx-len", 512, "--prefill-chunk-size", 16)
+    p = offgraph.Program(str(out))
+    unrelated = next(t for t in range(128000, 128256) if t not in ids)
+    assert p.generate("Hello", max_tokens=6, temperature=0) == ""
+    assert p.generate("Hello", max_tokens=6, temperature=0, stop=[unrelated]) == ""
 
 
 def test_bad_generation_arguments(program):
