@@ -56,7 +56,7 @@ M = {
       'if (running_ + queue_.size() > capacity)', SERVE),
   'scheduler_slot_freed_after_on_done': ('src/generate/scheduler.cc',
       '    std::lock_guard lock(mu_);\n    --running_;\n  }\n  if (s.request.on_done) s.request.on_done(result);',
-      '  }\n  if (s.request.on_done) s.request.on_done(result);\n  {\n    std::lock_guard lock(mu_);\n    --running_;', SERVE),
+      '  }\n  if (s.request.on_done) s.request.on_done(result);\n  {\n    std::lock_guard lock(mu_);\n    --running_;\n  }', SERVE),
   'scheduler_prompt_filling_context_accepted': ('src/generate/scheduler.cc', '  if (n == ctx)\n', '  if (n == ctx + 1)\n', SERVE),
   'max_tokens_minus_one_accepted': ('src/serve/openai_request.cc', 'f.integer("max_tokens", 1, INT32_MAX, r.max_tokens);',
       'f.integer("max_tokens", -1, INT32_MAX, r.max_tokens);', SERVE),

@@ -39,7 +39,9 @@ void handle_completion(ServeContext& ctx, const http::Request& req, http::Exchan
   }
   const Result<generate::SequenceStats>& result = *job->result;
   if (ex.client_gone()) {
-    // Nobody reads this; the access log shows 499 (nginx's "client closed request").
+    // Nobody reads this; the access log shows 499 (nginx's "client closed request") and
+    // how far the job got before it was cancelled.
+    if (result.is_ok()) ex.log_detail(log_words(*job, *result));
     return send_error(ex, {.status = 499, .message = "the client closed the connection"});
   }
   if (!result.is_ok()) return send_error(ex, {.status = 500, .message = result.status().message(), .type = "server_error"});

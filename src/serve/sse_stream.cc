@@ -14,9 +14,12 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
   const ResponseIdentity id{.chat = r.chat, .id = job->id, .created = job->created, .model = r.model};
   const bool usage_null = r.include_usage;
   generate::Scheduler& scheduler = *ctx.backend.scheduler;
+  // The client is gone: cancel, and log what the job had generated when it stopped.
   auto cancel = [&] {
-    std::lock_guard lock(job->mu);
+    std::unique_lock lock(job->mu);
     if (!job->done) scheduler.cancel(job->seq_id);
+    job->cv.wait(lock, [&] { return job->done; });
+    if (job->result->is_ok()) ex.log_detail(log_words(*job, **job->result));
   };
   http::Headers headers;
   headers.add("Cache-Control", "no-cache");
