@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "e2e_support.h"
+#include "runtime/cache/cache_file.h"
 
 namespace og {
 namespace {
@@ -74,6 +75,15 @@ TEST_F(CacheFileTest, MismatchedOrDamagedFilesAreRefusedAndChangeNothing) {
   EXPECT_NE((*other_session)->load(path).message().find("different program"), std::string::npos);
   auto bf16 = runtime::Session::create(model_, {.kv_dtype = runtime::KvDType::kBF16});
   EXPECT_NE((*bf16)->load(path).message().find("kv-dtype"), std::string::npos);
+  // The header alone refuses another kv dtype, before any cache bytes are read (a later
+  // per-cache check would refuse too, but only after reading them).
+  auto header = runtime::read_cache_header(path, model_->file().checksum(),
+                                           static_cast<uint32_t>(runtime::kv_elem_type(runtime::KvDType::kBF16)));
+  ASSERT_FALSE(header.is_ok());
+  EXPECT_NE(header.status().message().find("kv-dtype"), std::string::npos) << header.status().message();
+  EXPECT_TRUE(runtime::read_cache_header(path, model_->file().checksum(),
+                                         static_cast<uint32_t>(runtime::kv_elem_type(runtime::KvDType::kF32)))
+                  .is_ok());
   auto small = runtime::Session::create(model_, {.max_ctx_len = 32});
   EXPECT_NE((*small)->load(path).message().find("geometry"), std::string::npos);
   // The target still continues as a 5-token session.
