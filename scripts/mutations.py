@@ -21,19 +21,18 @@ M = {
       'h = XXH3_64bits_withSeed(tokens.data() + k * B, B * sizeof(int32_t), h);',
       'h = XXH3_64bits_withSeed(tokens.data() + k * B, B * sizeof(int32_t), 0x6f66666772617068ull);', ['prefix_cache_test']),
   'max_tokens_zero_samples_one': ('src/generate/scheduler.cc',
-      '  if (o.max_tokens >= 0 && s.stats.generated_tokens >= o.max_tokens) {\n    s.stats.stop = StopReason::kMaxTokens;\n'
+      '  if (max_tokens_reached(o, s.stats.generated_tokens)) {\n    s.stats.stop = StopReason::kMaxTokens;\n'
       '    return false;\n  }\n  const int32_t token', '  const int32_t token', SERVE + ['prefix_cache_test']),
   'stop_token_emitted_and_counted': ('src/generate/scheduler.cc',
-      '  if (std::find(o.stop_ids.begin(), o.stop_ids.end(), token) != o.stop_ids.end()) {\n    s.stats.stop = StopReason::kStopToken;\n'
-      '    return false;\n  }\n  s.history.push_back(token);\n  ++s.stats.generated_tokens;\n'
+      '  if (is_stop_id(o, token)) {\n    s.stats.stop = StopReason::kStopToken;\n    return false;\n  }\n'
+      '  s.history.push_back(token);\n  ++s.stats.generated_tokens;\n'
       '  if (s.request.on_token && !s.request.on_token(token, logits)) {\n    s.stats.stop = StopReason::kCallback;\n    return false;\n  }',
       '  s.history.push_back(token);\n  ++s.stats.generated_tokens;\n'
       '  if (s.request.on_token && !s.request.on_token(token, logits)) {\n    s.stats.stop = StopReason::kCallback;\n    return false;\n  }\n'
-      '  if (std::find(o.stop_ids.begin(), o.stop_ids.end(), token) != o.stop_ids.end()) {\n    s.stats.stop = StopReason::kStopToken;\n'
-      '    return false;\n  }', SERVE + ['prefix_cache_test']),
-  'decode_step_after_max_tokens': ('src/generate/scheduler.cc',
-      '    s.stats.stop = StopReason::kCallback;\n    return false;\n  }\n  if (o.max_tokens >= 0 && s.stats.generated_tokens >= o.max_tokens) {',
-      '    s.stats.stop = StopReason::kCallback;\n    return false;\n  }\n  if (false) {', SERVE + ['prefix_cache_test']),
+      '  if (is_stop_id(o, token)) {\n    s.stats.stop = StopReason::kStopToken;\n    return false;\n  }', SERVE + ['prefix_cache_test']),
+  'decode_step_after_max_tokens': ('src/generate/stop_rules.h',
+      '  if (max_tokens_reached(o, generated)) return StopReason::kMaxTokens;\n  if (cache_length', '  if (cache_length',
+      SERVE + ['prefix_cache_test', 'run_test']),
   'snapshot_boundary_off_by_one': ('src/generate/scheduler.cc', 'n = std::min(n, std::max<int64_t>(1, boundary - s.prefilled));',
       'n = std::min(n, std::max<int64_t>(1, boundary - s.prefilled - 1));', SERVE + ['prefix_cache_test']),
   'python_stop_replaces_program_stops': ('src/python/generate.cc',
@@ -68,11 +67,11 @@ M = {
       '  f.integer("max_completion_tokens", 1, INT32_MAX, r.max_tokens);\n  f.integer("max_tokens", 1, INT32_MAX, r.max_tokens);', SERVE),
   'temperature_range_without_param': ('src/serve/openai_request.cc', 'f.number("temperature", 0, 2, r.sampling.temperature);',
       'f.number("temperature", -100, 2, r.sampling.temperature);', SERVE),
-  'window_off_by_one': ('src/kernels/attention.cc', 'std::max<int64_t>(0, pos[q] - p.window + 1)',
-                        'std::max<int64_t>(0, pos[q] - p.window)', RUNTIME),
+  'window_off_by_one': ('src/kernels/attention.cc', 'std::max<int64_t>(0, tq.pos[q] - p.window + 1)',
+                        'std::max<int64_t>(0, tq.pos[q] - p.window)', RUNTIME),
   'rope_rotation_swapped': ('src/kernels/elementwise.cc',
-      '        yh[i] = a * cs[i] - b * sn[i];\n        yh[i + half] = b * cs[i] + a * sn[i];',
-      '        yh[i] = a * cs[i] + b * sn[i];\n        yh[i + half] = b * cs[i] - a * sn[i];', RUNTIME, 
+      '        yh[i] = a * ct[i] - b * st[i];\n        yh[i + half] = b * ct[i] + a * st[i];',
+      '        yh[i] = a * ct[i] + b * st[i];\n        yh[i + half] = b * ct[i] - a * st[i];', RUNTIME, 
       ('hn::StoreU(hn::Sub(hn::Mul(a, c), hn::Mul(b, s)), df, yh + i);\n        hn::StoreU(hn::Add(hn::Mul(b, c), hn::Mul(a, s)), df, yh + i + half);',
        'hn::StoreU(hn::Add(hn::Mul(a, c), hn::Mul(b, s)), df, yh + i);\n        hn::StoreU(hn::Sub(hn::Mul(b, c), hn::Mul(a, s)), df, yh + i + half);')),
   'ring_slot_formula': ('src/kernels/kernels.h', 'return ring ? pos % slots : pos;',
@@ -90,8 +89,8 @@ M = {
   'attention_softcap_dropped': ('src/kernels/attention.cc',
       'if (p.softcap > 0) x = hn::Mul(vcap, hn::Tanh(df, hn::Mul(x, vinv_cap)));', '(void)vcap;', RUNTIME),
   'gqa_kv_head_mapping': ('src/kernels/attention.cc',
-      '  const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvh} * kv.slots * D;\n  const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvh} * kv.slots * D;',
-      '  const int32_t kvm = (kvh + 1) % p.n_kv_heads;\n  const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvm} * kv.slots * D;\n  const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvm} * kv.slots * D;', RUNTIME),
+      '  const K* kbase = static_cast<const K*>(kv.k) + int64_t{tq.kvh} * kv.slots * D;\n  const K* vbase = static_cast<const K*>(kv.v) + int64_t{tq.kvh} * kv.slots * D;',
+      '  const int32_t kvm = (tq.kvh + 1) % p.n_kv_heads;\n  const K* kbase = static_cast<const K*>(kv.k) + int64_t{kvm} * kv.slots * D;\n  const K* vbase = static_cast<const K*>(kv.v) + int64_t{kvm} * kv.slots * D;', RUNTIME),
   'final_logit_softcap_ignored': ('src/export/decoder.cc', 'o.final_softcap = static_cast<float>(final_cap);',
                                   'o.final_softcap = 0.0f * static_cast<float>(final_cap);', RUNTIME),
   'bpe_merge_order_reversed': ('src/tokenizer/bpe.cc', 'return a.rank != b.rank ? a.rank > b.rank : a.pos > b.pos;',

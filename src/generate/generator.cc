@@ -1,5 +1,7 @@
 #include "generate/generator.h"
 
+#include "generate/stop_rules.h"
+
 #include <algorithm>
 #include <chrono>
 
@@ -32,13 +34,17 @@ Result<GenerateStats> generate(runtime::Session& session, std::span<const int32_
 
   Sampler sampler(o.sampling);
   Clock::time_point first_token_at = prefilled;
-  for (int32_t i = 0; o.max_tokens < 0 || i < o.max_tokens; ++i) {
+  for (;;) {  // one token's turn: generate/stop_rules.h
+    if (max_tokens_reached(o, stats.generated_tokens)) {
+      stats.stop = StopReason::kMaxTokens;
+      break;
+    }
     const int32_t token = sampler.sample(logits, history);
-    if (i == 0) {
+    if (stats.generated_tokens == 0) {
       first_token_at = Clock::now();
       stats.first_token_seconds = seconds(start, first_token_at);
     }
-    if (std::find(o.stop_ids.begin(), o.stop_ids.end(), token) != o.stop_ids.end()) {
+    if (is_stop_id(o, token)) {
       stats.stop = StopReason::kStopToken;
       break;
     }
@@ -48,9 +54,8 @@ Result<GenerateStats> generate(runtime::Session& session, std::span<const int32_
       stats.stop = StopReason::kCallback;
       break;
     }
-    if (o.max_tokens >= 0 && i + 1 >= o.max_tokens) break;
-    if (session.length() >= session.max_ctx_len()) {
-      stats.stop = StopReason::kContextFull;
+    if (auto why = stop_after(o, stats.generated_tokens, session.length(), session.max_ctx_len())) {
+      stats.stop = *why;
       break;
     }
     // Feed the token back: the session holds every generated token except the last one,

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "generate/stop_rules.h"
+
 namespace og::generate {
 namespace {
 
@@ -189,13 +191,14 @@ void Scheduler::admit() {
 bool Scheduler::advance(Slot& slot, std::span<const float> logits) {
   Sequence& s = *slot.seq;
   const GenerateOptions& o = s.request.options;
-  if (o.max_tokens >= 0 && s.stats.generated_tokens >= o.max_tokens) {
+  // One token's turn, as generate() takes it: generate/stop_rules.h.
+  if (max_tokens_reached(o, s.stats.generated_tokens)) {
     s.stats.stop = StopReason::kMaxTokens;
     return false;
   }
   const int32_t token = s.sampler->sample(logits, s.history);
   if (s.stats.generated_tokens == 0) s.stats.first_token_seconds = seconds_between(s.submitted, Clock::now());
-  if (std::find(o.stop_ids.begin(), o.stop_ids.end(), token) != o.stop_ids.end()) {
+  if (is_stop_id(o, token)) {
     s.stats.stop = StopReason::kStopToken;
     return false;
   }
@@ -205,12 +208,8 @@ bool Scheduler::advance(Slot& slot, std::span<const float> logits) {
     s.stats.stop = StopReason::kCallback;
     return false;
   }
-  if (o.max_tokens >= 0 && s.stats.generated_tokens >= o.max_tokens) {
-    s.stats.stop = StopReason::kMaxTokens;
-    return false;
-  }
-  if (slot.session->length() >= slot.session->max_ctx_len()) {
-    s.stats.stop = StopReason::kContextFull;
+  if (auto why = stop_after(o, s.stats.generated_tokens, slot.session->length(), slot.session->max_ctx_len())) {
+    s.stats.stop = *why;
     return false;
   }
   s.pending = token;  // enters the cache at the next step
