@@ -154,9 +154,13 @@ TEST(ConfigDefaults, OmittedSmolLM3LayerTypesSlideOnTheNoPELayersInBothLayers) {
 }
 
 // Exports a checkpoint whose config omits `removed` (a merge patch of nulls on the text
-// config) and compares the fp32 program with the reference, which reads the same file.
-void expect_program_matches_reference(const std::string& family, const json& removed, uint64_t seed) {
-  auto g = generate({.family = family, .seed = seed, .overrides = removed});
+// config; `added` merged too) and compares the fp32 program with the reference, which reads
+// the same file.
+void expect_program_matches_reference(const std::string& family, const json& removed, uint64_t seed,
+                                      const json& added = json::object()) {
+  json overrides = removed;
+  overrides.merge_patch(added);
+  auto g = generate({.family = family, .seed = seed, .overrides = overrides});
   // The file really lacks the keys (the test would prove nothing if the generator kept them).
   auto file = hf::parse_json(read_file(g->model_dir() + "/config.json"), "config.json");
   ASSERT_TRUE(file.is_ok());
@@ -192,6 +196,45 @@ TEST(ConfigDefaults, SmolLM3WithoutRopeThetaNoPELayersAndTyingMatchesReference) 
                                     {"rms_norm_eps", nullptr}, {"attention_bias", nullptr}, {"mlp_bias", nullptr},
                                     {"use_sliding_window", nullptr}, {"hidden_act", nullptr}},
                                    53);
+}
+
+// Fields transformers' config classes read otherwise than the file says (each case differs
+// from a plain reading of config.json; both layers must read it as the class does).
+TEST(ConfigDefaults, FieldsAsTheConfigClassesReadThem) {
+  // Qwen3MoeConfig: num_key_value_heads defaults to 4, not num_attention_heads (8 here).
+  const BothReadings moe = read_both(shape("qwen3_moe", 6, 8));
+  for (const hf::ModelConfig* c : {&moe.exporter, &moe.reference}) EXPECT_EQ(c->num_key_value_heads, 4);
+  // transformers 5 saves num_experts as num_local_experts: read as num_experts (not the
+  // class default 128); where both are present num_experts stands.
+  json v5 = shape("qwen3_moe");
+  v5["num_local_experts"] = 16;
+  expect_defaults(v5, {{"num_experts", 16}});
+  v5["num_experts"] = 32;
+  expect_defaults(v5, {{"num_experts", 32}});
+}
+
+TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
+  // num_local_experts (4, against the tiny config's 8) in place of num_experts, no kv heads.
+  expect_program_matches_reference("qwen3_moe", {{"num_experts", nullptr}, {"num_key_value_heads", nullptr}}, 55,
+                                   {{"num_local_experts", 4}});
+}
+
+// GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o
+// biases and "attention_bias": false loads in transformers with its biases. The reference
+// gives the same logits as with the flag true, and the program matches it.
+TEST(ConfigDefaults, GptOssAttentionBiasIsAlwaysOnAsItsConfigClassSets) {
+  auto on = generate({.family = "gpt_oss", .seed = 56});
+  auto off = generate({.family = "gpt_oss", .seed = 56, .overrides = {{"attention_bias", false}}});
+  auto file = hf::parse_json(read_file(off->model_dir() + "/config.json"), "config.json");
+  ASSERT_TRUE(file.is_ok());
+  ASSERT_EQ(file->at("attention_bias"), false);
+  const auto ids = test_tokens(16, on->config.vocab_size, 56);
+  const auto want = reference_logits(*on, ids);
+  EXPECT_EQ(reference_logits(*off, ids), want);
+  auto model = runtime::Model::load(export_to(*off, "p.ogp", "fp32"));
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  Diff d = compare(run_program(*model, ids, 4), want, on->config.vocab_size);
+  EXPECT_LE(d.relative(), 1e-4) << "max|diff| " << d.max_abs << " vs max|logit| " << d.max_ref;
 }
 
 }  // namespace

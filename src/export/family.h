@@ -37,6 +37,8 @@ class Family {
   // transformers' configuration-class defaults for keys published configs omit, filled into
   // the text model before it is parsed (hf::ConfigReading::defaults).
   virtual const hf::Json& config_defaults() const;
+  // Fields the config class also reads under another name (hf::ConfigReading::aliases).
+  virtual const hf::Json& config_aliases() const;
   virtual bool tie_word_embeddings_default() const { return false; }
   // Layer types ("full_attention" / "sliding_attention") by the family's documented rule,
   // used only when config.json has no `layer_types`.

@@ -46,7 +46,8 @@ Result<hf::ConfigReading> reading_for(const std::string& model_type, const std::
     return unsupported("{}: unsupported model_type '{}' (supported: {})", path, model_type, supported_model_types());
   return hf::ConfigReading{.text_in_text_config = type->text_in_text_config,
                            .tie_word_embeddings_default = family->tie_word_embeddings_default(),
-                           .defaults = family->config_defaults()};
+                           .defaults = family->config_defaults(),
+                           .aliases = family->config_aliases()};
 }
 
 }  // namespace
@@ -73,6 +74,11 @@ Result<hf::ModelConfig> parse_model_config(const std::string& json_text, const s
 Result<hf::ModelConfig> load_model_config(const std::string& path) { return hf::load_model_config(path, reading_for); }
 
 const hf::Json& Family::config_defaults() const {
+  static const hf::Json kNone = hf::Json::object();
+  return kNone;
+}
+
+const hf::Json& Family::config_aliases() const {
   static const hf::Json kNone = hf::Json::object();
   return kNone;
 }

@@ -12,6 +12,14 @@ void fill_absent(const Json& defaults, Json& text) {
     if (!text.contains(it.key())) text[it.key()] = it.value();
 }
 
+// Copies aliased keys to their name where only the alias is present.
+void apply_aliases(const Json& aliases, Json& text) {
+  if (!aliases.is_object() || !text.is_object()) return;
+  for (auto it = aliases.begin(); it != aliases.end(); ++it)
+    if (it.value().is_string() && !text.contains(it.value().get<std::string>()) && text.contains(it.key()))
+      text[it.value().get<std::string>()] = text.at(it.key());
+}
+
 }  // namespace
 
 Result<ModelConfig> parse_model_config(const std::string& json_text, const std::string& path,
@@ -31,6 +39,7 @@ Result<ModelConfig> parse_model_config(const std::string& json_text, const std::
   } else {
     c.text = c.root;
   }
+  apply_aliases(reading.aliases, c.text);
   fill_absent(reading.defaults, c.text);
   JsonFields t = c.text_fields();
   c.text_model_type = c.model_type;

@@ -57,6 +57,10 @@ struct ConfigReading {
   // Keys the text model takes when it lacks them (an explicit null stays null); an object,
   // or null for none.
   Json defaults;
+  // {"other_name": "name"}: a text config without `name` but with `other_name` takes its
+  // value (a field a later transformers renamed on save, read as the class reads both);
+  // applied before the defaults. An object, or null for none.
+  Json aliases;
 };
 
 // Given the root model_type, the reading for it, or the caller's error (e.g. unsupported

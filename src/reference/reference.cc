@@ -44,9 +44,11 @@ Result<hf::ConfigReading> reading_for(const std::string& model_type, const std::
     return unsupported("{}: model_type '{}' has no reference forward pass (have: {})", path, model_type,
                        model_type_names());
   OG_ASSIGN_OR_RETURN(hf::Json defaults, hf::parse_json(std::string(family->config_defaults), "reference defaults"));
+  OG_ASSIGN_OR_RETURN(hf::Json aliases, hf::parse_json(std::string(family->config_aliases), "reference aliases"));
   return hf::ConfigReading{.text_in_text_config = type->text_in_text_config,
                            .tie_word_embeddings_default = family->tie_word_embeddings_default,
-                           .defaults = std::move(defaults)};
+                           .defaults = std::move(defaults),
+                           .aliases = std::move(aliases)};
 }
 
 }  // namespace

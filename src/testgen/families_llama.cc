@@ -103,7 +103,8 @@ Result<std::vector<TensorSpec>> qwen3_moe_tensors(const Json& text, const Family
   OG_ASSIGN_OR_RETURN(std::vector<TensorSpec> dense, llama_shaped_tensors(text, ctx, shape));
   OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
   hf::JsonFields f(text, ctx.what);
-  OG_ASSIGN_OR_RETURN(int64_t experts, f.get_int("num_experts"));
+  // transformers 5 saves num_experts as num_local_experts.
+  OG_ASSIGN_OR_RETURN(int64_t experts, f.get_int(f.has("num_experts") ? "num_experts" : "num_local_experts"));
   OG_ASSIGN_OR_RETURN(int64_t inter, f.get_int("moe_intermediate_size"));
   OG_ASSIGN_OR_RETURN(int64_t step, f.get_int("decoder_sparse_step", 1));
   std::vector<int64_t> dense_layers;
@@ -144,7 +145,7 @@ Result<std::vector<TensorSpec>> gpt_oss_tensors(const Json& text, const FamilyCo
   OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
   hf::JsonFields f(text, ctx.what);
   OG_ASSIGN_OR_RETURN(int64_t E, f.get_int("num_local_experts"));
-  OG_ASSIGN_OR_RETURN(bool bias, f.get_bool("attention_bias", true));
+  const bool bias = true;  // GptOssConfig: attention_bias = True whatever the file says
   const bool mxfp4 = f.has("quantization_config");
   // Scale bytes around s0 = 127 + round(log2(1 / (2.93 sqrt(fan_in)))), 2.93 the rms of the
   // 16 e2m1 values: the weights then have about linear_init's spread.
@@ -533,7 +534,7 @@ const std::vector<FamilyDef>& llama_like_families() {
       {"phi3", false, "torch_dtype", false, 0, 0, phi3_config, nullptr, phi3_tensors},
       // SmolLM3Attention/MLP: Llama's biases (attention_bias, mlp_bias); SmolLM3Config: 4 kv heads, tied.
       {"smollm3", false, "torch_dtype", true, 0, 4, smollm3_config, smollm3_derive, llama_tensors},
-      {"qwen3_moe", false, "torch_dtype", false, 0, 0, qwen3_moe_config, nullptr, qwen3_moe_tensors},
+      {"qwen3_moe", false, "torch_dtype", false, 0, 4, qwen3_moe_config, nullptr, qwen3_moe_tensors},
       {"gpt_oss", false, "torch_dtype", false, 64, 8, gpt_oss_config, gpt_oss_derive, gpt_oss_tensors},
   };
   return defs;

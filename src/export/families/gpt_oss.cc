@@ -164,7 +164,9 @@ class GptOssFamily final : public Family {
                          "applies GptOssConfig's default yarn rope, which offgraph does not fill in; write it "
                          "into config.json", c.path);
     DecoderOptions o;
-    OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", true));
+    // GptOssConfig sets attention_bias = True whatever config.json says (its attention
+    // always has q/k/v/o biases).
+    o.qkv_bias = true;
     o.o_bias = o.qkv_bias;
     o.attention_sinks = true;
     OG_ASSIGN_OR_RETURN(const ExpertsConfig moe, read_experts_config(c));

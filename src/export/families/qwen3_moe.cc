@@ -66,13 +66,20 @@ class Qwen3MoeFamily final : public Family {
     return kTypes;
   }
   // transformers' Qwen3MoeConfig (head_dim absent there: hidden_size / heads, as modeling's
-  // getattr fallback; rope_theta is the parser's own 10000 default, as the class has).
+  // getattr fallback; rope_theta is the parser's own 10000 default, as the class has;
+  // num_key_value_heads is 4, not num_attention_heads).
   const hf::Json& config_defaults() const override {
     static const hf::Json kDefaults = {{"rms_norm_eps", 1e-6},      {"sliding_window", 4096},
                                        {"intermediate_size", 6144}, {"num_experts", 128},
                                        {"num_experts_per_tok", 8},  {"moe_intermediate_size", 768},
-                                       {"norm_topk_prob", false},   {"decoder_sparse_step", 1}};
+                                       {"norm_topk_prob", false},   {"decoder_sparse_step", 1},
+                                       {"num_key_value_heads", 4}};
     return kDefaults;
+  }
+  // transformers 5 maps num_experts to num_local_experts and saves only the latter.
+  const hf::Json& config_aliases() const override {
+    static const hf::Json kAliases = {{"num_local_experts", "num_experts"}};
+    return kAliases;
   }
   Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
     OG_TRY(refuse_sliding(c));

@@ -33,6 +33,8 @@ struct Family {
   // The layer whose k/v each layer attends with (itself unless KV-shared); null: every layer
   // computes its own.
   Result<std::vector<int64_t>> (*kv_sources)(const hf::ModelConfig& config) = nullptr;
+  // JSON object: fields read under another name too (hf::ConfigReading::aliases).
+  std::string_view config_aliases = "{}";
 };
 
 // families/llama_like.cc: Llama and its close relatives (transformers builds them from the

@@ -157,7 +157,7 @@ Result<std::vector<double>> gpt_oss_forward(const hf::ModelConfig& c, const hf::
     return unsupported("{}: gpt_oss config without rope_scaling/rope_parameters (GptOssConfig's default yarn is "
                        "not filled in by the reference)", c.path);
   OG_ASSIGN_OR_RETURN(const Experts x, read_experts(c));
-  OG_ASSIGN_OR_RETURN(const bool bias, t.get_bool("attention_bias", true));
+  const bool bias = true;  // GptOssConfig sets attention_bias = True whatever the file says
   OG_ASSIGN_OR_RETURN(const std::vector<int64_t> win, windows(c));
   OG_ASSIGN_OR_RETURN(const RopeSpec rope, parse_uniform_rope(c, 150000.0));
   const int64_t H = c.hidden_size, D = c.head_dim, Hq = c.num_attention_heads, Hkv = c.num_key_value_heads;

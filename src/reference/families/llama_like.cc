@@ -335,12 +335,14 @@ const Family kQwen2Family{"qwen2", kQwen2Types, false, R"({"rms_norm_eps": 1e-6,
 const Family kQwen3Family{"qwen3", kQwen3Types, false,
                           R"({"rms_norm_eps": 1e-6, "head_dim": 128, "sliding_window": 4096})",
                           &forward_of<kQwen3>, &windows_of<kQwen3>};
-// Qwen3MoeConfig: no head_dim key (modeling falls back to hidden_size / heads).
+// Qwen3MoeConfig: no head_dim key (modeling falls back to hidden_size / heads); 4 kv heads;
+// transformers 5 saves num_experts as num_local_experts.
 const Family kQwen3MoeFamily{"qwen3_moe", kQwen3MoeTypes, false,
                              R"({"rms_norm_eps": 1e-6, "sliding_window": 4096, "intermediate_size": 6144,
                                  "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
-                                 "norm_topk_prob": false, "decoder_sparse_step": 1})",
-                             &forward_of<kQwen3Moe>, &windows_of<kQwen3Moe>};
+                                 "norm_topk_prob": false, "decoder_sparse_step": 1, "num_key_value_heads": 4})",
+                             &forward_of<kQwen3Moe>, &windows_of<kQwen3Moe>, nullptr,
+                             R"({"num_local_experts": "num_experts"})"};
 const Family kPhi3Family{"phi3", kPhi3Types, false, R"({"rms_norm_eps": 1e-5})", &forward_of<kPhi3>,
                          &windows_of<kPhi3>};
 
