@@ -41,6 +41,13 @@ M = {
   'cache_header_dtype_unchecked': ('src/runtime/cache/cache_file.cc',
       '  if (h.kv_type != kv_type) return bad_input("{}: the cache was saved with another --kv-dtype", path);\n', '',
       ['cache_file_test']),
+  # Issue 39 item 7: config fields as transformers' config classes read them.
+  'gpt_oss_attention_bias_from_file': ('src/export/families/gpt_oss.cc', '    o.qkv_bias = true;',
+      '    OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", true));', ['config_defaults_test']),
+  'qwen3_moe_alias_dropped_in_reference': ('src/reference/families/llama_like.cc', 'R"({"num_local_experts": "num_experts"})"',
+      'R"({})"', ['config_defaults_test']),
+  'qwen3_moe_kv_heads_default_dropped': ('src/export/families/qwen3_moe.cc', ',\n                                       {"num_key_value_heads", 4}};',
+      '};', ['config_defaults_test']),
   'http_pipelined_bytes_dropped': ('src/http/connection.cc', '    return linger();\n  start_request();',
       '    return linger();\n  buffer_.consume(buffer_.size());\n  start_request();', SERVE),
   'http_body_unlimited': ('src/http/connection.cc', 'parser_->body_limit(server_.options.max_body_bytes);',
