@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 
 #include <xxhash.h>
 
@@ -32,7 +33,32 @@ class ProgramFileTest : public ::testing::Test {
   std::string path_, bytes_;
 };
 
-TEST_F(ProgramFileTest, ValidProgramLoads) { EXPECT_TRUE(runtime::Model::load(path_).is_ok()); }
+// What loads is what the exporter was given: the config's vocabulary, the layout the
+// float64 reference reads from the same config, and every checkpoint tensor under its name
+// with its shape and 4 bytes an element (an fp32 export); the only other tensors are the
+// rope tables the exporter computes.
+TEST_F(ProgramFileTest, ValidProgramLoadsWithWhatTheExporterWasGiven) {
+  auto m = runtime::Model::load(path_);
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  EXPECT_EQ((*m)->vocab_size(), gen_->config.vocab_size);
+  expect_layout_matches_reference((*m)->layout(), gen_->config);
+  auto ck = hf::Checkpoint::open(gen_->model_dir());
+  ASSERT_TRUE(ck.is_ok()) << ck.status().message();
+  std::map<std::string, const fb::Tensor*> in_program;
+  for (const fb::Tensor* t : *(*m)->program().tensors()) in_program[t->name()->str()] = t;
+  for (const std::string& name : ck->names()) {
+    auto want = ck->get(name);
+    ASSERT_TRUE(want.is_ok()) << name;
+    auto it = in_program.find(name);
+    ASSERT_NE(it, in_program.end()) << name << " is not in the program";
+    const fb::Tensor& t = *it->second;
+    EXPECT_EQ(std::vector<int64_t>(t.shape()->begin(), t.shape()->end()), (*want)->shape) << name;
+    EXPECT_EQ(t.nbytes(), 4 * static_cast<uint64_t>((*want)->numel())) << name;
+    in_program.erase(it);
+  }
+  for (const auto& [name, t] : in_program) EXPECT_NE(name.find(".rope."), std::string::npos) << name << " comes from nowhere";
+  EXPECT_EQ(in_program.size(), static_cast<size_t>(gen_->config.num_hidden_layers));
+}
 
 TEST_F(ProgramFileTest, AFlippedHeaderByteFailsTheHeaderChecksumAtLoad) {
   for (size_t at : {bytes_.size() - 5, bytes_.size() - 200}) {

@@ -299,14 +299,29 @@ TEST_F(ServeTest, ModelsHealthTokenizeDetokenize) {
   EXPECT_EQ(m["data"][0]["object"], "model");
   auto health = c.Get("/health");
   EXPECT_EQ(health->status, 200);
-  auto model = runtime::Model::load(*program_);
-  auto text = generate::load_model_text(**model, "");
-  auto tok = post("/tokenize", R"({"content": "Hello world, déjà vu"})");
-  ASSERT_TRUE(tok);
-  const std::vector<int32_t> want = *text->tokenizer.encode("Hello world, déjà vu", false);
-  EXPECT_EQ(json::parse(tok->body)["tokens"].get<std::vector<int32_t>>(), want);
-  auto detok = post("/detokenize", json{{"tokens", want}}.dump());
-  EXPECT_EQ(json::parse(detok->body)["content"], "Hello world, déjà vu");
+  // /tokenize gives HuggingFace tokenizers' ids (the oracle file scripts/tokenizer_oracle.mjs
+  // wrote from the real Llama-3 tokenizer.json) for every string of the corpus, over one
+  // keep-alive connection.
+  const json oracle = json::parse(read_file(std::string(OG_TEST_DATA) + "/tokenizer/expected_llama3.json"));
+  ASSERT_GT(oracle["cases"].size(), 100u);
+  size_t checked = 0;
+  for (const json& c : oracle["cases"]) {
+    auto tok = post("/tokenize", json{{"content", c["text"]}}.dump());
+    ASSERT_TRUE(tok);
+    ASSERT_EQ(tok->status, 200) << tok->body;
+    EXPECT_EQ(json::parse(tok->body)["tokens"], c["ids"]) << c["text"];
+    ++checked;
+  }
+  ASSERT_EQ(checked, oracle["cases"].size());
+  // /detokenize of the oracle's ids of a mixed-script string gives the string back.
+  for (const json& c : oracle["cases"]) {
+    if (c["text"] != "Mixed: Hello, 世界! Привет 🌍 123 — ok?") continue;
+    auto detok = post("/detokenize", json{{"tokens", c["ids"]}}.dump());
+    ASSERT_TRUE(detok);
+    EXPECT_EQ(json::parse(detok->body)["content"], c["text"]);
+    ++checked;
+  }
+  EXPECT_EQ(checked, oracle["cases"].size() + 1);
 }
 
 // 8 clients x 4 greedy requests at once on 4 slots: each answer equals the same request run

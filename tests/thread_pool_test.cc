@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -37,7 +41,48 @@ TEST(ThreadPool, ConcurrentCallersShareOnePoolWithoutLosingTasks) {
   for (int c = 0; c < kCallers; ++c) EXPECT_EQ(sums[c].load(), int64_t{kRuns} * kTasks * (kTasks + 1) / 2);
 }
 
-TEST(ThreadPool, PhysicalCoresIsPositive) { EXPECT_GE(physical_cores(), 1); }
+// The CPUs this process may run on, from /proc/self/status ("Cpus_allowed_list: 0-3,6").
+std::set<int> allowed_cpus() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  std::set<int> out;
+  while (std::getline(in, line)) {
+    if (line.rfind("Cpus_allowed_list:", 0) != 0) continue;
+    std::stringstream ranges(line.substr(line.find(':') + 1));
+    std::string r;
+    while (std::getline(ranges, r, ',')) {
+      const size_t dash = r.find('-');
+      const int lo = std::stoi(r), hi = dash == std::string::npos ? lo : std::stoi(r.substr(dash + 1));
+      for (int c = lo; c <= hi; ++c) out.insert(c);
+    }
+  }
+  return out;
+}
+
+// physical_cores() reads sysfs topology; this counts the same cores another way: distinct
+// (physical id, core id) pairs of /proc/cpuinfo over the CPUs the process may use.
+TEST(ThreadPool, PhysicalCoresCountsDistinctCoresOfTheAllowedCpus) {
+  const std::set<int> allowed = allowed_cpus();
+  ASSERT_FALSE(allowed.empty());
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  int cpu = -1, package = -1;
+  std::set<std::pair<int, int>> cores;
+  bool has_topology = false;
+  auto value = [&] { return std::stoi(line.substr(line.find(':') + 1)); };
+  while (std::getline(in, line)) {
+    if (line.rfind("processor", 0) == 0) cpu = value();
+    else if (line.rfind("physical id", 0) == 0) package = value();
+    else if (line.rfind("core id", 0) == 0) {
+      has_topology = true;
+      if (allowed.count(cpu)) cores.insert({package, value()});
+    }
+  }
+  const int n = physical_cores();
+  EXPECT_GE(n, 1);
+  EXPECT_LE(n, static_cast<int>(allowed.size()));
+  if (has_topology) EXPECT_EQ(n, static_cast<int>(cores.size()));
+}
 
 }  // namespace
 }  // namespace og
