@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <nlohmann/json.hpp>
 
 #include "base/npy.h"
@@ -285,6 +287,33 @@ TEST(CliUsage, BadFlagsExitWith1) {
   EXPECT_EQ(run_offgraph("").exit_code, 1);
   EXPECT_EQ(run_offgraph("frobnicate").exit_code, 1);
   EXPECT_EQ(run_offgraph("layout").exit_code, 1);
+}
+
+// --kv-dtype, --threads/-t and --mmap are declared once for every command that runs a
+// program: the same help lines, and the same refusals (exit 1, the flag and value named)
+// before anything is loaded.
+TEST(CliUsage, SessionFlagsAreTheSameOnEveryCommandThatRunsAProgram) {
+  std::string first_help;
+  for (const std::string cmd : {"run -p x", "chat", "serve", "bench", "logits --tokens 1 -o /dev/null"}) {
+    const std::string name = cmd.substr(0, cmd.find(' '));
+    auto help = run_offgraph(name + " --help");
+    ASSERT_EQ(help.exit_code, 0) << name;
+    std::string lines;
+    std::istringstream in(help.out);
+    for (std::string line; std::getline(in, line);)
+      if (line.find("--kv-dtype") != std::string::npos || line.find("--threads") != std::string::npos ||
+          line.find("--mmap") != std::string::npos)
+        lines += line + "\n";
+    EXPECT_NE(lines.find("-t,--threads"), std::string::npos) << name << "\n" << help.out;
+    if (first_help.empty()) first_help = lines;
+    EXPECT_EQ(lines, first_help) << name;
+    auto threads = run_offgraph(cmd + " -m no-such.ogp -t -1");
+    EXPECT_EQ(threads.exit_code, 1) << name << ": " << threads.err;
+    EXPECT_NE(threads.err.find("--threads -1 must be >= 0"), std::string::npos) << name << ": " << threads.err;
+    auto kv = run_offgraph(cmd + " -m no-such.ogp --kv-dtype fp8");
+    EXPECT_EQ(kv.exit_code, 1) << name << ": " << kv.err;
+    EXPECT_NE(kv.err.find("--kv-dtype 'fp8'"), std::string::npos) << name << ": " << kv.err;
+  }
 }
 
 TEST(CliEndToEnd, GenExportInspectLogits) {

@@ -347,20 +347,19 @@ void print_profile(const std::string& title, const std::vector<ProfileRow>& rows
 Runner add_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand("bench", "Measure prefill and decode speed against the memory-bandwidth floor");
   struct Opts {
-    std::string program, kv_dtype = "fp32", simd, batch;
+    std::string program, simd, batch;
+    SessionFlags session;
     int64_t prefill = 128, decode = 64, ctx = 0, bw_mb = 0;
-    int runs = 3, threads = 0;
-    bool json = false, profile = false, mmap = false;
+    int runs = 3;
+    bool json = false, profile = false;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--program,-m", o->program, "program file")->required();
   cmd->add_option("-p,--prefill", o->prefill, "prefill tokens, one step from an empty cache")->capture_default_str();
   cmd->add_option("-n,--decode", o->decode, "decode tokens, one step each")->capture_default_str();
   cmd->add_option("-r,--runs", o->runs, "timed runs (the median is reported), after one warm-up run")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "worker threads (0 = physical cores)");
-  add_mmap_flag(cmd, o->mmap);
+  add_session_flags(cmd, o->session);
   cmd->add_option("--ctx", o->ctx, "decode from position N (the cache is first filled by prefill); default: after the prefill");
-  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--bw-mb", o->bw_mb, "bandwidth test buffer in MB (default: 4x the last-level cache, at least 1024)");
   cmd->add_option("--simd", o->simd, "use SIMD targets no better than this one (e.g. AVX2), to compare");
   cmd->add_option("--batch", o->batch, "also decode B sequences together, for each B of a list such as 1,2,4,8");
@@ -368,16 +367,16 @@ Runner add_bench(CLI::App& app) {
   cmd->add_flag("--profile", o->profile,
                 "also time every op of the timed runs: per op kind (linears per shape), milliseconds and weight GB/s");
   return [o]() -> Status {
-    if (o->prefill < 1 || o->decode < 1 || o->runs < 1 || o->threads < 0 || o->ctx < 0 || o->bw_mb < 0)
-      return usage_error("-p, -n and -r must be >= 1; --threads, --ctx and --bw-mb >= 0");
-    OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
+    OG_ASSIGN_OR_RETURN(runtime::KvDType kv, check_session_flags(o->session));
+    if (o->prefill < 1 || o->decode < 1 || o->runs < 1 || o->ctx < 0 || o->bw_mb < 0)
+      return usage_error("-p, -n and -r must be >= 1; --ctx and --bw-mb >= 0");
     if (!o->simd.empty() && !kernels::limit_simd_target(o->simd.c_str()))
       return usage_error("--simd '{}': not a SIMD target compiled into this binary (current: {})", o->simd,
                          kernels::simd_target());
     std::vector<int64_t> batches;
     if (!o->batch.empty()) { OG_ASSIGN_OR_RETURN(batches, parse_batch_list(o->batch)); }
-    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_for_mmap(o->mmap)));
-    const int threads = o->threads > 0 ? o->threads : physical_cores();
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_of(o->session)));
+    const int threads = o->session.threads > 0 ? o->session.threads : physical_cores();
     auto pool = std::make_shared<ThreadPool>(threads);
     const int64_t chunk = model->prefill_chunk_size();
     const int64_t decode_from = o->ctx > 0 ? o->ctx : o->prefill;
@@ -464,7 +463,7 @@ Runner add_bench(CLI::App& app) {
     j["program"] = o->program;
     j["simd"] = kernels::simd_target();
     j["threads"] = threads;
-    j["kv_dtype"] = o->kv_dtype;
+    j["kv_dtype"] = o->session.kv_dtype;
     j["prefill_tokens"] = o->prefill;
     j["prefill_steps"] = prefill_steps;
     j["decode_tokens"] = o->decode;
@@ -520,7 +519,7 @@ Runner add_bench(CLI::App& app) {
     };
     std::cout << fmt::format("program {}\n  simd {}, {} threads, kv {}, {:.1f} MB of weights read per decoded token"
                              " (and {:.1f} MB of K/V, not in the floor)\n",
-                             o->program, kernels::simd_target(), threads, o->kv_dtype, static_cast<double>(wbytes) / 1e6,
+                             o->program, kernels::simd_target(), threads, o->session.kv_dtype, static_cast<double>(wbytes) / 1e6,
                              static_cast<double>(kv_bytes) / 1e6);
     std::cout << fmt::format("  memory read bandwidth {:.2f} GB/s ({} MB buffer, {} threads, best of 5 passes)\n", bw.gb_s,
                              bw.buffer_bytes >> 20, bw.threads);

@@ -44,10 +44,9 @@ Result<std::vector<int32_t>> read_token_args(const std::string& tokens, const st
 Runner add_logits(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "Run a program on tokens and write all logits to a .npy file");
   struct Opts {
-    std::string program, tokens, tokens_file, out, kv_dtype = "fp32";
+    std::string program, tokens, tokens_file, out;
     int64_t chunk = 0;
-    int threads = 0;
-    bool mmap = false;
+    SessionFlags session;
   };
   auto o = std::make_shared<Opts>();
   cmd->add_option("--program,-m", o->program, "program file")->required();
@@ -57,22 +56,19 @@ Runner add_logits(CLI::App& app) {
   cmd->add_option("--out,-o", o->out, "output .npy [T, vocab] float32")->required();
   auto* chunk_opt = cmd->add_option("--chunk", o->chunk,
                                     "tokens per step, 1 .. prefill_chunk_size (default prefill_chunk_size; 1 = decode)");
-  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
-  cmd->add_option("--threads", o->threads, "worker threads (0 = physical cores)");
-  add_mmap_flag(cmd, o->mmap);
+  add_session_flags(cmd, o->session);
   return [o, chunk_opt]() -> Status {
     // Checked before anything is loaded: 0 is not "the default", the default is leaving it out.
     if (chunk_opt->count() > 0 && o->chunk < 1)
       return usage_error("--chunk {} must be at least 1 (leave it out for the program's prefill_chunk_size)", o->chunk);
     OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
-    if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
-    OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o->kv_dtype));
-    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_for_mmap(o->mmap)));
+    OG_ASSIGN_OR_RETURN(runtime::KvDType kv, check_session_flags(o->session));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_of(o->session)));
     const int64_t chunk = chunk_opt->count() > 0 ? o->chunk : model->prefill_chunk_size();
     if (chunk > model->prefill_chunk_size())
       return usage_error("--chunk {} must be between 1 and the program's prefill_chunk_size {}", o->chunk,
                          model->prefill_chunk_size());
-    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .threads = o->threads}));
+    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .threads = o->session.threads}));
     const int64_t V = model->vocab_size(), T = static_cast<int64_t>(ids.size());
     std::vector<float> all(static_cast<size_t>(T * V));
     for (int64_t t = 0; t < T; t += chunk) {

@@ -15,11 +15,11 @@ namespace og::cli {
 namespace {
 
 struct RunOptions {
-  std::string program, prompt, system, tokenizer, kv_dtype = "fp32";
+  std::string program, prompt, system, tokenizer;
   int32_t n = 256;
-  int threads = 0;
+  SessionFlags session;
   int64_t max_ctx_len = 0;
-  bool chat = false, no_report = false, mmap = false;
+  bool chat = false, no_report = false;
   generate::SamplingParams sampling;
 };
 
@@ -35,11 +35,9 @@ void add_common(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--seed", o.sampling.seed, "random seed")->capture_default_str();
   cmd->add_option("--system", o.system, "system prompt (chat template)");
   cmd->add_option("--tokenizer", o.tokenizer, "tokenizer.json, model directory or program to use instead of the program's");
-  cmd->add_option("--threads,-t", o.threads, "worker threads (0: physical cores)");
-  cmd->add_option("--kv-dtype", o.kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
+  add_session_flags(cmd, o.session);
   cmd->add_option("--max-ctx-len,-c", o.max_ctx_len, "context capacity (default: the program's)");
   cmd->add_flag("--no-report", o.no_report, "do not print the speed report");
-  add_mmap_flag(cmd, o.mmap);
 }
 
 void report(const generate::GenerateStats& s, double load_s, const runtime::Session& session) {
@@ -68,12 +66,12 @@ struct Loaded {
 
 Result<Loaded> load(const RunOptions& o) {
   OG_TRY(o.sampling.validate());
-  if (o.threads < 0) return usage_error("--threads {} must be >= 0", o.threads);
+  OG_ASSIGN_OR_RETURN(runtime::KvDType kv, check_session_flags(o.session));
   if (o.n < -1) return usage_error("-n {} must be >= -1", o.n);
-  OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
   const auto start = std::chrono::steady_clock::now();
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_for_mmap(o.mmap)));
-  OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .max_ctx_len = o.max_ctx_len}));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session)));
+  OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(
+                                        model, {.kv_dtype = kv, .max_ctx_len = o.max_ctx_len, .threads = o.session.threads}));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return Loaded{std::move(model), std::move(session), std::move(text), secs};

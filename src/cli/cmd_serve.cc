@@ -19,11 +19,11 @@ namespace og::cli {
 namespace {
 
 struct ServeOptions {
-  std::string program, tokenizer, alias, kv_dtype = "fp32";
+  std::string program, tokenizer, alias;
+  SessionFlags session;
   serve::ServerOptions server;
   int32_t parallel = 4;
   int64_t ctx_size = 0;
-  int threads = 0;
   double shutdown_grace_s = 10;
   int64_t cache_ram_mib = 1024;
   std::string cache_dir;
@@ -31,7 +31,6 @@ struct ServeOptions {
   int64_t snapshot_interval = 256;
   double prompt_step_ratio = 3.0;
   bool log_steps = false;
-  bool mmap = false;
 };
 
 // --log-steps: one line per batched step, to see what a step carried and what it cost
@@ -44,8 +43,8 @@ void log_step(const generate::StepRecord& r) {
 }
 
 Result<serve::Backend> load_backend(const ServeOptions& o) {
-  OG_ASSIGN_OR_RETURN(runtime::KvDType kv, runtime::parse_kv_dtype(o.kv_dtype));
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_for_mmap(o.mmap)));
+  OG_ASSIGN_OR_RETURN(runtime::KvDType kv, check_session_flags(o.session));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session)));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   std::shared_ptr<runtime::PrefixCache> prefix_cache;
   if (o.cache_ram_mib > 0) {
@@ -63,7 +62,7 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
   OG_ASSIGN_OR_RETURN(auto scheduler, generate::Scheduler::create(model, {.max_sequences = o.parallel,
                                                                           .max_ctx_len = o.ctx_size,
                                                                           .kv_dtype = kv,
-                                                                          .threads = o.threads,
+                                                                          .threads = o.session.threads,
                                                                           .prompt_step_ratio = o.prompt_step_ratio,
                                                                           .prefix_cache = prefix_cache,
                                                                           .snapshot_interval = o.snapshot_interval,
@@ -85,8 +84,7 @@ Runner add_serve(CLI::App& app) {
   cmd->add_option("--port", o->server.port, "port (0: any free port; the one chosen is printed)")->capture_default_str();
   cmd->add_option("--parallel,-P", o->parallel, "sequences generated at once (slots)")->capture_default_str();
   cmd->add_option("--ctx-size,-c", o->ctx_size, "context per sequence (default: the program's)");
-  cmd->add_option("--threads,-t", o->threads, "worker threads (0: physical cores)");
-  add_mmap_flag(cmd, o->mmap);
+  add_session_flags(cmd, o->session);
   cmd->add_option("--api-key", o->server.api_key, "require `Authorization: Bearer KEY` (not on /health, /metrics)");
   cmd->add_option("--max-body-bytes", o->server.max_body_bytes, "largest request body (413 above)")->capture_default_str();
   cmd->add_option("--queue", o->server.queue, "requests that may wait for a slot (429 above)")->capture_default_str();
@@ -97,7 +95,6 @@ Runner add_serve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--shutdown-grace", o->shutdown_grace_s, "seconds running requests may finish after SIGTERM")->capture_default_str();
   cmd->add_option("--alias", o->alias, "model id to serve (default: the program's file name without extension)");
-  cmd->add_option("--kv-dtype", o->kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
   cmd->add_option("--cache-ram", o->cache_ram_mib, "MiB of prompt-prefix cache states kept for reuse (0: no prefix cache)")
       ->capture_default_str();
   cmd->add_option("--cache-dir", o->cache_dir,
@@ -117,7 +114,7 @@ Runner add_serve(CLI::App& app) {
   return [o]() -> Status {
     if (o->parallel < 1) return usage_error("--parallel {} must be at least 1", o->parallel);
     if (o->ctx_size < 0) return usage_error("--ctx-size {} must be >= 0", o->ctx_size);
-    if (o->threads < 0) return usage_error("--threads {} must be >= 0", o->threads);
+    if (auto kv = check_session_flags(o->session); !kv.is_ok()) return kv.status();
     if (o->cache_ram_mib < 0) return usage_error("--cache-ram {} must be >= 0", o->cache_ram_mib);
     if (o->cache_dir_mib < 1) return usage_error("--cache-dir-mb {} must be at least 1", o->cache_dir_mib);
     if (!o->cache_dir.empty() && o->cache_ram_mib == 0) return usage_error("--cache-dir needs the prefix cache (--cache-ram > 0)");

@@ -10,6 +10,7 @@
 
 #include "base/mapped_file.h"
 #include "base/status.h"
+#include "cli/session_flags.h"
 #include "program/layout.h"
 
 namespace og::cli {
@@ -34,13 +35,6 @@ Runner add_detokenize(CLI::App& app);
 Runner add_serve(CLI::App& app);
 
 std::string layout_table(const program::CacheLayout& l);
-
-// --mmap, on the commands that run a program (residency_for_mmap gives Model::load's residency).
-inline void add_mmap_flag(CLI::App* cmd, bool& mmap) {
-  cmd->add_flag("--mmap", mmap,
-                "use the weights in place from the file's mapping (zero-copy, shares the page cache) instead of "
-                "reading them into huge pages");
-}
 
 // "1,2,3" -> ids; errors name the bad element.
 Result<std::vector<int32_t>> parse_token_list(const std::string& s);
