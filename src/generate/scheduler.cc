@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "generate/stop_rules.h"
+#include "runtime/cache/cache_policy.h"
 
 namespace og::generate {
 namespace {
@@ -36,7 +37,7 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
   // rows of a 1B bf16 program cost 3.5 decode steps here), then measured costs size them.
   s->prompt_budget_ = PromptRowBudget(o.prompt_step_ratio, kFirstPromptRows, s->runner_->max_rows());
   if (o.snapshot_interval < 1) return usage_error("snapshot_interval {} must be at least 1", o.snapshot_interval);
-  for (int32_t w : model->layout().windows) s->flat_only_ = s->flat_only_ && w == 0;
+  s->flat_only_ = runtime::prefix_serves_shorter(model->layout().windows);
   return s;
 }
 

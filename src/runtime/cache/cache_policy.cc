@@ -32,7 +32,7 @@ Status check_rewind(int64_t length, int64_t n, const std::vector<CachePolicy>& c
   for (size_t c = 0; c < caches.size(); ++c) {
     const CachePolicy& p = caches[c];
     if (!p.ring || n == length) continue;
-    const int64_t needed_from = std::max<int64_t>(0, n - p.window + 1);
+    const int64_t needed_from = first_needed(n, p.window);
     const int64_t held_from = std::max<int64_t>(0, length - p.slots);
     if (needed_from < held_from)
       return bad_input("cannot rewind to {}: cache {} (ring of {} slots, window {}) no longer holds position {}", n, c,

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "base/status.h"
@@ -20,6 +21,24 @@ struct CachePolicy {
 };
 
 CachePolicy plan_cache(int64_t window, int64_t max_ctx_len, int64_t prefill_chunk_size);
+
+// The window rule, in one place: a query at position p attends keys p - W + 1 .. p of a
+// cache of window W (all of 0 .. p when W is 0). So a sequence of `length` tokens, whose
+// next query is at `length`, still needs positions first_needed(length, W) .. length - 1
+// of that cache: what a prefix snapshot holds, what a rewind needs kept, what a restore
+// must find. (The attention kernel masks by the same rule: DESIGN.md §2.)
+inline int64_t first_needed(int64_t length, int64_t window) {
+  return window > 0 ? (length - window + 1 > 0 ? length - window + 1 : 0) : 0;
+}
+
+// Whether the state of a sequence serves every shorter prefix of it too: only when no cache
+// drops positions, i.e. none has a window (a window's state holds just what its own length
+// needs: first_needed above).
+inline bool prefix_serves_shorter(std::span<const int32_t> windows) {
+  for (int32_t w : windows)
+    if (w > 0) return false;
+  return true;
+}
 
 // A step of T tokens at positions p0.. on a sequence of `length` committed tokens.
 Status check_step(int64_t length, int64_t p0, int64_t T, int64_t prefill_chunk_size, int64_t max_ctx_len);

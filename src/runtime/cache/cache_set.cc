@@ -40,7 +40,7 @@ CacheSetPlan plan_cache_set(const program::CacheLayout& layout, kernels::ElemTyp
 bool PrefixState::can_restore(int64_t n) const {
   if (n < 0 || n > length) return false;
   for (const Cache& c : caches) {
-    const int64_t from = c.window > 0 ? std::max<int64_t>(0, n - c.window + 1) : 0;
+    const int64_t from = first_needed(n, c.window);
     if (from < c.first || n > c.first + c.rows) return false;
   }
   return true;
@@ -92,7 +92,7 @@ Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path
     PrefixState::Cache c{.window = hc.window, .kv_heads = hc.kv_heads, .head_dim = hc.head_dim, .rows = hc.rows};
     c.first = h.length - hc.rows;
     // The rows a state of this length holds (copy_prefix): anything else is not a snapshot.
-    const int64_t first = hc.window > 0 ? std::max<int64_t>(0, h.length - hc.window + 1) : 0;
+    const int64_t first = first_needed(h.length, hc.window);
     if (c.first != first || hc.slots != hc.rows) return bad_input("{}: cache rows do not match a prefix of {} tokens", path, h.length);
     if (with_data) {
       c.k.resize(static_cast<size_t>(hc.kv_heads) * static_cast<size_t>(hc.rows) * hc.head_dim * kv_elem_size(kv_type));
@@ -185,13 +185,6 @@ Result<int64_t> CacheSet::load(const std::string& path, uint64_t program_checksu
   if (h.length > plan_.max_ctx_len) return bad_input("{}: saved length {} exceeds max_ctx_len {}", path, h.length, plan_.max_ctx_len);
   return h.length;
 }
-
-namespace {
-
-// The positions a sequence of `length` tokens still reads from a cache of window W.
-int64_t first_needed(int64_t length, int64_t window) { return window > 0 ? std::max<int64_t>(0, length - window + 1) : 0; }
-
-}  // namespace
 
 PrefixState CacheSet::copy_prefix(int64_t length) const {
   PrefixState st;
