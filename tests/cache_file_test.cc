@@ -84,6 +84,27 @@ TEST_F(CacheFileTest, MismatchedOrDamagedFilesAreRefusedAndChangeNothing) {
   EXPECT_TRUE(runtime::read_cache_header(path, model_->file().checksum(),
                                          static_cast<uint32_t>(runtime::kv_elem_type(runtime::KvDType::kF32)))
                   .is_ok());
+  // The kv dtype's code in the file (after the 8-byte magic and the 4-byte version) is fixed
+  // by the format, whatever the kernels' enum order: 0 f32, 1 f16, 2 bf16; others refused.
+  const std::pair<runtime::KvDType, uint8_t> codes[] = {
+      {runtime::KvDType::kF32, 0}, {runtime::KvDType::kF16, 1}, {runtime::KvDType::kBF16, 2}};
+  for (const auto& [kv, code] : codes) {
+    auto s = runtime::Session::create(model_, {.kv_dtype = kv});
+    ASSERT_TRUE((*s)->append(std::vector<int32_t>(ids_.begin(), ids_.begin() + 4)).is_ok());
+    ASSERT_TRUE((*s)->save(gen_->dir.file("k.kv")).is_ok());
+    const std::string b = read_file(gen_->dir.file("k.kv"));
+    EXPECT_EQ(static_cast<uint8_t>(b[12]), code);
+    EXPECT_EQ(b.substr(13, 3), std::string(3, '\0'));
+  }
+  {
+    std::string unknown = good;
+    unknown[12] = 7;
+    write_file(gen_->dir.file("u.kv"), unknown);
+    auto h = runtime::read_cache_header(gen_->dir.file("u.kv"), model_->file().checksum(),
+                                        static_cast<uint32_t>(runtime::kv_elem_type(runtime::KvDType::kF32)));
+    ASSERT_FALSE(h.is_ok());
+    EXPECT_NE(h.status().message().find("kv dtype code 7 is unknown"), std::string::npos) << h.status().message();
+  }
   auto small = runtime::Session::create(model_, {.max_ctx_len = 32});
   EXPECT_NE((*small)->load(path).message().find("geometry"), std::string::npos);
   // The target still continues as a 5-token session.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "base/mapped_file.h"
 
@@ -14,6 +15,9 @@ namespace {
 
 constexpr char kMagic[8] = {'O', 'G', 'K', 'V', 'C', 'A', 'C', 'H'};
 constexpr size_t kHeadRead = 64 << 10;  // a header (with its tokens) usually fits in this
+
+// kv_disk_code's table: index = code. Append only.
+constexpr kernels::ElemType kKvDiskCodes[] = {kernels::ElemType::kF32, kernels::ElemType::kF16, kernels::ElemType::kBF16};
 
 size_t elem_size(kernels::ElemType t) { return t == kernels::ElemType::kF32 ? 4 : 2; }
 size_t elem_size(uint32_t t) { return elem_size(static_cast<kernels::ElemType>(t)); }
@@ -59,7 +63,10 @@ Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_
   OG_ASSIGN_OR_RETURN(h.version, r.get<uint32_t>("version"));
   if (h.version < 1 || h.version > kCacheFileVersion)
     return bad_input("{}: cache file version {} is not supported", path, h.version);
-  OG_ASSIGN_OR_RETURN(h.kv_type, r.get<uint32_t>("kv dtype"));
+  OG_ASSIGN_OR_RETURN(const uint32_t code, r.get<uint32_t>("kv dtype"));
+  auto type = kv_type_of_disk_code(code);
+  if (!type.is_ok()) return type.status().with_context(path);
+  h.kv_type = static_cast<uint32_t>(*type);
   OG_ASSIGN_OR_RETURN(uint64_t program, r.get<uint64_t>("program checksum"));
   if (program != program_checksum)
     return bad_input("{}: the cache was saved for a different program ({:016x}, this one is {:016x})", path, program,
@@ -102,10 +109,24 @@ Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_
 
 }  // namespace
 
+uint32_t kv_disk_code(kernels::ElemType t) {
+  for (uint32_t c = 0; c < std::size(kKvDiskCodes); ++c)
+    if (kKvDiskCodes[c] == t) return c;
+  return UINT32_MAX;  // a storage type without a code is never written: read back, it is refused
+}
+
+Result<kernels::ElemType> kv_type_of_disk_code(uint32_t code) {
+  if (code >= std::size(kKvDiskCodes))
+    return bad_input("kv dtype code {} is unknown to this offgraph (0 f32, 1 f16, 2 bf16; a newer build wrote it?)", code);
+  return kKvDiskCodes[code];
+}
+
 Status write_cache_file(const std::string& path, const CacheImage& img) {
+  const uint32_t code = kv_disk_code(static_cast<kernels::ElemType>(img.kv_type));
+  if (code == UINT32_MAX) return unsupported("{}: this kv dtype has no cache-file code yet", path);
   std::string out(kMagic, 8);
   put<uint32_t>(out, kCacheFileVersion);
-  put<uint32_t>(out, img.kv_type);
+  put<uint32_t>(out, code);
   put<uint64_t>(out, img.program_checksum);
   put<uint64_t>(out, static_cast<uint64_t>(img.length));
   put<uint32_t>(out, static_cast<uint32_t>(img.caches.size()));

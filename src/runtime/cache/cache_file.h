@@ -25,6 +25,13 @@ namespace og::runtime {
 
 inline constexpr uint32_t kCacheFileVersion = 2;
 
+// The KV storage type as the file stores it: explicit codes, append-only (a code once
+// written keeps its meaning; a new storage type takes the next one), independent of the
+// kernels' enum order. 0 f32, 1 f16, 2 bf16 (the values files carried before the codes were
+// spelled out). Callers pass and receive kernels::ElemType values; the file layer converts.
+uint32_t kv_disk_code(kernels::ElemType t);
+Result<kernels::ElemType> kv_type_of_disk_code(uint32_t code);
+
 struct CacheImage {
   uint64_t program_checksum = 0;
   uint32_t kv_type = 0;  // kernels::ElemType
