@@ -37,10 +37,13 @@ lane "release build"
 run_tests_checking_tmp ctest --preset release -j "$(nproc)"
 lane "release tests"
 if [ "${OFFGRAPH_SKIP_SANITIZERS:-0}" != "1" ]; then
-  # Thread sanitizer on the concurrency tests only (the rest is single-threaded per session).
+  # Thread sanitizer on the concurrency tests only (the rest is single-threaded per session):
+  # the scheduler under many submitting threads, and the HTTP transport (one I/O thread,
+  # handler threads, exchanges crossing between them).
   cmake --preset tsan >/dev/null
-  cmake --build build/tsan -j "$(nproc)" --target concurrency_test
+  cmake --build build/tsan -j "$(nproc)" --target concurrency_test http_server_test
   TSAN_OPTIONS=halt_on_error=1 run_tests_checking_tmp build/tsan/tests/concurrency_test
+  TSAN_OPTIONS=halt_on_error=1 run_tests_checking_tmp build/tsan/tests/http_server_test
   lane "tsan build + test"
   bash scripts/build.sh asan
   lane "asan build"

@@ -112,6 +112,7 @@ void Connection::dispatch() {
   req.body = std::move(m.body());
   req.remote = remote_;
   exchange_ = std::make_shared<ConnectionExchange>(shared_from_this());
+  handler_running_ = true;
   ++server_.handlers_running;
   server_.pool.post([self = shared_from_this(), ex = exchange_, req = std::move(req)]() {
     try {
@@ -274,6 +275,7 @@ void Connection::send_stream_end(std::function<void(bool)> done) {
 
 void Connection::handler_returned() {
   --server_.handlers_running;
+  handler_running_ = false;
   if (exchange_) exchange_->finish();
   if (phase_ == Phase::kClosed || (peer_closed_ && answer_ == Answer::kNone)) {
     // The client left (or the connection failed) before an answer began: nobody to tell.
@@ -295,7 +297,10 @@ void Connection::handler_returned() {
 void Connection::response_complete() {
   log(status_);
   ++requests_;
-  if (phase_ == Phase::kClosed) return;
+  if (phase_ == Phase::kClosed) {
+    exchange_.reset();  // it holds this connection: the pair would keep each other alive
+    return;
+  }
   if (close_after_ || peer_closed_ || server_.stopping || requests_ >= server_.options.max_requests_per_connection)
     return linger();
   start_request();
@@ -340,7 +345,9 @@ void Connection::close() {
   deadline_.cancel();
   write_deadline_.cancel();
   write_next();  // fails what waits (a write in flight fails by itself)
-  if (!answering) exchange_.reset();  // else handler_returned() logs the request, then drops it
+  // The exchange holds this connection; drop it unless a handler still uses it (then
+  // handler_returned() logs the request and drops it).
+  if (!handler_running_) exchange_.reset();
   server_.remove(this);
 }
 

@@ -90,6 +90,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   Phase phase_ = Phase::kIdle;
   bool reading_ = false, writing_ = false, peer_closed_ = false;
+  bool handler_running_ = false;             // a worker runs the handler of the current request
   std::deque<Write> writes_;
   size_t requests_ = 0;
   // The request being answered.
