@@ -129,16 +129,14 @@ void Connection::refuse(int status, const std::string& message) {
   phase_ = Phase::kHandling;
   ++deadline_generation_;
   deadline_.cancel();
-  close_after_ = true;
-  status_ = status;
-  answer_ = Answer::kWhole;
+  // Written as a handler's whole response is (the request may not even have a method yet:
+  // nothing of the previous one applies), then the connection closes.
+  answer_ = Answer::kNone;
+  keep_alive_ = http10_ = head_only_ = false;
   Response r = server_.error_response(status, message);
   r.status = status;
   r.close = true;
-  const std::string head = response_head({.status = status, .content_type = r.content_type, .content_length = r.body.size(),
-                                          .close = true},
-                                         r.headers);
-  enqueue(head + r.body, nullptr);
+  send_whole(std::move(r), [](bool) {});
   enqueue("", [self = shared_from_this()](bool) { self->response_complete(); });
 }
 

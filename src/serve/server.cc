@@ -34,7 +34,7 @@ Result<std::unique_ptr<Server>> Server::bind(const ServerOptions& o) {
 }
 
 Server::~Server() {
-  if (http_) http_.reset();  // ends the handlers before what they use
+  http_.reset();  // ends the handlers before what they use
   stop_loop();
 }
 
