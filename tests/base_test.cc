@@ -11,11 +11,13 @@
 #include <numeric>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "base/large_buffer.h"
 #include "base/mapped_file.h"
 #include "base/special_functions.h"
+#include "base/storage_type.h"
 #include "base/utf8.h"
 
 namespace og {
@@ -23,6 +25,45 @@ namespace {
 
 // erfinv at float64 inputs, from mpmath.erfinv at 40 digits rounded to float64 (the
 // exporter's and the reference's Gemma-3n sparsity cutoffs both read this one function).
+// The storage types' table: every enumerator has exactly one row, names and codes are unique,
+// and the on-disk codes are the ones files were written with (append-only: a change here
+// makes old program and cache files mean something else).
+TEST(StorageTypes, OneRowPerTypeWithUniqueNamesAndPinnedCodes) {
+  constexpr StorageType kAll[] = {StorageType::kF32, StorageType::kF16, StorageType::kBF16, StorageType::kQ8,
+                                  StorageType::kQ4};
+  ASSERT_EQ(std::size(kStorageTypes), std::size(kAll));
+  for (StorageType t : kAll) {
+    int rows = 0;
+    for (const StorageTypeInfo& i : kStorageTypes) rows += i.type == t;
+    EXPECT_EQ(rows, 1) << static_cast<int>(t);
+    EXPECT_EQ(storage_type_from_name(storage_type_name(t)), t);
+    EXPECT_EQ(storage_type_from_name(storage_type_tag(t)), t);
+  }
+  for (size_t a = 0; a < std::size(kStorageTypes); ++a)
+    for (size_t b = a + 1; b < std::size(kStorageTypes); ++b) {
+      const StorageTypeInfo &x = kStorageTypes[a], &y = kStorageTypes[b];
+      EXPECT_NE(x.name, y.name);
+      EXPECT_NE(x.tag, y.tag);
+      EXPECT_NE(x.name, y.tag);
+      EXPECT_NE(x.program_code, y.program_code);
+      if (x.cache_code != kNoCode) EXPECT_NE(x.cache_code, y.cache_code);
+    }
+  const std::tuple<StorageType, const char*, const char*, int, int, int> pinned[] = {
+      {StorageType::kF32, "fp32", "f32", 0, 0, 4}, {StorageType::kF16, "fp16", "f16", 1, 1, 2},
+      {StorageType::kBF16, "bf16", "bf16", 2, 2, 2}, {StorageType::kQ8, "q8", "q8", 4, kNoCode, 0},
+      {StorageType::kQ4, "q4", "q4", 5, kNoCode, 0}};
+  for (const auto& [t, name, tag, program_code, cache_code, bytes] : pinned) {
+    EXPECT_EQ(storage_type_name(t), name);
+    EXPECT_EQ(storage_type_tag(t), tag);
+    EXPECT_EQ(storage_info(t).program_code, program_code) << name;
+    EXPECT_EQ(storage_info(t).cache_code, cache_code) << name;
+    EXPECT_EQ(storage_value_bytes(t), static_cast<size_t>(bytes)) << name;
+    EXPECT_EQ(storage_info(t).kv, cache_code != kNoCode) << name;
+  }
+  EXPECT_EQ(storage_type_from_name("int4"), std::nullopt);
+  EXPECT_EQ(storage_type_names([](const StorageTypeInfo& i) { return i.kv; }), "fp32, fp16, bf16");
+}
+
 TEST(SpecialFunctions, ErfinvMatchesHighPrecisionValues) {
   struct Case {
     double y, want, tolerance;

@@ -25,7 +25,7 @@ struct Plan {
   std::vector<int32_t> ids;
   std::vector<int64_t> steps;     // token counts, summing to ids.size()
   LogitsRows rows = LogitsRows::kAll;
-  runtime::KvDType kv = runtime::KvDType::kF32;
+  StorageType kv = StorageType::kF32;
 };
 
 // Logits of each step of a plan, the session stepping alone.
@@ -139,8 +139,8 @@ TEST_P(BatchStorage, EachSessionGetsItsSoloLogitsBitForBit) {
   auto m = runtime::Model::load(export_with(*g, "p.ogp", o));
   ASSERT_TRUE(m.is_ok()) << m.status().message();
   auto plans = mixed_plans((*m)->vocab_size());
-  plans[1].kv = runtime::KvDType::kBF16;
-  plans[2].kv = runtime::KvDType::kF16;
+  plans[1].kv = StorageType::kBF16;
+  plans[2].kv = StorageType::kF16;
   expect_batched_equals_solo(*m, plans, 3, /*threads=*/2);
 }
 

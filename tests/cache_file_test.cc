@@ -20,7 +20,7 @@ class CacheFileTest : public ::testing::Test {
     model_ = *m;
     ids_ = test_tokens(30, model_->vocab_size(), 2);
   }
-  std::unique_ptr<runtime::Session> fed(size_t n, runtime::KvDType kv = runtime::KvDType::kF32) {
+  std::unique_ptr<runtime::Session> fed(size_t n, StorageType kv = StorageType::kF32) {
     auto s = runtime::Session::create(model_, {.kv_dtype = kv});
     EXPECT_TRUE(s.is_ok());
     for (size_t t = 0; t < n; t += 4) {
@@ -73,21 +73,21 @@ TEST_F(CacheFileTest, MismatchedOrDamagedFilesAreRefusedAndChangeNothing) {
   auto other = runtime::Model::load(export_to(*other_gen, "q.ogp", "fp32", 4, 64));
   auto other_session = runtime::Session::create(*other);
   EXPECT_NE((*other_session)->load(path).message().find("different program"), std::string::npos);
-  auto bf16 = runtime::Session::create(model_, {.kv_dtype = runtime::KvDType::kBF16});
+  auto bf16 = runtime::Session::create(model_, {.kv_dtype = StorageType::kBF16});
   EXPECT_NE((*bf16)->load(path).message().find("kv-dtype"), std::string::npos);
   // The header alone refuses another kv dtype, before any cache bytes are read (a later
   // per-cache check would refuse too, but only after reading them).
   auto header = runtime::read_cache_header(path, model_->file().checksum(),
-                                           static_cast<uint32_t>(runtime::kv_elem_type(runtime::KvDType::kBF16)));
+                                           StorageType::kBF16);
   ASSERT_FALSE(header.is_ok());
   EXPECT_NE(header.status().message().find("kv-dtype"), std::string::npos) << header.status().message();
   EXPECT_TRUE(runtime::read_cache_header(path, model_->file().checksum(),
-                                         static_cast<uint32_t>(runtime::kv_elem_type(runtime::KvDType::kF32)))
+                                         StorageType::kF32)
                   .is_ok());
   // The kv dtype's code in the file (after the 8-byte magic and the 4-byte version) is fixed
   // by the format, whatever the kernels' enum order: 0 f32, 1 f16, 2 bf16; others refused.
-  const std::pair<runtime::KvDType, uint8_t> codes[] = {
-      {runtime::KvDType::kF32, 0}, {runtime::KvDType::kF16, 1}, {runtime::KvDType::kBF16, 2}};
+  const std::pair<StorageType, uint8_t> codes[] = {
+      {StorageType::kF32, 0}, {StorageType::kF16, 1}, {StorageType::kBF16, 2}};
   for (const auto& [kv, code] : codes) {
     auto s = runtime::Session::create(model_, {.kv_dtype = kv});
     ASSERT_TRUE((*s)->append(std::vector<int32_t>(ids_.begin(), ids_.begin() + 4)).is_ok());
@@ -101,7 +101,7 @@ TEST_F(CacheFileTest, MismatchedOrDamagedFilesAreRefusedAndChangeNothing) {
     unknown[12] = 7;
     write_file(gen_->dir.file("u.kv"), unknown);
     auto h = runtime::read_cache_header(gen_->dir.file("u.kv"), model_->file().checksum(),
-                                        static_cast<uint32_t>(runtime::kv_elem_type(runtime::KvDType::kF32)));
+                                        StorageType::kF32);
     ASSERT_FALSE(h.is_ok());
     EXPECT_NE(h.status().message().find("kv dtype code 7 is unknown"), std::string::npos) << h.status().message();
   }

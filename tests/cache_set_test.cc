@@ -23,21 +23,21 @@ program::CacheLayout two_cache_layout() {
 
 TEST(CacheSetPlan, SlotsAndBytesFollowThePolicies) {
   // Flat: max_ctx_len slots. Ring: W + chunk - 1 = 4 + 8 - 1 = 11 slots.
-  auto p = runtime::plan_cache_set(two_cache_layout(), kernels::ElemType::kF32, 64, 8);
+  auto p = runtime::plan_cache_set(two_cache_layout(), StorageType::kF32, 64, 8);
   ASSERT_EQ(p.n_caches(), 2);
   EXPECT_EQ(p.policies[0].slots, 64);
   EXPECT_FALSE(p.policies[0].ring);
   EXPECT_EQ(p.policies[1].slots, 11);
   EXPECT_TRUE(p.policies[1].ring);
   EXPECT_EQ(p.bytes(), 2u * 64 * 2 * 8 * 4 + 2u * 11 * 1 * 16 * 4);
-  auto h = runtime::plan_cache_set(two_cache_layout(), kernels::ElemType::kBF16, 64, 8);
+  auto h = runtime::plan_cache_set(two_cache_layout(), StorageType::kBF16, 64, 8);
   EXPECT_EQ(h.bytes(), p.bytes() / 2);
 }
 
 TEST(CacheSetPlan, StepIsClampedToTheContext) {
   // A 6-token context cannot take an 8-token step: the ring would be 4 + 6 - 1 = 9 >= 6
   // slots, so the sliding cache is flat with 6 slots (not 4 + 8 - 1 = 11).
-  auto p = runtime::plan_cache_set(two_cache_layout(), kernels::ElemType::kF32, 6, 8);
+  auto p = runtime::plan_cache_set(two_cache_layout(), StorageType::kF32, 6, 8);
   EXPECT_EQ(p.chunk, 6);
   EXPECT_EQ(p.policies[1].slots, 6);
   EXPECT_FALSE(p.policies[1].ring);
@@ -46,7 +46,7 @@ TEST(CacheSetPlan, StepIsClampedToTheContext) {
 
 struct PrefixCase {
   std::string family;
-  runtime::KvDType kv;
+  StorageType kv;
 };
 
 class PrefixState : public ::testing::TestWithParam<PrefixCase> {};
@@ -91,15 +91,15 @@ TEST_P(PrefixState, RestoredPrefixContinuesBitIdenticalToAColdRun) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Caches, PrefixState,
-                         ::testing::Values(PrefixCase{"llama", runtime::KvDType::kF32},
-                                           PrefixCase{"gemma3_text", runtime::KvDType::kF32},
-                                           PrefixCase{"gemma3_text", runtime::KvDType::kBF16},
-                                           PrefixCase{"gemma4", runtime::KvDType::kF32},
-                                           PrefixCase{"gemma3n", runtime::KvDType::kF16},
-                                           PrefixCase{"mistral", runtime::KvDType::kBF16}),
+                         ::testing::Values(PrefixCase{"llama", StorageType::kF32},
+                                           PrefixCase{"gemma3_text", StorageType::kF32},
+                                           PrefixCase{"gemma3_text", StorageType::kBF16},
+                                           PrefixCase{"gemma4", StorageType::kF32},
+                                           PrefixCase{"gemma3n", StorageType::kF16},
+                                           PrefixCase{"mistral", StorageType::kBF16}),
                          [](const auto& info) {
-                           return info.param.family + (info.param.kv == runtime::KvDType::kF32    ? "_f32"
-                                                       : info.param.kv == runtime::KvDType::kBF16 ? "_bf16"
+                           return info.param.family + (info.param.kv == StorageType::kF32    ? "_f32"
+                                                       : info.param.kv == StorageType::kBF16 ? "_bf16"
                                                                                                   : "_f16");
                          });
 
@@ -129,7 +129,7 @@ TEST(PrefixStateRules, ShorterPrefixOfFlatCachesButNotOfOverwrittenRings) {
   // Another kv dtype or program geometry is refused, the session unchanged.
   auto here = (*r)->copy_prefix(30);
   ASSERT_TRUE(here.is_ok());
-  auto bf = runtime::Session::create(*mr, {.kv_dtype = runtime::KvDType::kBF16, .threads = 1});
+  auto bf = runtime::Session::create(*mr, {.kv_dtype = StorageType::kBF16, .threads = 1});
   EXPECT_FALSE((*bf)->restore_prefix(*here).is_ok());
   EXPECT_EQ((*bf)->length(), 0);
   EXPECT_FALSE((*b)->restore_prefix(*here).is_ok());  // llama's caches: another geometry

@@ -337,9 +337,9 @@ TEST(E2E, Fp16ProgramsAndReducedPrecisionCachesStayClose) {
   ASSERT_TRUE(fp16.is_ok());
   EXPECT_LE(compare(run_program(*fp16, ids, 4), want, g->config.vocab_size).relative(), 1e-2);
   auto fp32 = runtime::Model::load(export_to(*g, "f.ogp", "fp32"));
-  for (auto kv : {runtime::KvDType::kBF16, runtime::KvDType::kF16}) {
+  for (auto kv : {StorageType::kBF16, StorageType::kF16}) {
     Diff d = compare(run_program(*fp32, ids, 4, kv), want, g->config.vocab_size);
-    EXPECT_LE(d.relative(), kv == runtime::KvDType::kBF16 ? 5e-2 : 1e-2);
+    EXPECT_LE(d.relative(), kv == StorageType::kBF16 ? 5e-2 : 1e-2);
   }
 }
 

@@ -92,7 +92,7 @@ inline std::string export_to(const Generated& g, const std::string& name, const 
 
 // Logits [T, V] of the program fed `ids` in steps of `chunk` tokens.
 inline std::vector<float> run_program(const std::shared_ptr<const runtime::Model>& model, const std::vector<int32_t>& ids,
-                                      int64_t chunk, runtime::KvDType kv = runtime::KvDType::kF32) {
+                                      int64_t chunk, StorageType kv = StorageType::kF32) {
   auto session = runtime::Session::create(model, {.kv_dtype = kv});
   EXPECT_TRUE(session.is_ok()) << session.status().message();
   const int64_t V = model->vocab_size(), T = static_cast<int64_t>(ids.size());

@@ -29,22 +29,21 @@
 namespace og {
 namespace {
 
-using kernels::ElemType;
 
 constexpr int64_t kSizes[] = {1, 7, 31, 32, 33, 257};
 // Token counts of a linear: the sizes, plus the few-token tiles of batched decode (2-5).
 constexpr int64_t kTokenCounts[] = {1, 3, 5, 7, 31, 32, 33, 257};
 
 struct Tol {
-  ElemType type;
+  StorageType type;
   const char* name;
   double linear;  // |y - ref| <= linear * (sum_i |w_i x_i| + |b|)
   double attend;  // |o - ref| <= attend * max|v|
 };
 constexpr Tol kTol[] = {
-    {ElemType::kF32, "f32", 1e-5, 2e-5},
-    {ElemType::kBF16, "bf16", 1e-5, 2e-5},
-    {ElemType::kF16, "f16", 1e-5, 2e-5},
+    {StorageType::kF32, "f32", 1e-5, 2e-5},
+    {StorageType::kBF16, "bf16", 1e-5, 2e-5},
+    {StorageType::kF16, "f16", 1e-5, 2e-5},
 };
 
 // Runs fn once per SIMD target compiled into the kernels and supported here.
@@ -63,11 +62,11 @@ void for_each_target(const Fn& fn) {
 
 // Storage of one dtype with the exact float value of every element.
 struct Stored {
-  ElemType type;
+  StorageType type;
   std::vector<float> f32;
   std::vector<uint16_t> u16;
   std::vector<double> value;  // what the stored bits mean
-  const void* data() const { return type == ElemType::kF32 ? static_cast<const void*>(f32.data()) : u16.data(); }
+  const void* data() const { return type == StorageType::kF32 ? static_cast<const void*>(f32.data()) : u16.data(); }
 };
 
 uint16_t round_bf16(float f) {  // round to nearest even
@@ -83,13 +82,13 @@ float bf16_value(uint16_t h) {
 }
 using og::testing::f16_value;
 using og::testing::round_f16;
-double stored_value(float f, ElemType t) {
+double stored_value(float f, StorageType t) {
   switch (t) {
-    case ElemType::kF32: return f;
-    case ElemType::kBF16: return bf16_value(round_bf16(f));
-    case ElemType::kF16: return f16_value(round_f16(f));
-    case ElemType::kQ8:
-    case ElemType::kQ4: break;  // not a float storage type
+    case StorageType::kF32: return f;
+    case StorageType::kBF16: return bf16_value(round_bf16(f));
+    case StorageType::kF16: return f16_value(round_f16(f));
+    case StorageType::kQ8:
+    case StorageType::kQ4: break;  // not a float storage type
   }
   return 0;
 }
@@ -102,11 +101,11 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1, float h
   return v;
 }
 
-Stored make_stored(size_t n, ElemType t, uint32_t seed) {
+Stored make_stored(size_t n, StorageType t, uint32_t seed) {
   Stored s{.type = t, .f32 = random_floats(n, seed), .u16 = {}, .value = {}};
   for (float f : s.f32) {
-    if (t == ElemType::kBF16) s.u16.push_back(round_bf16(f));
-    if (t == ElemType::kF16) s.u16.push_back(round_f16(f));
+    if (t == StorageType::kBF16) s.u16.push_back(round_bf16(f));
+    if (t == StorageType::kF16) s.u16.push_back(round_f16(f));
     s.value.push_back(stored_value(f, t));
   }
   return s;
@@ -127,28 +126,28 @@ const char* layout_name(Layout l) { return l == Layout::kRowMajor ? "row-major" 
 Laid lay_out(const Stored& s, int64_t rows, int64_t cols, Layout layout) {
   Laid l;
   l.m = kernels::Matrix{.data = nullptr, .type = s.type, .rows = rows, .cols = cols};
-  const int64_t P = s.type == ElemType::kF32 ? 1 : 2;
+  const int64_t P = s.type == StorageType::kF32 ? 1 : 2;
   if (layout == Layout::kRowMajor) {
     l.f32 = s.f32;
     l.u16 = s.u16;
   } else {
     EXPECT_EQ(cols % P, 0) << "interleaved 16-bit rows hold pairs of columns";
     const int64_t padded = (rows + 15) / 16 * 16;
-    if (s.type == ElemType::kF32)  // padding rows: zeros
+    if (s.type == StorageType::kF32)  // padding rows: zeros
       l.f32.resize(static_cast<size_t>(padded * cols));
     else
       l.u16.resize(static_cast<size_t>(padded * cols));
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t k = 0; k < cols; ++k) {
         const size_t to = static_cast<size_t>(((r / 16 * (cols / P) + k / P) * 16 + r % 16) * P + k % P);
-        if (s.type == ElemType::kF32)
+        if (s.type == StorageType::kF32)
           l.f32[to] = s.f32[r * cols + k];
         else
           l.u16[to] = s.u16[r * cols + k];
       }
     l.m.row_block = kernels::kRowBlock;
   }
-  l.m.data = s.type == ElemType::kF32 ? static_cast<const void*>(l.f32.data()) : l.u16.data();
+  l.m.data = s.type == StorageType::kF32 ? static_cast<const void*>(l.f32.data()) : l.u16.data();
   return l;
 }
 
@@ -167,7 +166,7 @@ TEST(Linear, MatchesFloat64AtEverySizeDtypeAndTarget) {
         for (Layout layout : kLayouts) {
         SCOPED_TRACE(layout_name(layout));
         // Interleaved 16-bit rows hold pairs of columns: odd sizes become the next even one.
-        const int64_t cols = layout == Layout::kInterleaved && tol.type != ElemType::kF32 ? (size + 1) / 2 * 2 : size;
+        const int64_t cols = layout == Layout::kInterleaved && tol.type != StorageType::kF32 ? (size + 1) / 2 * 2 : size;
         const Stored w = make_stored(static_cast<size_t>(rows * cols), tol.type, static_cast<uint32_t>(rows * 1000 + cols));
         const std::vector<float> bias = random_floats(static_cast<size_t>(rows), 9);
         const bool with_bias = (rows + cols) % 2 == 0;
@@ -274,7 +273,7 @@ TEST(Linear, BF16ActivationsFollowTheDotBF16ChainBitForBit) {
   for (const Shape sh : {Shape{1, 2}, Shape{16, 64}, Shape{37, 258}, Shape{70, 1152}, Shape{19, 44002}}) {
     const int64_t rows = sh.rows, cols = sh.cols;
     SCOPED_TRACE(::testing::Message() << rows << " x " << cols);
-    const Stored w = make_stored(static_cast<size_t>(rows * cols), ElemType::kBF16, static_cast<uint32_t>(rows + cols));
+    const Stored w = make_stored(static_cast<size_t>(rows * cols), StorageType::kBF16, static_cast<uint32_t>(rows + cols));
     const Laid laid = lay_out(w, rows, cols, Layout::kInterleaved);
     const std::vector<float> bias = random_floats(static_cast<size_t>(rows), 9);
     for (int64_t T : {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{13}, int64_t{40}}) {
@@ -326,7 +325,7 @@ TEST(Linear, AGroupOverOneXEqualsEachLinearAloneBitForBit) {
   for (const Tol& tol : kTol)
     for (Layout layout : kLayouts)
       for (kernels::XQuant xquant : {kernels::XQuant::kNone, kernels::XQuant::kBF16}) {
-        if (xquant == kernels::XQuant::kBF16 && (tol.type != ElemType::kBF16 || layout != Layout::kInterleaved)) continue;
+        if (xquant == kernels::XQuant::kBF16 && (tol.type != StorageType::kBF16 || layout != Layout::kInterleaved)) continue;
         SCOPED_TRACE(::testing::Message() << tol.name << " " << layout_name(layout)
                                           << (xquant == kernels::XQuant::kBF16 ? " bf16 x" : ""));
         std::vector<Stored> stored;
@@ -363,7 +362,7 @@ TEST(Embedding, RowsWidenExactlyAndScale) {
       const int64_t vocab = 11;
       for (Layout layout : kLayouts) {
       SCOPED_TRACE(layout_name(layout));
-      const int64_t dim = layout == Layout::kInterleaved && tol.type != ElemType::kF32 ? (size + 1) / 2 * 2 : size;
+      const int64_t dim = layout == Layout::kInterleaved && tol.type != StorageType::kF32 ? (size + 1) / 2 * 2 : size;
       const Stored table = make_stored(vocab * dim, tol.type, 7);
       const Laid laid = lay_out(table, vocab, dim, layout);
       const kernels::Matrix& m = laid.m;
@@ -407,7 +406,7 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
   const int64_t slots = c.ring ? slots_ring : L;
   const std::vector<float> k = random_floats(L * kvw, 11), v = random_floats(L * kvw, 12);
   const std::vector<float> q = random_floats(c.T * qw, 13);
-  const size_t esize = tol.type == ElemType::kF32 ? 4 : 2;
+  const size_t esize = tol.type == StorageType::kF32 ? 4 : 2;
   std::vector<uint8_t> kmem(c.n_kv_heads * slots * D * esize), vmem(kmem.size());
   const kernels::KvStorage kv{.k = kmem.data(), .v = vmem.data(), .type = tol.type, .kv_heads = c.n_kv_heads,
                               .head_dim = c.head_dim, .slots = slots, .ring = c.ring};
@@ -863,7 +862,7 @@ TEST(RmsMatch, RescalesEachGroupToTheReferenceRms) {
 
 TEST(EmbeddingOverlay, IdsInTheRangeReadTheTableOthersKeepX) {
   for (int64_t width : {int64_t{1}, int64_t{7}, int64_t{33}})
-    for (ElemType type : {ElemType::kF32, ElemType::kBF16}) {
+    for (StorageType type : {StorageType::kF32, StorageType::kBF16}) {
       const int64_t rows = 4, first = 10;
       const Stored table = make_stored(rows * width, type, 68);
       const kernels::Matrix m{.data = table.data(), .type = type, .rows = rows, .cols = width};
@@ -923,27 +922,27 @@ struct MoeCase {
 
   MoeCase(int64_t experts, int64_t k, bool shared, uint32_t seed) : E(experts), K(k) {
     for (int64_t e = 0; e < E; ++e) {
-      gate.push_back(make_stored(static_cast<size_t>(I * H), ElemType::kBF16, seed + 10 * e));
-      up.push_back(make_stored(static_cast<size_t>(I * H), ElemType::kBF16, seed + 10 * e + 1));
-      down.push_back(make_stored(static_cast<size_t>(H * I), ElemType::kBF16, seed + 10 * e + 2));
+      gate.push_back(make_stored(static_cast<size_t>(I * H), StorageType::kBF16, seed + 10 * e));
+      up.push_back(make_stored(static_cast<size_t>(I * H), StorageType::kBF16, seed + 10 * e + 1));
+      down.push_back(make_stored(static_cast<size_t>(H * I), StorageType::kBF16, seed + 10 * e + 2));
     }
     for (int64_t e = 0; e < E; ++e) {
-      mg.push_back({.data = gate[e].data(), .type = ElemType::kBF16, .rows = I, .cols = H});
-      mu.push_back({.data = up[e].data(), .type = ElemType::kBF16, .rows = I, .cols = H});
-      md.push_back({.data = down[e].data(), .type = ElemType::kBF16, .rows = H, .cols = I});
+      mg.push_back({.data = gate[e].data(), .type = StorageType::kBF16, .rows = I, .cols = H});
+      mu.push_back({.data = up[e].data(), .type = StorageType::kBF16, .rows = I, .cols = H});
+      md.push_back({.data = down[e].data(), .type = StorageType::kBF16, .rows = H, .cols = I});
     }
     p = {.n_experts = E, .top_k = K, .gate = mg.data(), .up = mu.data(), .down = md.data()};
     if (shared) {
-      sg = make_stored(static_cast<size_t>(Is * H), ElemType::kBF16, seed + 1000);
-      su = make_stored(static_cast<size_t>(Is * H), ElemType::kBF16, seed + 1001);
-      sd = make_stored(static_cast<size_t>(H * Is), ElemType::kBF16, seed + 1002);
-      sgate = make_stored(static_cast<size_t>(H), ElemType::kBF16, seed + 1003);
+      sg = make_stored(static_cast<size_t>(Is * H), StorageType::kBF16, seed + 1000);
+      su = make_stored(static_cast<size_t>(Is * H), StorageType::kBF16, seed + 1001);
+      sd = make_stored(static_cast<size_t>(H * Is), StorageType::kBF16, seed + 1002);
+      sgate = make_stored(static_cast<size_t>(H), StorageType::kBF16, seed + 1003);
       p.has_shared = true;
-      p.shared_gate = {.data = sg.data(), .type = ElemType::kBF16, .rows = Is, .cols = H};
-      p.shared_up = {.data = su.data(), .type = ElemType::kBF16, .rows = Is, .cols = H};
-      p.shared_down = {.data = sd.data(), .type = ElemType::kBF16, .rows = H, .cols = Is};
+      p.shared_gate = {.data = sg.data(), .type = StorageType::kBF16, .rows = Is, .cols = H};
+      p.shared_up = {.data = su.data(), .type = StorageType::kBF16, .rows = Is, .cols = H};
+      p.shared_down = {.data = sd.data(), .type = StorageType::kBF16, .rows = H, .cols = Is};
       p.has_shared_expert_gate = true;
-      p.shared_expert_gate = {.data = sgate.data(), .type = ElemType::kBF16, .rows = 1, .cols = H};
+      p.shared_expert_gate = {.data = sgate.data(), .type = StorageType::kBF16, .rows = 1, .cols = H};
     }
   }
 

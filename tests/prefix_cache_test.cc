@@ -127,7 +127,7 @@ TEST(PrefixCacheStore, BudgetEvictsTheLeastRecentlyUsedAndFlatExtensionsReplaceP
 
 struct Case {
   std::string family;
-  runtime::KvDType kv;
+  StorageType kv;
 };
 
 class PrefixReuse : public ::testing::TestWithParam<Case> {};
@@ -243,7 +243,7 @@ TEST(PrefixReuseStores, PromptAndReplyEndsAreStoredOnceAndAfterTheFirstToken) {
 }
 
 // A cache with the disk tier in `dir`, collecting its warnings.
-std::shared_ptr<runtime::PrefixCache> disk_cache(const runtime::Model& m, const std::string& dir, runtime::KvDType kv,
+std::shared_ptr<runtime::PrefixCache> disk_cache(const runtime::Model& m, const std::string& dir, StorageType kv,
                                                  std::vector<std::string>& warnings, uint64_t ram = 512ull << 20,
                                                  uint64_t disk = 1ull << 30) {
   auto c = runtime::PrefixCache::create({.block_tokens = 4,
@@ -251,7 +251,7 @@ std::shared_ptr<runtime::PrefixCache> disk_cache(const runtime::Model& m, const 
                                          .dir = dir,
                                          .disk_budget_bytes = disk,
                                          .program_checksum = m.file().checksum(),
-                                         .kv_type = runtime::kv_elem_type(kv),
+                                         .kv_type = kv,
                                          .warn = [&warnings](const std::string& w) { warnings.push_back(w); }});
   EXPECT_TRUE(c.is_ok()) << c.status().message();
   return c.is_ok() ? *c : nullptr;
@@ -268,7 +268,7 @@ std::vector<std::string> snapshot_files(const std::string& dir) {
 }
 
 TEST(PrefixCacheDisk, RestartedCacheRestoresFromDiskWithTheLogitsOfAColdRun) {
-  for (const Case& c : {Case{"llama", runtime::KvDType::kF32}, Case{"gemma3_text", runtime::KvDType::kBF16}}) {
+  for (const Case& c : {Case{"llama", StorageType::kF32}, Case{"gemma3_text", StorageType::kBF16}}) {
     SCOPED_TRACE(c.family);
     auto g = testing::generate({.family = c.family, .seed = 56});
     auto m = load(*g);
@@ -313,14 +313,14 @@ TEST(PrefixCacheDisk, AnotherProgramNeverReadsTheSnapshots) {
   std::vector<std::string> warnings;
   const auto a = test_tokens(32, m1->vocab_size(), 1);
   {
-    auto c1 = disk_cache(*m1, dir, runtime::KvDType::kF32, warnings);
+    auto c1 = disk_cache(*m1, dir, StorageType::kF32, warnings);
     c1->insert(a, state_of(m1, a, 32));
   }  // destroyed: the write is finished
-  auto c2 = disk_cache(*m2, dir, runtime::KvDType::kF32, warnings);
+  auto c2 = disk_cache(*m2, dir, StorageType::kF32, warnings);
   EXPECT_EQ(c2->counters().disk_entries, 0u);
   EXPECT_FALSE(c2->lookup(with_tail(a, {1})).state);
   // Nor does the same program with another kv dtype.
-  auto bf16 = disk_cache(*m1, dir, runtime::KvDType::kBF16, warnings);
+  auto bf16 = disk_cache(*m1, dir, StorageType::kBF16, warnings);
   EXPECT_EQ(bf16->counters().disk_entries, 0u);
   EXPECT_TRUE(warnings.empty());
   // Even a file moved into the other program's directory is refused by its header.
@@ -334,11 +334,11 @@ TEST(PrefixCacheDisk, AnotherProgramNeverReadsTheSnapshots) {
       other_dir = sub.path().string();
   ASSERT_FALSE(other_dir.empty());
   std::filesystem::copy_file(files[0], other_dir + "/" + std::filesystem::path(files[0]).filename().string());
-  c2 = disk_cache(*m2, dir, runtime::KvDType::kF32, warnings);
+  c2 = disk_cache(*m2, dir, StorageType::kF32, warnings);
   EXPECT_EQ(c2->counters().disk_entries, 0u);
   ASSERT_EQ(warnings.size(), 1u);
   EXPECT_NE(warnings[0].find("different program"), std::string::npos) << warnings[0];
-  auto again = disk_cache(*m1, dir, runtime::KvDType::kF32, warnings);  // the owner's file is intact
+  auto again = disk_cache(*m1, dir, StorageType::kF32, warnings);  // the owner's file is intact
   EXPECT_TRUE(again->lookup(with_tail(a, {1})).state);
 }
 
@@ -350,7 +350,7 @@ TEST(PrefixCacheDisk, TruncatedOrCorruptFilesAreSkippedWithAWarning) {
   const int64_t V = m->vocab_size();
   const auto a = test_tokens(32, V, 1), b = test_tokens(32, V, 2);
   {
-    auto c = disk_cache(*m, dir, runtime::KvDType::kF32, warnings);
+    auto c = disk_cache(*m, dir, StorageType::kF32, warnings);
     c->insert(a, state_of(m, a, 32));
     c->insert(b, state_of(m, b, 32));
   }
@@ -361,7 +361,7 @@ TEST(PrefixCacheDisk, TruncatedOrCorruptFilesAreSkippedWithAWarning) {
   std::string flipped = read_file(files[1]);
   flipped[flipped.size() - 100] ^= 0x10;                      // one bit of its K/V
   write_file(files[1], flipped);
-  auto c = disk_cache(*m, dir, runtime::KvDType::kF32, warnings);
+  auto c = disk_cache(*m, dir, StorageType::kF32, warnings);
   ASSERT_EQ(warnings.size(), 1u) << "the truncated file is caught by its size at startup";
   EXPECT_NE(warnings[0].find("truncated"), std::string::npos) << warnings[0];
   EXPECT_EQ(c->counters().disk_entries, 1u);
@@ -390,13 +390,13 @@ TEST(PrefixCacheDisk, RamEvictionKeepsStatesOnDiskWithinTheDiskBudget) {
   const uint64_t one = state_of(m, a, 32)->bytes();
   uint64_t file_bytes = 0;
   {
-    auto probe = disk_cache(*m, g->dir.file("probe"), runtime::KvDType::kF32, warnings);
+    auto probe = disk_cache(*m, g->dir.file("probe"), StorageType::kF32, warnings);
     probe->insert(a, state_of(m, a, 32));
     probe->flush();
     file_bytes = probe->counters().disk_bytes;
   }
   // RAM for one state, disk for two files.
-  auto c = disk_cache(*m, dir, runtime::KvDType::kF32, warnings, one + one / 2, 2 * file_bytes + file_bytes / 2);
+  auto c = disk_cache(*m, dir, StorageType::kF32, warnings, one + one / 2, 2 * file_bytes + file_bytes / 2);
   c->insert(a, state_of(m, a, 32));
   c->flush();
   c->insert(b, state_of(m, b, 32));
@@ -420,11 +420,11 @@ TEST(PrefixCacheDisk, RamEvictionKeepsStatesOnDiskWithinTheDiskBudget) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Caches, PrefixReuse,
-                         ::testing::Values(Case{"llama", runtime::KvDType::kF32}, Case{"gemma3_text", runtime::KvDType::kF32},
-                                           Case{"gemma3_text", runtime::KvDType::kBF16}, Case{"gemma4", runtime::KvDType::kF32},
-                                           Case{"gemma3n", runtime::KvDType::kBF16}, Case{"qwen2", runtime::KvDType::kF32}),
+                         ::testing::Values(Case{"llama", StorageType::kF32}, Case{"gemma3_text", StorageType::kF32},
+                                           Case{"gemma3_text", StorageType::kBF16}, Case{"gemma4", StorageType::kF32},
+                                           Case{"gemma3n", StorageType::kBF16}, Case{"qwen2", StorageType::kF32}),
                          [](const auto& info) {
-                           return info.param.family + (info.param.kv == runtime::KvDType::kF32 ? "_f32" : "_bf16");
+                           return info.param.family + (info.param.kv == StorageType::kF32 ? "_f32" : "_bf16");
                          });
 
 }  // namespace

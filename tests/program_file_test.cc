@@ -4,12 +4,16 @@
 
 #include <cstring>
 #include <map>
+#include <set>
 
 #include <xxhash.h>
 
 #include "e2e_support.h"
 #include "hf/json_fields.h"
+#include "program/ops.h"
 #include "program/program_file.h"
+#include "runtime/op_binders.h"
+#include "testgen/testgen.h"
 
 namespace og {
 namespace {
@@ -229,6 +233,57 @@ TEST_F(ProgramFileTest, FuzzFoundProgramsAreRefusedNamingTheOp) {
     const uint64_t sum = XXH3_64bits(b.data() + 64, b.size() - 64);
     std::memcpy(b.data() + 48, &sum, 8);  // Preamble::checksum
     EXPECT_NE(load_error(b).find(needle), std::string::npos) << file << ": " << load_error(b);
+  }
+}
+
+// Each op kind of program.fbs has one entry (program/ops.h) under a name of its own, and the
+// runtime a binder for it.
+TEST(OpSpecs, EveryUnionMemberHasOneEntryAndOneBinder) {
+  EXPECT_EQ(program::op_spec(fb::OpAttrs::NONE), nullptr);
+  EXPECT_EQ(runtime::op_binder(fb::OpAttrs::NONE), nullptr);
+  EXPECT_STREQ(program::op_name(fb::OpAttrs::NONE), "unknown");
+  std::set<std::string> names;
+  for (int k = 1; k <= static_cast<int>(fb::OpAttrs::MAX); ++k) {
+    const auto kind = static_cast<fb::OpAttrs>(k);
+    const program::OpSpec* spec = program::op_spec(kind);
+    ASSERT_NE(spec, nullptr) << fb::EnumNameOpAttrs(kind);
+    EXPECT_EQ(spec->attrs, kind);
+    EXPECT_TRUE(names.insert(spec->name).second) << spec->name << " names two ops";
+    EXPECT_LE(spec->min_inputs, spec->max_inputs) << spec->name;
+    EXPECT_NE(runtime::op_binder(kind), nullptr) << spec->name << " has no binder";
+  }
+  EXPECT_EQ(program::op_specs().size(), names.size());
+  EXPECT_EQ(program::op_spec(static_cast<fb::OpAttrs>(static_cast<int>(fb::OpAttrs::MAX) + 1)), nullptr);
+}
+
+// The tensors each entry lists are the tensors its op reads: in every family's program, fp32
+// and 4-bit (both interleaved), every tensor is some op's or a quantized tensor's scales, and each quantized
+// or interleaved tensor is read as a matrix only (what the validator then enforces).
+TEST(OpSpecs, EveryTensorOfEveryFamilysProgramIsListedByTheOpsThatReadIt) {
+  for (const std::string& family : testgen::generator_families()) {
+    auto gen = generate({.family = family, .seed = 5});
+    for (const char* quant : {"", "4w"}) {
+      SCOPED_TRACE(family + " " + quant);
+      exporter::ExportOptions o;
+      o.qlinear = o.qembedding = quant;
+      auto m = runtime::Model::load(export_with(*gen, std::string("p") + quant + ".ogp", std::move(o)));
+      ASSERT_TRUE(m.is_ok()) << m.status().message();
+      const fb::Program& p = (*m)->program();
+      std::vector<int> reads(p.tensors()->size(), 0);  // [n_tensors] listed by an op or as scales
+      for (const fb::Tensor* t : *p.tensors())
+        if (t->scales() >= 0) ++reads[static_cast<size_t>(t->scales())];
+      for (const fb::Op* op : *p.ops())
+        for (const program::TensorUse& u : program::op_tensors(*op)) {
+          ASSERT_LT(static_cast<size_t>(u.tensor), reads.size());
+          ++reads[static_cast<size_t>(u.tensor)];
+          const fb::Tensor* t = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(u.tensor));
+          if (program::is_quantized(t->dtype()) || t->row_block() != 0)
+            EXPECT_EQ(u.read, program::TensorRead::kMatrix) << t->name()->str() << " read by " << program::op_name(op->attrs_type());
+        }
+      for (size_t t = 0; t < reads.size(); ++t)
+        EXPECT_GT(reads[t], 0) << p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t))->name()->str()
+                               << " is read by no op's entry";
+    }
   }
 }
 

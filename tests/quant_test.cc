@@ -44,7 +44,6 @@
 namespace og {
 namespace {
 
-using kernels::ElemType;
 using testing::compare;
 using testing::Diff;
 
@@ -71,7 +70,7 @@ const char* name(QKind k) {
 }
 
 struct QStored {
-  ElemType type;
+  StorageType type;
   int64_t rows, cols;
   int32_t group;
   std::vector<uint8_t> codes;   // row-major, as program.fbs
@@ -87,7 +86,7 @@ struct QStored {
   }
   double scale(int64_t r, int64_t c) const { return f16(scales[r * (cols / group) + c / group]); }
   int code(int64_t r, int64_t c) const {  // Q8: q; Q4: nibble - 8
-    if (type == ElemType::kQ8) return static_cast<int8_t>(codes[r * cols + c]);
+    if (type == StorageType::kQ8) return static_cast<int8_t>(codes[r * cols + c]);
     const int64_t g = c / group, j = c % group, half = group / 2;
     const uint8_t byte = codes[r * cols / 2 + g * half + (j < half ? j : j - half)];
     return (j < half ? byte & 15 : byte >> 4) - 8;
@@ -97,7 +96,7 @@ struct QStored {
   // Row 16b + i's byte 4i + j of chunk u of group g: Q4 values 8u + j (low nibble) and
   // 8u + 4 + j (high), Q8 value 4u + j; padding rows have q = 0 and scale 0.
   void interleave() {
-    const bool q4 = type == ElemType::kQ4;
+    const bool q4 = type == StorageType::kQ4;
     const int64_t blocks = (rows + 15) / 16, groups = cols / group, per_chunk = q4 ? 8 : 4;
     row_block = 16;
     blocked_codes.assign(static_cast<size_t>(blocks * 16 * (q4 ? cols / 2 : cols)), q4 ? 0x88 : 0);
@@ -117,12 +116,12 @@ struct QStored {
 };
 
 QStored make_q(QKind k, int64_t rows, int64_t cols, int32_t group, uint32_t seed) {
-  const ElemType t = k == QKind::kQ8 || k == QKind::kQ8Interleaved ? ElemType::kQ8 : ElemType::kQ4;
+  const StorageType t = k == QKind::kQ8 || k == QKind::kQ8Interleaved ? StorageType::kQ8 : StorageType::kQ4;
   std::mt19937 rng(seed);
   QStored q{t, rows, cols, group, {}, {}};
-  q.codes.resize(static_cast<size_t>(t == ElemType::kQ8 ? rows * cols : rows * cols / 2));
+  q.codes.resize(static_cast<size_t>(t == StorageType::kQ8 ? rows * cols : rows * cols / 2));
   for (uint8_t& b : q.codes) b = static_cast<uint8_t>(rng());
-  if (t == ElemType::kQ8)
+  if (t == StorageType::kQ8)
     for (uint8_t& b : q.codes)
       if (b == 0x80) b = 0x81;  // -128 is not a code the quantizer writes (still decodes fine)
   std::uniform_real_distribution<float> u(-0.05f, 0.05f);
@@ -484,7 +483,7 @@ std::vector<float> ggml_q4_0(const float* x) {
 std::vector<float> stored_row(const std::vector<float>& w, int32_t group, exporter::QuantBits bits,
                               exporter::QuantMethod method) {
   const int64_t cols = static_cast<int64_t>(w.size());
-  QStored q{bits == exporter::QuantBits::k8 ? ElemType::kQ8 : ElemType::kQ4, 1, cols, group, {}, {}};
+  QStored q{bits == exporter::QuantBits::k8 ? StorageType::kQ8 : StorageType::kQ4, 1, cols, group, {}, {}};
   q.codes.resize(static_cast<size_t>(bits == exporter::QuantBits::k8 ? cols : cols / 2));
   q.scales.resize(static_cast<size_t>(cols / group));
   exporter::quantize_row(w.data(), cols, group, bits, method, q.codes.data(), q.scales.data());
@@ -542,7 +541,7 @@ struct ProgramQ {
 
   int code(int64_t r, int64_t c) const {  // q = nibble - 8 (Q4) or the int8 (Q8)
     if (row_block == 0) return q.code(r, c);
-    if (q.type == ElemType::kQ8) {  // chunk u of 4 values: byte 4i + j
+    if (q.type == StorageType::kQ8) {  // chunk u of 4 values: byte 4i + j
       const int64_t b = r / 16, i = r % 16, g = c / q.group, u = c % q.group / 4, j = c % 4;
       return static_cast<int8_t>(q.codes[static_cast<size_t>(((b * (q.cols / q.group) + g) * (q.group / 4) + u) * 64 + 4 * i + j)]);
     }
@@ -562,7 +561,7 @@ struct ProgramQ {
 
 ProgramQ read_quantized(const program::ProgramFile& pf, uint32_t i) {
   const fb::Tensor* t = pf.program().tensors()->Get(i);
-  ProgramQ p{{t->dtype() == fb::DType::Q8 ? ElemType::kQ8 : ElemType::kQ4, t->shape()->Get(0), t->shape()->Get(1),
+  ProgramQ p{{t->dtype() == fb::DType::Q8 ? StorageType::kQ8 : StorageType::kQ4, t->shape()->Get(0), t->shape()->Get(1),
               t->group_size(), {}, {}},
              t->row_block()};
   const uint8_t* codes = pf.tensor_data(static_cast<int32_t>(i));

@@ -22,11 +22,12 @@
 #include <string>
 
 #include "base/thread_pool.h"
+#include "cli/bench_costs.h"
 #include "cli/commands.h"
 #include "kernels/kernels.h"
 #include "base/memory_stats.h"
 #include "program/program_file.h"
-#include "program/validator.h"
+#include "program/ops.h"
 #include "runtime/batch_runner.h"
 #include "runtime/session.h"
 
@@ -41,164 +42,6 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   return n == 0 ? 0 : n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-// Bytes of a whole matrix as stored: an interleaved one's padding rows are read too.
-uint64_t matrix_bytes(const kernels::Matrix& w) {
-  return static_cast<uint64_t>(program::stored_rows(w.rows, w.row_block) * kernels::row_storage_bytes(w));
-}
-
-// Weight bytes a decoded token reads: every linear weight (a matrix shared by several ops,
-// such as tied embeddings, counted once), norm weights and biases, one embedding row, and
-// of each mixture of experts the top_k experts a token chooses plus its shared expert.
-uint64_t decode_weight_bytes(const runtime::Model& m) {
-  std::set<const void*> seen;
-  uint64_t bytes = 0;
-  auto once = [&](const void* p, uint64_t n) {
-    if (p != nullptr && seen.insert(p).second) bytes += n;
-  };
-  for (const runtime::BoundOp& op : m.ops()) {
-    switch (op.kind) {
-      case runtime::OpKind::kLinear:
-        once(op.matrix.data, matrix_bytes(op.matrix));
-        once(op.vec, static_cast<uint64_t>(op.matrix.rows) * 4);
-        break;
-      case runtime::OpKind::kEmbedding:
-        bytes += static_cast<uint64_t>(kernels::row_storage_bytes(op.matrix));
-        break;
-      case runtime::OpKind::kRmsNorm: once(op.vec, static_cast<uint64_t>(op.dim) * 4); break;
-      case runtime::OpKind::kMoe: {
-        // A token reads top_k experts (their mean size: experts of one op have one shape),
-        // and the shared expert and its gate.
-        const kernels::MoeParams& p = m.moe(op.moe);
-        uint64_t experts = 0;
-        for (int64_t e = 0; e < p.n_experts; ++e)
-          experts += matrix_bytes(p.gate[e]) + matrix_bytes(p.up[e]) + matrix_bytes(p.down[e]);
-        if (p.n_experts > 0) bytes += experts / static_cast<uint64_t>(p.n_experts) * static_cast<uint64_t>(p.top_k);
-        if (p.has_shared) bytes += matrix_bytes(p.shared_gate) + matrix_bytes(p.shared_up) + matrix_bytes(p.shared_down);
-        if (p.has_shared_expert_gate) bytes += matrix_bytes(p.shared_expert_gate);
-        break;
-      }
-      default: break;
-    }
-  }
-  return bytes;
-}
-
-// K/V bytes the attention ops read for one decoded token at position pos (each op reads the
-// keys and values its window allows; KV-shared layers read their donor's again).
-uint64_t decode_kv_bytes(const runtime::Model& m, int64_t pos, runtime::KvDType kv) {
-  const uint64_t esize = kv == runtime::KvDType::kF32 ? 4 : 2;
-  uint64_t bytes = 0;
-  for (const runtime::BoundOp& op : m.ops()) {
-    if (op.kind != runtime::OpKind::kAttend) continue;
-    const int64_t keys = op.attend.window > 0 ? std::min<int64_t>(pos + 1, op.attend.window) : pos + 1;
-    bytes += 2 * static_cast<uint64_t>(keys) * op.attend.n_kv_heads * op.attend.head_dim * esize;
-  }
-  return bytes;
-}
-
-// Arithmetic of a P-token prefill from an empty cache, in steps of `chunk` tokens: every
-// linear over every token (2 flops per weight and token), except the LM head, which runs
-// on the last token of each step only; each token's top_k experts (and shared expert) of a
-// mixture of experts; attention scores and weighted values (4 flops per
-// head dimension and key, keys limited by the window). `int8_share` is the fraction of
-// the linears' flops that run as int8 products (quantized weights, int8 activations),
-// `bf16_share` of those that run as bf16 products (bf16 weights, bf16 activations).
-struct PrefillWork {
-  double flops = 0;
-  double int8_share = 0;
-  double bf16_share = 0;
-};
-
-PrefillWork prefill_work(const runtime::Model& m, int64_t P, int64_t chunk) {
-  const int64_t steps = (P + chunk - 1) / chunk;
-  double linear = 0, int8 = 0, bf16 = 0, attention = 0;
-  for (const runtime::BoundOp& op : m.ops()) {
-    if (op.kind == runtime::OpKind::kLinear) {
-      const double rows = op.out == m.logits() ? static_cast<double>(steps) : static_cast<double>(P);
-      const double f = 2.0 * static_cast<double>(op.matrix.rows) * static_cast<double>(op.matrix.cols) * rows;
-      linear += f;
-      if (op.xquant == kernels::XQuant::kInt8) int8 += f;
-      if (op.xquant == kernels::XQuant::kBF16) bf16 += f;
-    } else if (op.kind == runtime::OpKind::kMoe) {  // each token: top_k experts and the shared one
-      const kernels::MoeParams& p = m.moe(op.moe);
-      auto mm = [](const kernels::Matrix& w) { return 2.0 * static_cast<double>(w.rows) * static_cast<double>(w.cols); };
-      double f = p.n_experts > 0 ? static_cast<double>(p.top_k) * (mm(p.gate[0]) + mm(p.up[0]) + mm(p.down[0])) : 0;
-      if (p.has_shared) f += mm(p.shared_gate) + mm(p.shared_up) + mm(p.shared_down);
-      f *= static_cast<double>(P);
-      linear += f;
-      if (p.xquant == kernels::XQuant::kInt8) int8 += f;
-    } else if (op.kind == runtime::OpKind::kAttend) {
-      double keys = 0;
-      for (int64_t t = 0; t < P; ++t) keys += static_cast<double>(op.attend.window > 0 ? std::min<int64_t>(t + 1, op.attend.window) : t + 1);
-      attention += 4.0 * op.attend.n_heads * op.attend.head_dim * keys;
-    }
-  }
-  return PrefillWork{.flops = linear + attention,
-                     .int8_share = linear > 0 ? int8 / linear : 0,
-                     .bf16_share = linear > 0 ? bf16 / linear : 0};
-}
-
-struct Bandwidth {
-  double gb_s = 0;
-  uint64_t buffer_bytes = 0;
-  int threads = 0;
-};
-
-// Best of 5 timed passes (after one untimed pass) of a streaming read over `bytes`.
-Result<Bandwidth> measure_bandwidth(uint64_t bytes, ThreadPool* pool) {
-  const int64_t n = static_cast<int64_t>(bytes / sizeof(float));
-  void* mem = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) return resource_error("cannot map {} bytes for the bandwidth test", bytes);
-  float* x = static_cast<float*>(mem);
-  pool->run(64, [&](int64_t t) {  // first touch, spread over the threads
-    const int64_t b = n * t / 64, e = n * (t + 1) / 64;
-    std::fill(x + b, x + e, 1.0f);
-  });
-  double best = 0, sink = 0;
-  for (int pass = 0; pass < 6; ++pass) {
-    const auto t0 = Clock::now();
-    sink += kernels::stream_sum(x, n, pool);
-    const double s = seconds_since(t0);
-    if (pass > 0) best = std::max(best, static_cast<double>(bytes) / s / 1e9);
-  }
-  ::munmap(mem, bytes);
-  if (sink != 6.0 * static_cast<double>(n)) return Status(ErrorCode::kInternal, "bandwidth test summed wrongly");
-  return Bandwidth{.gb_s = best, .buffer_bytes = bytes, .threads = pool->size()};
-}
-
-double load_average() {
-  std::ifstream in("/proc/loadavg");
-  double v = -1;
-  in >> v;
-  return v;
-}
-
-// All CPUs' time in clock ticks (/proc/stat's first line), and the part of it stolen: time
-// a virtual machine's vCPUs wanted to run but the hypervisor ran something else. Neither
-// the load average nor this process's own clocks show it, and on a shared host it can take
-// half of every core.
-struct CpuTicks {
-  uint64_t total = 0, steal = 0;
-};
-CpuTicks cpu_ticks() {
-  std::ifstream in("/proc/stat");
-  std::string cpu;
-  if (!(in >> cpu) || cpu != "cpu") return {};
-  CpuTicks t;
-  // user nice system idle iowait irq softirq steal (guest time is already in user)
-  for (int field = 0; field < 8; ++field) {
-    uint64_t v = 0;
-    if (!(in >> v)) return {};
-    t.total += v;
-    if (field == 7) t.steal = v;
-  }
-  return t;
-}
-double steal_fraction(const CpuTicks& before, const CpuTicks& after) {
-  if (after.total <= before.total) return 0;
-  return static_cast<double>(after.steal - before.steal) / static_cast<double>(after.total - before.total);
 }
 
 std::vector<int32_t> bench_tokens(int64_t n, int64_t vocab, uint32_t seed) {
@@ -220,7 +63,7 @@ struct BatchRow {
 // B sessions prefilled to `from` (each from its own prompt), then `n` decode steps of B rows;
 // the median of `runs` timed runs after a warm-up, rewinding (or refilling) between runs.
 Result<BatchRow> measure_batch(const std::shared_ptr<const runtime::Model>& model, std::shared_ptr<ThreadPool> pool,
-                               runtime::KvDType kv, int64_t ctx_len, int64_t B, int64_t from, int64_t n, int runs) {
+                               StorageType kv, int64_t ctx_len, int64_t B, int64_t from, int64_t n, int runs) {
   OG_ASSIGN_OR_RETURN(auto runner, runtime::BatchRunner::create(model, {.pool = pool}));
   if (B > runner->max_rows())
     return usage_error("--batch {}: more sequences than the program's prefill_chunk_size ({}) rows a step", B, runner->max_rows());
@@ -287,17 +130,6 @@ struct ProfileRow {
   double weight_bytes = 0;
 };
 
-const char* storage_name(kernels::ElemType t) {
-  switch (t) {
-    case kernels::ElemType::kF32: return "f32";
-    case kernels::ElemType::kF16: return "f16";
-    case kernels::ElemType::kBF16: return "bf16";
-    case kernels::ElemType::kQ8: return "q8";
-    case kernels::ElemType::kQ4: return "q4";
-  }
-  return "?";
-}
-
 std::vector<ProfileRow> profile_rows(const runtime::Model& m, const runtime::OpTimes& t) {
   std::map<std::string, ProfileRow> by_op;
   for (size_t i = 0; i < m.ops().size(); ++i) {
@@ -305,7 +137,7 @@ std::vector<ProfileRow> profile_rows(const runtime::Model& m, const runtime::OpT
     std::string name = program::op_name(m.program().ops()->Get(static_cast<flatbuffers::uoffset_t>(i))->attrs_type());
     double bytes = 0;
     if (op.kind == runtime::OpKind::kLinear) {
-      name += fmt::format(" {}x{} {}", op.matrix.rows, op.matrix.cols, storage_name(op.matrix.type));
+      name += fmt::format(" {}x{} {}", op.matrix.rows, op.matrix.cols, storage_type_tag(op.matrix.type));
       bytes = static_cast<double>(kernels::row_storage_bytes(op.matrix)) * static_cast<double>(op.matrix.rows);
     }
     ProfileRow& r = by_op[name];
@@ -367,7 +199,7 @@ Runner add_bench(CLI::App& app) {
   cmd->add_flag("--profile", o->profile,
                 "also time every op of the timed runs: per op kind (linears per shape), milliseconds and weight GB/s");
   return [o]() -> Status {
-    OG_ASSIGN_OR_RETURN(runtime::KvDType kv, check_session_flags(o->session));
+    OG_ASSIGN_OR_RETURN(StorageType kv, check_session_flags(o->session));
     if (o->prefill < 1 || o->decode < 1 || o->runs < 1 || o->ctx < 0 || o->bw_mb < 0)
       return usage_error("-p, -n and -r must be >= 1; --ctx and --bw-mb >= 0");
     if (!o->simd.empty() && !kernels::limit_simd_target(o->simd.c_str()))

@@ -66,7 +66,7 @@ struct Loaded {
 
 Result<Loaded> load(const RunOptions& o) {
   OG_TRY(o.sampling.validate());
-  OG_ASSIGN_OR_RETURN(runtime::KvDType kv, check_session_flags(o.session));
+  OG_ASSIGN_OR_RETURN(StorageType kv, check_session_flags(o.session));
   if (o.n < -1) return usage_error("-n {} must be >= -1", o.n);
   const auto start = std::chrono::steady_clock::now();
   OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session)));

@@ -43,7 +43,7 @@ void log_step(const generate::StepRecord& r) {
 }
 
 Result<serve::Backend> load_backend(const ServeOptions& o) {
-  OG_ASSIGN_OR_RETURN(runtime::KvDType kv, check_session_flags(o.session));
+  OG_ASSIGN_OR_RETURN(StorageType kv, check_session_flags(o.session));
   OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session)));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   std::shared_ptr<runtime::PrefixCache> prefix_cache;
@@ -52,7 +52,7 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
                                                                     .dir = o.cache_dir,
                                                                     .disk_budget_bytes = static_cast<uint64_t>(o.cache_dir_mib) << 20,
                                                                     .program_checksum = model->file().checksum(),
-                                                                    .kv_type = runtime::kv_elem_type(kv)}));
+                                                                    .kv_type = kv}));
     if (!o.cache_dir.empty()) {
       const auto c = prefix_cache->counters();
       std::fprintf(stderr, "offgraph serve: --cache-dir %s: %llu prefix states on disk (%.1f MiB)\n", o.cache_dir.c_str(),

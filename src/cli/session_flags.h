@@ -28,7 +28,7 @@ inline void add_session_flags(CLI::App* cmd, SessionFlags& f) {
 }
 
 // The KV dtype the flags name; a usage error for a bad name or a negative thread count.
-inline Result<runtime::KvDType> check_session_flags(const SessionFlags& f) {
+inline Result<StorageType> check_session_flags(const SessionFlags& f) {
   if (f.threads < 0) return usage_error("--threads {} must be >= 0", f.threads);
   return runtime::parse_kv_dtype(f.kv_dtype);
 }

@@ -1,5 +1,5 @@
 // The pre-norm decoder most families share, parameterized by what differs between them:
-// norm offset (Gemma's 1 + w), sandwich norms, q/k norms, biases, fused projections,
+// norm offset (a 1 + w RMSNorm), sandwich norms, q/k norms, biases, fused projections,
 // attention scale and softcap, activation, embedding scale and final softcap.
 // A family file fills DecoderOptions from its config and calls build_decoder().
 #pragma once
@@ -13,9 +13,9 @@
 namespace og::exporter {
 
 struct DecoderOptions {
-  float norm_offset = 0.0f;        // 1.0: Gemma's (1 + w) RMSNorm, folded into the weight
-  bool sandwich_norms = false;     // Gemma-2/3: post-attention, pre- and post-feedforward norms
-  bool qk_norm = false;            // Qwen3, Gemma-3: RMSNorm over head_dim of q and k
+  float norm_offset = 0.0f;        // 1.0: a (1 + w) RMSNorm, folded into the weight
+  bool sandwich_norms = false;     // post-attention, pre- and post-feedforward norms
+  bool qk_norm = false;            // RMSNorm over head_dim of q and k
   bool qkv_bias = false;           // biases on q, k, v projections
   bool o_bias = false;
   bool mlp_bias = false;
@@ -26,15 +26,15 @@ struct DecoderOptions {
   fb::Activation activation = fb::Activation::Silu;
   float embed_scale = 1.0f;
   float final_softcap = 0.0f;
-  std::optional<double> sliding_rope_theta;  // Gemma-3 rope_local_base_freq
-  // Layers whose q and k get no rotary embedding (SmolLM3's NoPE layers): no rope op is
+  std::optional<double> sliding_rope_theta;  // rope_local_base_freq: sliding layers' own base
+  // Layers whose q and k get no rotary embedding (NoPE layers): no rope op is
   // emitted for layer l when skip_rope[l]. Empty: every layer applies rope.
   std::vector<bool> skip_rope;
   // A layer's feed-forward block in place of the gated MLP (a mixture of experts): given the
   // layer and its normed input [T, H], the block's output [T, H], or kNoValue for the gated
   // MLP (the layers a MoE family keeps dense).
   std::function<Result<ValueId>(BuildContext& ctx, int64_t layer, ValueId h)> mlp;
-  // gpt-oss: each layer's self_attn.sinks [Hq] (kept f32) joins its attention's softmax
+  // Each layer's self_attn.sinks [Hq] (kept f32) joins its attention's softmax
   // denominator (program.fbs AttendAttrs.sinks).
   bool attention_sinks = false;
 };
@@ -47,10 +47,6 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
 // else lm_head.weight (or the wrapper's language_model.lm_head.weight) must exist.
 Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap);
 
-// Gemma-2/3's shared options: (1 + w) sandwich norms, activation, query_pre_attn_scalar
-// scale, final softcap, and the embedding normalizer (via_f32: Gemma-3 holds it as float32).
-Status gemma_decoder_options(BuildContext& ctx, DecoderOptions& o, bool via_f32);
-
 // hidden_activation / hidden_act as an op activation; unknown names are an error naming the field.
 Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);
 
@@ -61,8 +57,5 @@ float round_to_dtype(double x, DType dtype);
 // torch_dtype / dtype, else the checkpoint's own.
 Result<DType> loaded_weight_dtype(const hf::ModelConfig& c, DType checkpoint_dtype);
 
-// Gemma's embedding normalizer sqrt(hidden) in the loaded dtype. Gemma-3 holds it as a
-// float32 buffer first (via_f32), Gemma-2 builds it directly in the embedding's dtype.
-float gemma_embed_scale(int64_t hidden_size, DType loaded, bool via_f32);
 
 }  // namespace og::exporter

@@ -19,11 +19,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// --dtype names an unquantized storage type (quantization has its own flags).
 Result<fb::DType> parse_dtype(const std::string& s) {
-  if (s == "fp32" || s == "f32") return fb::DType::F32;
-  if (s == "bf16") return fb::DType::BF16;
-  if (s == "fp16" || s == "f16") return fb::DType::F16;
-  return usage_error("--dtype '{}': expected fp32, bf16 or fp16", s);
+  const std::optional<StorageType> t = storage_type_from_name(s);
+  if (!t || is_quantized(*t))
+    return usage_error("--dtype '{}': expected {}", s, storage_type_names([](const StorageTypeInfo& i) { return !is_quantized(i.type); }));
+  return program::program_dtype(*t);
 }
 
 // tokenizer.json and the chat template, when the model directory has them.
@@ -132,7 +133,7 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   fb::ProgramT p;
   p.model_id = loc.model_id;
   p.source_config = config_text;
-  p.family = family->name();
+  p.family = family->name;
   p.dtype = dtype;
   p.vocab_size = static_cast<int32_t>(config.vocab_size);
   p.max_ctx_len = static_cast<int32_t>(max_ctx);
@@ -161,7 +162,7 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
       const bool tied_head = name == "lm_head.weight" && config.tie_word_embeddings;
       if (in_text && !tied_head && !g.used_tensors().contains(name) && !name.ends_with("rotary_emb.inv_freq")) {
         built = unsupported("{}: tensor '{}' is not used by the {} graph; this checkpoint has a feature offgraph does not "
-                            "implement", ckpt.dir(), name, family->name());
+                            "implement", ckpt.dir(), name, family->name);
         break;
       }
     }

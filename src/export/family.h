@@ -2,8 +2,9 @@
 // config.json is read (text model under text_config or not, transformers' defaults for
 // absent keys, the tying default), how the config maps to per-layer attention (layer types,
 // windows, k/v geometry) and how its op graph is built. One file per family under
-// families/, one line in family_registry.cc. Nothing outside export/ and reference/ knows
-// family names.
+// families/, one line in families/registry.cc; its reference (reference/families/) and its
+// test generator (testgen/families/) are sibling files of the same name. Nothing outside
+// export/families, reference/ and testgen/ knows family names.
 #pragma once
 
 #include <cstdint>
@@ -29,31 +30,40 @@ struct ModelType {
   bool text_in_text_config;       // a multimodal wrapper: the text model is under text_config
 };
 
-class Family {
- public:
-  virtual ~Family() = default;
-  virtual const char* name() const = 0;
-  virtual std::span<const ModelType> model_types() const = 0;
+// The rules a family leaves to the config: every layer full attention, the config's own
+// k/v geometry and sliding_window, layer types kept as read.
+Result<std::vector<std::string>> all_full_attention(const hf::ModelConfig& c);
+void keep_layer_types(std::vector<std::string>& types);
+Result<KvGeometry> config_kv_geometry(const hf::ModelConfig& c, int64_t layer, const std::string& type);
+Result<int64_t> config_sliding_window(const hf::ModelConfig& c);
+
+// A family is data plus its build function (as reference::Family is); the members left out
+// of a family's initializer take the config's rules above.
+struct Family {
+  const char* name = nullptr;
+  std::span<const ModelType> model_types;
   // transformers' configuration-class defaults for keys published configs omit, filled into
-  // the text model before it is parsed (hf::ConfigReading::defaults).
-  virtual const hf::Json& config_defaults() const;
+  // the text model before it is parsed (hf::ConfigReading::defaults); an object.
+  hf::Json config_defaults = hf::Json::object();
   // Fields the config class also reads under another name (hf::ConfigReading::aliases).
-  virtual const hf::Json& config_aliases() const;
-  virtual bool tie_word_embeddings_default() const { return false; }
+  hf::Json config_aliases = hf::Json::object();
+  bool tie_word_embeddings_default = false;
   // Layer types ("full_attention" / "sliding_attention") by the family's documented rule,
   // used only when config.json has no `layer_types`.
-  virtual Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const;
-  // Adjusts the layer types after reading them (Gemma-4 forces its last layer to full).
-  virtual void finalize_layer_types(std::vector<std::string>& types) const {}
+  Result<std::vector<std::string>> (*default_layer_types)(const hf::ModelConfig& c) = all_full_attention;
+  // Adjusts the layer types after reading them (one family forces its last layer to full).
+  void (*finalize_layer_types)(std::vector<std::string>& types) = keep_layer_types;
   // The k/v geometry of a layer of the given type.
-  virtual Result<KvGeometry> kv_geometry(const hf::ModelConfig& c, int64_t layer, const std::string& type) const {
-    return KvGeometry{c.num_key_value_heads, c.head_dim};
-  }
+  Result<KvGeometry> (*kv_geometry)(const hf::ModelConfig& c, int64_t layer, const std::string& type) =
+      config_kv_geometry;
   // Window of the family's sliding layers (0: none).
-  virtual Result<int64_t> sliding_window(const hf::ModelConfig& c) const { return c.sliding_window.value_or(0); }
+  Result<int64_t> (*sliding_window)(const hf::ModelConfig& c) = config_sliding_window;
   // Adds the family's ops and weights to the program being built.
-  virtual Status build(BuildContext& ctx) const = 0;
+  Status (*build)(BuildContext& ctx) = nullptr;
 };
+
+// Every family, in registry order (families/registry.cc).
+std::span<const Family* const> all_families();
 
 // The family that reads a root model_type, or nullptr.
 const Family* find_family(const std::string& model_type);

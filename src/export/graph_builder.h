@@ -71,7 +71,7 @@ struct MoeSpec {
 // below row_end are kept (fused or interleaved projections).
 struct WeightOptions {
   bool keep_f32 = false;     // norms, biases: stored f32 whatever the program dtype
-  float add = 0.0f;          // folded offset: Gemma's (1 + w) norms
+  float add = 0.0f;          // folded offset: (1 + w) norms
   float mul = 1.0f;          // folded factor, after `add`, in f32
   int64_t expert = -1;       // index into dim 0 of a 3-D tensor; -1: the tensor is the matrix
   bool transpose = false;    // read the matrix as its transpose
@@ -105,7 +105,7 @@ class GraphBuilder {
 
   Result<WeightId> weight(const hf::TensorView& t, const WeightOptions& options = {});
   Result<WeightId> weight_f32(const std::string& name, std::span<const float> data, std::vector<int64_t> shape);
-  // An expert matrix stored as MXFP4 (OCP microscaling, as transformers' gpt-oss checkpoints):
+  // An expert matrix stored as MXFP4 (OCP microscaling, as transformers' mxfp4 integration):
   // blocks U8 [E, R, G, 16] and scales U8 [E, R, G] give expert e's [R, 32 G] matrix
   //   W[r, 32 g + 2 j + h] = FP4[nibble h of blocks[e, r, g, j]] * 2^(scales[e, r, g] - 127)
   // (h = 0: low nibble first; FP4 = e2m1, bit 3 the sign), decoded exactly at write time and

@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "program/ops.h"
+
 namespace og::exporter {
 
 std::vector<uint8_t> interleave_float_rows(std::span<const uint8_t> row_major, int64_t rows, int64_t cols,
@@ -27,39 +29,13 @@ std::vector<bool> read_only_as_matrices(const fb::ProgramT& program) {
     if (t >= 0 && static_cast<size_t>(t) < n) v[static_cast<size_t>(t)] = true;
   };
   for (const auto& t : program.tensors) mark(other, t->scales);
+  // Each op's tensors as its OpSpec lists them (program/ops.h), read from the op packed alone.
+  flatbuffers::FlatBufferBuilder builder;
   for (const auto& op : program.ops) {
-    const fb::OpAttrsUnion& u = op->attrs;
-    // Every op kind is listed (no default): a new op's tensors must be classified here.
-    switch (u.type) {
-      case fb::OpAttrs::EmbeddingAttrs: mark(matrix, u.AsEmbeddingAttrs()->table); break;
-      case fb::OpAttrs::LinearAttrs:
-        mark(matrix, u.AsLinearAttrs()->weight);
-        mark(other, u.AsLinearAttrs()->bias);
-        break;
-      case fb::OpAttrs::MoeAttrs: {
-        const fb::MoeAttrsT& a = *u.AsMoeAttrs();
-        for (const auto* ws : {&a.gate, &a.up, &a.down})
-          for (int32_t w : *ws) mark(matrix, w);
-        for (int32_t w : {a.shared_gate, a.shared_up, a.shared_down}) mark(matrix, w);
-        for (int32_t w : {a.shared_expert_gate, a.expert_scale, a.gate_bias, a.up_bias, a.down_bias}) mark(other, w);
-        break;
-      }
-      case fb::OpAttrs::RmsNormAttrs: mark(other, u.AsRmsNormAttrs()->weight); break;
-      case fb::OpAttrs::RopeAttrs: mark(other, u.AsRopeAttrs()->inv_freq); break;
-      case fb::OpAttrs::AttendAttrs: mark(other, u.AsAttendAttrs()->sinks); break;
-      case fb::OpAttrs::StreamMixAttrs: mark(other, u.AsStreamMixAttrs()->coefs); break;
-      case fb::OpAttrs::EmbeddingOverlayAttrs: mark(other, u.AsEmbeddingOverlayAttrs()->table); break;
-      case fb::OpAttrs::NONE:
-      case fb::OpAttrs::AddAttrs:
-      case fb::OpAttrs::MulAttrs:
-      case fb::OpAttrs::ScaleAttrs:
-      case fb::OpAttrs::ActAttrs:
-      case fb::OpAttrs::SoftcapAttrs:
-      case fb::OpAttrs::SliceAttrs:
-      case fb::OpAttrs::ConcatAttrs:
-      case fb::OpAttrs::RmsMatchAttrs:
-      case fb::OpAttrs::GaussianTopKAttrs: break;  // no tensors
-    }
+    builder.Clear();
+    builder.Finish(fb::Op::Pack(builder, op.get()));
+    for (const program::TensorUse& u : program::op_tensors(*flatbuffers::GetRoot<fb::Op>(builder.GetBufferPointer())))
+      mark(u.read == program::TensorRead::kMatrix ? matrix : other, u.tensor);
   }
   std::vector<bool> out(n);
   for (size_t i = 0; i < n; ++i) out[i] = matrix[i] && !other[i];

@@ -1,4 +1,4 @@
-// MXFP4 (OCP microscaling FP4) as transformers' gpt-oss checkpoints store expert matrices
+// MXFP4 (OCP microscaling FP4) as transformers' mxfp4 integration stores expert matrices
 // (integrations/mxfp4.py convert_moe_packed_tensors): blocks U8 [E, R, G, 16] hold two e2m1
 // codes per byte, low nibble first, and scales U8 [E, R, G] an e8m0 exponent (bias 127) per
 // group of 32 values along a row. Expert e's matrix is [R, 32 G]:

@@ -34,7 +34,7 @@ Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
     OG_ASSIGN_OR_RETURN(p.factor, f.get_double("factor"));
     return Status::ok();
   }
-  if (type == "proportional") {  // Gemma-4 full layers
+  if (type == "proportional") {
     OG_ASSIGN_OR_RETURN(p.factor, f.get_double("factor", 1.0));
     return Status::ok();
   }
@@ -121,9 +121,9 @@ Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& la
   RopeParams p;
   OG_ASSIGN_OR_RETURN(p.partial_rotary_factor, t.get_double("partial_rotary_factor", 1.0));
   p.original_max = static_cast<double>(c.max_position_embeddings);
-  // transformers' precedence: the base theta (rope_theta, or Gemma-3's rope_local_base_freq
+  // transformers' precedence: the base theta (rope_theta, or rope_local_base_freq
   // for sliding layers), then `rope_parameters` (global, or per layer type), then the older
-  // `rope_scaling`, which never applies to Gemma-3's sliding layers.
+  // `rope_scaling`, which never applies to those sliding layers.
   const bool local = layer_type == "sliding_attention" && sliding_theta.has_value();
   OG_ASSIGN_OR_RETURN(p.theta, t.get_double("rope_theta", default_theta));
   if (local) p.theta = *sliding_theta;

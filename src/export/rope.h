@@ -21,8 +21,8 @@ struct RopeTable {
 
 // RoPE of a layer of `layer_type` with head dim `head_dim`: rope_theta, overridden by
 // `rope_parameters` (global or per layer type), then by `rope_scaling`. `sliding_theta`
-// (Gemma-3's rope_local_base_freq) is the base of sliding layers, which rope_scaling never
-// touches. `default_theta` is rope_theta when config.json has none (Gemma-3n: 1e6).
+// (rope_local_base_freq) is the base of sliding layers, which rope_scaling never
+// touches. `default_theta` is rope_theta when config.json has none (a family's class default).
 Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& layer_type, int64_t head_dim,
                                  std::optional<double> sliding_theta = std::nullopt, double default_theta = 10000.0);
 

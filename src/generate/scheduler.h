@@ -98,7 +98,7 @@ struct StepRecord {
 struct SchedulerOptions {
   int32_t max_sequences = 4;          // sessions (slots) that run at once
   int64_t max_ctx_len = 0;            // per session; 0: the program's
-  runtime::KvDType kv_dtype = runtime::KvDType::kF32;
+  StorageType kv_dtype = StorageType::kF32;
   int threads = 0;                    // as SessionOptions::threads
   std::shared_ptr<ThreadPool> pool = nullptr;
   // Prompt rows one step may carry while other sequences decode: the step then costs little

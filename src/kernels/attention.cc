@@ -80,7 +80,7 @@ HWY_INLINE void SumLanesOfBlock(DF df, VF* part, float* HWY_RESTRICT out) {
 // Scores of Q queries (qp) for the block's keys [b0, b1] (krow), into w [Q][kBlock]; the
 // block's other keys score 0 (no query sees them: each masks them).
 template <int Q, typename K>
-HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, int b1, int64_t D, ElemType type,
+HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, int b1, int64_t D, StorageType type,
                           float* HWY_RESTRICT w) {
   const DF df;
   const int64_t whole = D / kLanes * kLanes;
@@ -113,7 +113,7 @@ HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, 
 // value chunk serves every query.
 template <int Q, typename K>
 HWY_INLINE void ValueTile(float* const* acc, const float* HWY_RESTRICT w, const K* const* vrow, int b0, int b1,
-                          int64_t D, ElemType type) {
+                          int64_t D, StorageType type) {
   const DF df;
   int64_t i = 0;
   for (; i + kLanes <= D; i += kLanes) {
@@ -301,9 +301,9 @@ void AttendTaskT(const AttendArgs& a, int64_t task) {
 
 void AttendTask(const AttendArgs& a, int64_t task) {
   switch (a.kv->type) {
-    case ElemType::kF32: return AttendTaskT<float>(a, task);
-    case ElemType::kBF16: return AttendTaskT<hwy::bfloat16_t>(a, task);
-    case ElemType::kF16: return AttendTaskT<hwy::float16_t>(a, task);
+    case StorageType::kF32: return AttendTaskT<float>(a, task);
+    case StorageType::kBF16: return AttendTaskT<hwy::bfloat16_t>(a, task);
+    case StorageType::kF16: return AttendTaskT<hwy::float16_t>(a, task);
     default: return;  // K/V are never stored quantized
   }
 }
@@ -325,7 +325,7 @@ void kv_write(const float* k, const float* v, int64_t T, int64_t p0, const KvSto
       const int64_t dst = (int64_t{h} * kv.slots + slot) * D;
       const float* ks = k + t * width + int64_t{h} * D;
       const float* vs = v + t * width + int64_t{h} * D;
-      if (kv.type == ElemType::kF32) {
+      if (kv.type == StorageType::kF32) {
         std::memcpy(static_cast<float*>(kv.k) + dst, ks, static_cast<size_t>(D) * sizeof(float));
         std::memcpy(static_cast<float*>(kv.v) + dst, vs, static_cast<size_t>(D) * sizeof(float));
         continue;

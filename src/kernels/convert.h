@@ -8,20 +8,20 @@
 
 namespace og::kernels {
 
-inline float load(const void* base, int64_t i, ElemType t) {
+inline float load(const void* base, int64_t i, StorageType t) {
   switch (t) {
-    case ElemType::kF32: return static_cast<const float*>(base)[i];
-    case ElemType::kBF16: return bf16_to_float(static_cast<const uint16_t*>(base)[i]);
-    case ElemType::kF16: return fp16_to_float(static_cast<const uint16_t*>(base)[i]);
+    case StorageType::kF32: return static_cast<const float*>(base)[i];
+    case StorageType::kBF16: return bf16_to_float(static_cast<const uint16_t*>(base)[i]);
+    case StorageType::kF16: return fp16_to_float(static_cast<const uint16_t*>(base)[i]);
     default: return 0;  // quantized types hold weights, never K/V
   }
 }
 
-inline void store(void* base, int64_t i, ElemType t, float v) {
+inline void store(void* base, int64_t i, StorageType t, float v) {
   switch (t) {
-    case ElemType::kF32: static_cast<float*>(base)[i] = v; break;
-    case ElemType::kBF16: static_cast<uint16_t*>(base)[i] = float_to_bf16(v); break;
-    case ElemType::kF16: static_cast<uint16_t*>(base)[i] = float_to_fp16(v); break;
+    case StorageType::kF32: static_cast<float*>(base)[i] = v; break;
+    case StorageType::kBF16: static_cast<uint16_t*>(base)[i] = float_to_bf16(v); break;
+    case StorageType::kF16: static_cast<uint16_t*>(base)[i] = float_to_fp16(v); break;
     default: break;
   }
 }

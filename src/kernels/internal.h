@@ -12,12 +12,12 @@
 
 namespace og::kernels {
 
-inline size_t elem_size(ElemType t) { return t == ElemType::kF32 ? 4 : 2; }
+inline size_t elem_size(StorageType t) { return t == StorageType::kF32 ? 4 : 2; }
 
 
 // One element of f32/bf16/f16 data as float (exact).
 inline float to_float(float v) { return v; }
-inline float to_float(uint16_t v, ElemType t) { return t == ElemType::kBF16 ? bf16_to_float(v) : fp16_to_float(v); }
+inline float to_float(uint16_t v, StorageType t) { return t == StorageType::kBF16 ? bf16_to_float(v) : fp16_to_float(v); }
 
 // One token's row of int8 activations as a SIMD target's int8 kernel reads it
 // (linear_int8.cc): x's codes in the order that kernel reads them, zero-padded, then each
@@ -44,7 +44,7 @@ struct Int8Target {
 
 // Element index of (row, col) in an interleaved f32 / bf16 / f16 matrix (kernels.h).
 inline int64_t interleaved_float_index(const Matrix& m, int64_t row, int64_t col) {
-  const int64_t P = m.type == ElemType::kF32 ? 1 : 2;
+  const int64_t P = m.type == StorageType::kF32 ? 1 : 2;
   return ((row / kRowBlock * m.cols / P + col / P) * kRowBlock + row % kRowBlock) * P + col % P;
 }
 
@@ -63,8 +63,8 @@ struct TokenBlocks {
   int64_t size(int64_t i) const { return base + (i < extra ? 1 : 0); }
 };
 
-inline Int8RowLayout int8_row_layout(ElemType type, int64_t cols, int64_t G, int32_t row_block, const Int8Target& t) {
-  const bool q4 = type == ElemType::kQ4;
+inline Int8RowLayout int8_row_layout(StorageType type, int64_t cols, int64_t G, int32_t row_block, const Int8Target& t) {
+  const bool q4 = type == StorageType::kQ4;
   const int64_t groups = cols / G, code_bytes = q4 ? cols / 2 : cols, group_bytes = q4 ? G / 2 : G;
   Int8RowLayout l;
   if (row_block != 0) {

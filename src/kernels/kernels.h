@@ -16,16 +16,18 @@
 #include <span>
 #include <vector>
 
+#include "base/storage_type.h"
+
 namespace og {
 class ThreadPool;
 }
 
 namespace og::kernels {
 
-// kQ8 / kQ4: group-quantized weights (matrices only), laid out as program.fbs describes:
+// Matrices and caches are stored as og::StorageType (base/storage_type.h). kQ8 / kQ4:
+// group-quantized weights (matrices only), laid out as program.fbs describes:
 // value = scale[row][col / group_size] * q; Q4 packs a group's values j and j + group/2
 // into the low and high nibble of its byte j, q = nibble - 8.
-enum class ElemType : uint8_t { kF32, kF16, kBF16, kQ8, kQ4 };
 
 // kQ4 / kQ8 with row_block = kRowBlock ("interleaved"): rows in blocks of 16, the last one
 // padded with rows of q = 0 (Q4 code 8, Q8 code 0) and scale 0, so a block of rows is one
@@ -50,7 +52,7 @@ inline constexpr int32_t kRowBlock = 16;
 
 struct Matrix {
   const void* data = nullptr;
-  ElemType type = ElemType::kF32;
+  StorageType type = StorageType::kF32;
   int64_t rows = 0;   // out features / vocab
   int64_t cols = 0;   // in features / hidden
   const uint16_t* scales = nullptr;  // kQ8 / kQ4: f16 [rows, cols / group_size] (interleaved: above)
@@ -61,9 +63,9 @@ struct Matrix {
 // Bytes one row of m occupies (quantized: its codes plus its f16 scales).
 inline int64_t row_storage_bytes(const Matrix& m) {
   switch (m.type) {
-    case ElemType::kQ8: return m.cols + 2 * m.cols / m.group_size;
-    case ElemType::kQ4: return m.cols / 2 + 2 * m.cols / m.group_size;
-    default: return m.cols * (m.type == ElemType::kF32 ? 4 : 2);
+    case StorageType::kQ8: return m.cols + 2 * m.cols / m.group_size;
+    case StorageType::kQ4: return m.cols / 2 + 2 * m.cols / m.group_size;
+    default: return m.cols * (m.type == StorageType::kF32 ? 4 : 2);
   }
 }
 
@@ -119,7 +121,7 @@ struct Int8Input {
   uint8_t* data = nullptr;  // [rows, row_bytes], caller-owned
   int64_t row_bytes = 0;    // at least int8_row_bytes(w) for every weight w it serves
   // Set by quantize_int8: the weight layout the rows were made for, and their reader.
-  ElemType type = ElemType::kF32;
+  StorageType type = StorageType::kF32;
   int64_t cols = 0;
   int32_t group_size = 0;
   int32_t row_block = 0;
@@ -254,7 +256,7 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
 struct KvStorage {
   void* k = nullptr;
   void* v = nullptr;
-  ElemType type = ElemType::kF32;
+  StorageType type = StorageType::kF32;
   int32_t kv_heads = 0;
   int32_t head_dim = 0;
   int64_t slots = 0;

@@ -117,9 +117,9 @@ void LinearRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
 // y rows [r0, r1) of every token.
 void LinearRows(const LinearArgs& a, int64_t r0, int64_t r1) {
   switch (a.w.type) {
-    case ElemType::kF32: return LinearRowsT<float>(a, r0, r1);
-    case ElemType::kBF16: return LinearRowsT<hwy::bfloat16_t>(a, r0, r1);
-    case ElemType::kF16: return LinearRowsT<hwy::float16_t>(a, r0, r1);
+    case StorageType::kF32: return LinearRowsT<float>(a, r0, r1);
+    case StorageType::kBF16: return LinearRowsT<hwy::bfloat16_t>(a, r0, r1);
+    case StorageType::kF16: return LinearRowsT<hwy::float16_t>(a, r0, r1);
     default: return;  // quantized: linear_quant.cc
   }
 }
@@ -147,9 +147,9 @@ void EmbeddingT(const int32_t* ids, int64_t T, const Matrix& table, float s, flo
 
 void Embedding(const int32_t* ids, int64_t T, const Matrix& table, float s, float* y) {
   switch (table.type) {
-    case ElemType::kF32: return EmbeddingT<float>(ids, T, table, s, y);
-    case ElemType::kBF16: return EmbeddingT<hwy::bfloat16_t>(ids, T, table, s, y);
-    case ElemType::kF16: return EmbeddingT<hwy::float16_t>(ids, T, table, s, y);
+    case StorageType::kF32: return EmbeddingT<float>(ids, T, table, s, y);
+    case StorageType::kBF16: return EmbeddingT<hwy::bfloat16_t>(ids, T, table, s, y);
+    case StorageType::kF16: return EmbeddingT<hwy::float16_t>(ids, T, table, s, y);
     default: return;  // quantized: linear_quant.cc
   }
 }
@@ -231,9 +231,9 @@ void run_linears(RowsFn rows_fn, std::span<LinearArgs> as, ThreadPool* pool) {
 void linear_group(const float* x, int64_t T, std::span<const LinearOut> outs, ThreadPool* pool, XQuant xquant) {
   if (T <= 0 || outs.empty()) return;
   const Matrix& w = outs[0].w;
-  const bool quantized = w.type == ElemType::kQ8 || w.type == ElemType::kQ4;
+  const bool quantized = w.type == StorageType::kQ8 || w.type == StorageType::kQ4;
   const bool bf16_x = xquant == XQuant::kBF16;
-  OG_CHECK(!bf16_x || (w.type == ElemType::kBF16 && w.row_block != 0));
+  OG_CHECK(!bf16_x || (w.type == StorageType::kBF16 && w.row_block != 0));
   LinearArgs args[kMaxGroup];
   OG_CHECK(outs.size() <= kMaxGroup);
   size_t n = 0;
@@ -253,7 +253,7 @@ void linear(const float* x, int64_t T, const Matrix& w, const float* bias, float
 }
 
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y) {
-  if (table.type == ElemType::kQ8 || table.type == ElemType::kQ4) return embedding_quant(ids, T, table, scale, y);
+  if (table.type == StorageType::kQ8 || table.type == StorageType::kQ4) return embedding_quant(ids, T, table, scale, y);
   HWY_DYNAMIC_DISPATCH(Embedding)(ids, T, table, scale, y);
 }
 

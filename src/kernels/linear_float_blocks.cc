@@ -282,9 +282,9 @@ void FloatBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
     return FloatBlockRowsT<hwy::bfloat16_t, XMode::kBF16Fma>(a, r0, r1);
   }
   switch (a.w.type) {
-    case ElemType::kF32: return FloatBlockRowsT<float, XMode::kF32>(a, r0, r1);
-    case ElemType::kBF16: return FloatBlockRowsT<hwy::bfloat16_t, XMode::kF32>(a, r0, r1);
-    case ElemType::kF16: return FloatBlockRowsT<hwy::float16_t, XMode::kF32>(a, r0, r1);
+    case StorageType::kF32: return FloatBlockRowsT<float, XMode::kF32>(a, r0, r1);
+    case StorageType::kBF16: return FloatBlockRowsT<hwy::bfloat16_t, XMode::kF32>(a, r0, r1);
+    case StorageType::kF16: return FloatBlockRowsT<hwy::float16_t, XMode::kF32>(a, r0, r1);
     default: return;
   }
 }
@@ -296,7 +296,7 @@ void FloatBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
 // packed row is x itself.
 void FloatBlockLinear(std::span<LinearArgs> as, ThreadPool* pool) {
   const LinearArgs& a = as[0];
-  const int64_t in = a.w.cols, P = a.w.type == ElemType::kF32 ? 1 : 2;
+  const int64_t in = a.w.cols, P = a.w.type == StorageType::kF32 ? 1 : 2;
   // Token blocks are packed in parallel: a scalar pass over x on one thread while the other
   // waited cost 20 % of a 512 x 2048 linear's time at 128 tokens (perf, bf16 x).
   const TokenBlocks blocks(a.T, kTokensF);

@@ -78,7 +78,7 @@ RowsFn QuantizeX(const float* x, int64_t T, const Matrix& w, uint8_t* out, int64
   const Int8RowLayout l = RowLayout(w);
   OG_CHECK(l.bytes <= row_bytes);  // int8_row_bytes bounds every target's layout
   const int64_t in = w.cols, G = w.group_size, groups = in / G;
-  const bool q4 = w.type == ElemType::kQ4;
+  const bool q4 = w.type == StorageType::kQ4;
   const int64_t W = Q4ChunkBytes(), row_bytes_w = in / 2, stride = l.code_stride;
   // -c sum q (c = 8 for Q4, 128 for Q8 on VNNI): one int32 vector per conversion unit.
   // Lane by lane: each 32-bit lane gets -c times the q its own products meet, so that
@@ -231,7 +231,7 @@ void LinearInt8RowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
 }
 
 void LinearInt8Rows(const LinearArgs& a, int64_t r0, int64_t r1) {
-  if (a.w.type == ElemType::kQ4) return LinearInt8RowsT<true>(a, r0, r1);
+  if (a.w.type == StorageType::kQ4) return LinearInt8RowsT<true>(a, r0, r1);
   LinearInt8RowsT<false>(a, r0, r1);
 }
 
@@ -296,7 +296,7 @@ void LinearBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
 }
 
 void LinearBlockRows(const LinearArgs& a, int64_t r0, int64_t r1) {
-  if (a.w.type == ElemType::kQ4) return LinearBlockRowsT<true>(a, r0, r1);
+  if (a.w.type == StorageType::kQ4) return LinearBlockRowsT<true>(a, r0, r1);
   LinearBlockRowsT<false>(a, r0, r1);
 }
 
@@ -321,7 +321,7 @@ int64_t int8_row_bytes(const Matrix& w) {
 }
 
 void quantize_int8(const float* x, int64_t T, const Matrix& w, Int8Input& xq, int64_t row0) {
-  OG_CHECK((w.type == ElemType::kQ8 || w.type == ElemType::kQ4) && xq.row_bytes >= int8_row_bytes(w));
+  OG_CHECK((w.type == StorageType::kQ8 || w.type == StorageType::kQ4) && xq.row_bytes >= int8_row_bytes(w));
   const RowsFn reader = HWY_DYNAMIC_DISPATCH(QuantizeX)(x, T, w, xq.data + row0 * xq.row_bytes, xq.row_bytes);
   xq.type = w.type;
   xq.cols = w.cols;

@@ -157,7 +157,7 @@ void LinearBlockRowsF32(const LinearArgs& a, int64_t r0, int64_t r1) {
 
 void LinearQuantRows(const LinearArgs& a, int64_t r0, int64_t r1) {
   if (a.w.row_block != 0) return LinearBlockRowsF32(a, r0, r1);
-  if (a.w.type == ElemType::kQ4) return LinearQuantRowsT<true>(a, r0, r1);
+  if (a.w.type == StorageType::kQ4) return LinearQuantRowsT<true>(a, r0, r1);
   LinearQuantRowsT<false>(a, r0, r1);
 }
 
@@ -187,14 +187,14 @@ void embedding_quant(const int32_t* ids, int64_t T, const Matrix& table, float s
 
 float matrix_at(const Matrix& m, int64_t row, int64_t col) {
   switch (m.type) {
-    case ElemType::kF32:
-    case ElemType::kBF16:
-    case ElemType::kF16: {
+    case StorageType::kF32:
+    case StorageType::kBF16:
+    case StorageType::kF16: {
       const int64_t i = m.row_block != 0 ? interleaved_float_index(m, row, col) : row * m.cols + col;
-      if (m.type == ElemType::kF32) return static_cast<const float*>(m.data)[i];
+      if (m.type == StorageType::kF32) return static_cast<const float*>(m.data)[i];
       return to_float(static_cast<const uint16_t*>(m.data)[i], m.type);
     }
-    case ElemType::kQ8: {
+    case StorageType::kQ8: {
       if (m.row_block != 0) {  // interleaved (kernels.h)
         const int64_t G = m.group_size, groups = m.cols / G, b = row / kRowBlock, i = row % kRowBlock;
         const int64_t g = col / G, u = col % G / 4, j = col % 4;
@@ -204,7 +204,7 @@ float matrix_at(const Matrix& m, int64_t row, int64_t col) {
       const float s = fp16_to_float(m.scales[row * (m.cols / m.group_size) + col / m.group_size]);
       return static_cast<float>(static_cast<const int8_t*>(m.data)[row * m.cols + col]) * s;
     }
-    case ElemType::kQ4: {
+    case StorageType::kQ4: {
       if (m.row_block != 0) {  // interleaved (kernels.h)
         const int64_t G = m.group_size, groups = m.cols / G, b = row / kRowBlock, i = row % kRowBlock;
         const int64_t g = col / G, u = col % G / 8, k = col % 8;

@@ -12,7 +12,7 @@
 namespace og::kernels {
 namespace {
 
-bool is_quantized(const Matrix& m) { return m.type == ElemType::kQ8 || m.type == ElemType::kQ4; }
+bool is_quantized(const Matrix& m) { return m.type == StorageType::kQ8 || m.type == StorageType::kQ4; }
 
 template <typename T>
 T* grown(std::vector<T>& v, size_t n) {

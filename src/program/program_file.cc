@@ -9,14 +9,26 @@
 
 namespace og::program {
 
+// The program's DType values are the storage types' program codes (append-only both).
+static_assert(storage_info(StorageType::kF32).program_code == static_cast<uint8_t>(fb::DType::F32));
+static_assert(storage_info(StorageType::kF16).program_code == static_cast<uint8_t>(fb::DType::F16));
+static_assert(storage_info(StorageType::kBF16).program_code == static_cast<uint8_t>(fb::DType::BF16));
+static_assert(storage_info(StorageType::kQ8).program_code == static_cast<uint8_t>(fb::DType::Q8));
+static_assert(storage_info(StorageType::kQ4).program_code == static_cast<uint8_t>(fb::DType::Q4));
+
+std::optional<StorageType> storage_type_of(fb::DType t) {
+  for (const StorageTypeInfo& i : kStorageTypes)
+    if (i.program_code == static_cast<uint8_t>(t)) return i.type;
+  return std::nullopt;
+}
+
+fb::DType program_dtype(StorageType t) { return static_cast<fb::DType>(storage_info(t).program_code); }
+
 size_t fb_dtype_size(fb::DType t) {
-  switch (t) {
-    case fb::DType::F32: case fb::DType::I32: return 4;
-    case fb::DType::F16: case fb::DType::BF16: return 2;
-    case fb::DType::Q8: return 1;
-    case fb::DType::Q4: return 0;  // half a byte: see storage_bytes
-  }
-  return 0;
+  if (t == fb::DType::I32) return 4;
+  const std::optional<StorageType> s = storage_type_of(t);
+  if (!s) return 0;
+  return storage_info(*s).bits / 8;  // Q4: 0, half a byte (see storage_bytes)
 }
 
 std::optional<uint64_t> storage_bytes(fb::DType t, uint64_t numel) {
@@ -30,7 +42,10 @@ std::optional<uint64_t> storage_bytes(fb::DType t, uint64_t numel) {
   return n;
 }
 
-bool is_quantized(fb::DType t) { return t == fb::DType::Q8 || t == fb::DType::Q4; }
+bool is_quantized(fb::DType t) {
+  const std::optional<StorageType> s = storage_type_of(t);
+  return s && og::is_quantized(*s);
+}
 
 Result<std::unique_ptr<ProgramWriter>> ProgramWriter::create(const std::string& path) {
   auto w = std::unique_ptr<ProgramWriter>(new ProgramWriter());

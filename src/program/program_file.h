@@ -24,6 +24,7 @@
 
 #include "base/mapped_file.h"
 #include "base/status.h"
+#include "base/storage_type.h"
 #include "program/program_generated.h"
 
 namespace og::program {
@@ -73,6 +74,10 @@ inline int64_t stored_rows(int64_t rows, int32_t row_block) {
   return row_block == 0 ? rows : (rows + row_block - 1) / row_block * row_block;
 }
 
+// The storage type a tensor DType is (base/storage_type.h: its program_code is the DType's
+// value), or nullopt for I32, which only values and token tensors use.
+std::optional<StorageType> storage_type_of(fb::DType t);
+fb::DType program_dtype(StorageType t);
 // Bytes per element of an unquantized dtype (Q8: 1; Q4: 0, it packs two per byte).
 size_t fb_dtype_size(fb::DType t);
 // Bytes of numel elements stored as t (Q4: two per byte); nullopt if they cannot be.

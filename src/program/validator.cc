@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "program/ops.h"
 #include "program/program_file.h"
 
 namespace og::program {
@@ -131,271 +132,62 @@ class Checker {
   int32_t width(int32_t v) const { return p_.values()->Get(v)->width(); }
   fb::DType dtype(int32_t v) const { return p_.values()->Get(v)->dtype(); }
 
-  // matrix_read: the op binds the tensor as a kernels::Matrix of linear / embedding / moe,
-  // whose kernels read every matrix storage (Q8 / Q4, interleaved). Every other reader
-  // (norms, biases, tables read by pointer) reads row-major floats only.
-  Status need_tensor(int32_t op, int32_t t, std::vector<int64_t> shape, bool f32_only, bool matrix_read = false) {
+  // Reads `t` as `read` says (ops.h): quantized and interleaved tensors only as matrices.
+  Status check_read(int32_t i, const fb::Op& op, TensorUse use) {
+    const int32_t t = use.tensor;
     if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()))
-      return bad_input("op {}: weight index {} out of range", op, t);
-    const fb::Tensor* w = p_.tensors()->Get(t);
-    std::vector<int64_t> got(w->shape()->begin(), w->shape()->end());
-    if (got != shape)
-      return bad_input("op {}: weight '{}' has {} dims, shape mismatch with the op's inputs", op,
-                       w->name() ? w->name()->str() : "?", got.size());
-    if (f32_only && w->dtype() != fb::DType::F32)
-      return bad_input("op {}: weight '{}' must be F32", op, w->name() ? w->name()->str() : "?");
-    if (w->dtype() == fb::DType::I32) return bad_input("op {}: weight is I32", op);
-    if (is_quantized(w->dtype()) && !matrix_read)
-      return bad_input("op {}: weight '{}' is quantized; only linear, embedding and moe read quantized weights", op,
-                       w->name() ? w->name()->str() : "?");
-    if (w->row_block() != 0 && !matrix_read)
+      return bad_input("op {}: weight index {} out of range", i, t);
+    const fb::Tensor* w = p_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(t));
+    const std::string name = w->name() ? w->name()->str() : "?";
+    if (use.read == TensorRead::kF32 && w->dtype() != fb::DType::F32)
+      return bad_input("op {}: weight '{}' must be F32", i, name);
+    if (w->dtype() == fb::DType::I32) return bad_input("op {}: weight is I32", i);
+    if (use.read == TensorRead::kMatrix) return Status::ok();
+    if (is_quantized(w->dtype()))
+      return bad_input("op {}: weight '{}' is quantized; only linear, embedding and moe read quantized weights", i, name);
+    if (w->row_block() != 0)
       return bad_input("op {} ({}): weight tensor {} '{}' is interleaved (row_block {}); only the matrices of linear, "
-                       "embedding and moe may be", op, op_name(p_.ops()->Get(static_cast<flatbuffers::uoffset_t>(op))->attrs_type()),
-                       t, w->name() ? w->name()->str() : "?", w->row_block());
+                       "embedding and moe may be", i, op_name(op.attrs_type()), t, name, w->row_block());
     return Status::ok();
   }
 
+  // The rules every op shares, then its OpSpec's own, then how it reads its tensors.
   Status check_ops() {
     const int32_t nv = static_cast<int32_t>(p_.values()->size());
     std::vector<bool> defined(static_cast<size_t>(nv), false);
     defined[p_.input_ids()] = defined[p_.positions()] = true;
     int32_t layer = 0;
     for (int32_t i = 0; i < static_cast<int32_t>(p_.ops()->size()); ++i) {
-      const fb::Op* op = p_.ops()->Get(i);
+      const fb::Op* op = p_.ops()->Get(static_cast<flatbuffers::uoffset_t>(i));
+      const OpSpec* spec = op_spec(op->attrs_type());
+      if (spec == nullptr) return bad_input("op {}: unknown op kind {}", i, static_cast<int>(op->attrs_type()));
+      // The FlatBuffers verifier accepts a union type without its table; every check reads it.
+      if (op->attrs() == nullptr) return bad_input("op {} ({}): attributes are missing", i, spec->name);
       std::vector<int32_t> in = to_vec(op->inputs());
       for (int32_t v : in)
-        if (v < 0 || v >= nv || !defined[v]) return bad_input("op {} ({}): input value {} is undefined", i, op_name(op->attrs_type()), v);
+        if (v < 0 || v >= nv || !defined[v]) return bad_input("op {} ({}): input value {} is undefined", i, spec->name, v);
       const int32_t out = op->output();
       if (out < 0 || out >= nv || defined[out])
-        return bad_input("op {} ({}): output value {} is out of range or already defined", i, op_name(op->attrs_type()), out);
+        return bad_input("op {} ({}): output value {} is out of range or already defined", i, spec->name, out);
+      if (in.size() < spec->min_inputs || in.size() > spec->max_inputs)
+        return bad_input("op {}: {} inputs, expected {}..{}", i, in.size(), spec->min_inputs, spec->max_inputs);
       for (size_t k = 0; k < in.size(); ++k) {
-        bool int_ok = (op->attrs_type() == fb::OpAttrs::EmbeddingAttrs && k == 0) ||
-                      (op->attrs_type() == fb::OpAttrs::RopeAttrs && k == 1) ||
-                      (op->attrs_type() == fb::OpAttrs::EmbeddingOverlayAttrs && k == 1) ||
-                      (op->attrs_type() == fb::OpAttrs::AttendAttrs && k + 1 == in.size());
-        if ((dtype(in[k]) == fb::DType::I32) != int_ok)
-          return bad_input("op {} ({}): input {} has the wrong dtype", i, op_name(op->attrs_type()), k);
+        const bool int_input = spec->int_input == kLastIntInput ? k + 1 == in.size()
+                                                                : static_cast<int>(k) == spec->int_input;
+        if ((dtype(in[k]) == fb::DType::I32) != int_input)
+          return bad_input("op {} ({}): input {} has the wrong dtype", i, spec->name, k);
       }
       if (dtype(out) != fb::DType::F32) return bad_input("op {}: output must be F32", i);
-      OG_TRY(check_op(i, *op, in, out, layer));
+      OpCheck c(p_, layout_, i, *op, std::move(in), layer);
+      OG_TRY(spec->check(c));
+      std::vector<TensorUse> uses;
+      spec->tensors(*op, uses);
+      for (const TensorUse& u : uses) OG_TRY(check_read(i, *op, u));
       defined[out] = true;
     }
     if (layer != layout_.n_layers)
       return bad_input("program has {} update_and_attend ops for {} layers", layer, layout_.n_layers);
     if (!defined[p_.logits()]) return bad_input("program: logits value is never computed");
-    return Status::ok();
-  }
-
-  Status arity(int32_t i, const std::vector<int32_t>& in, size_t lo, size_t hi) {
-    if (in.size() < lo || in.size() > hi) return bad_input("op {}: {} inputs, expected {}..{}", i, in.size(), lo, hi);
-    return Status::ok();
-  }
-
-  Status check_op(int32_t i, const fb::Op& op, const std::vector<int32_t>& in, int32_t out, int32_t& layer) {
-    const int32_t wo = width(out);
-    // The FlatBuffers verifier accepts a union type without its table; every case reads it.
-    if (op.attrs_type() != fb::OpAttrs::NONE && op.attrs() == nullptr)
-      return bad_input("op {} ({}): attributes are missing", i, op_name(op.attrs_type()));
-    switch (op.attrs_type()) {
-      case fb::OpAttrs::EmbeddingAttrs: {
-        OG_TRY(arity(i, in, 1, 1));
-        const int32_t t = op.attrs_as_EmbeddingAttrs()->table();
-        if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()) || p_.tensors()->Get(t)->shape()->size() != 2)
-          return bad_input("op {} (embedding): table {} is not a 2-D tensor", i, t);
-        const int64_t rows = p_.tensors()->Get(t)->shape()->Get(0);
-        if (rows < 1) return bad_input("op {} (embedding): table has {} rows", i, rows);
-        if (op.attrs_as_EmbeddingAttrs()->remap_to() < 0 || op.attrs_as_EmbeddingAttrs()->remap_to() >= p_.vocab_size())
-          return bad_input("op {} (embedding): remap_to {} outside the vocabulary", i, op.attrs_as_EmbeddingAttrs()->remap_to());
-        return need_tensor(i, t, {rows, wo}, false, true);
-      }
-      case fb::OpAttrs::RmsNormAttrs: {
-        auto a = op.attrs_as_RmsNormAttrs();
-        OG_TRY(arity(i, in, 1, 1));
-        if (a->dim() <= 0 || width(in[0]) % a->dim() != 0 || wo != width(in[0]) || !(a->eps() >= 0))
-          return bad_input("op {} (rms_norm): dim {} does not divide width {}", i, a->dim(), width(in[0]));
-        if (a->weight() >= 0) return need_tensor(i, a->weight(), {a->dim()}, true);
-        return Status::ok();
-      }
-      case fb::OpAttrs::LinearAttrs: {
-        auto a = op.attrs_as_LinearAttrs();
-        OG_TRY(arity(i, in, 1, 1));
-        OG_TRY(need_tensor(i, a->weight(), {wo, width(in[0])}, false, true));
-        if (a->int8_activations()) {
-          const fb::DType dt = p_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(a->weight()))->dtype();
-          if (dt != fb::DType::Q8 && dt != fb::DType::Q4)
-            return bad_input("op {} (linear): int8_activations needs a Q8 or Q4 weight, tensor {} is {}", i, a->weight(),
-                             fb::EnumNameDType(dt));
-        }
-        if (a->bf16_activations()) {
-          const fb::Tensor* t = p_.tensors()->Get(static_cast<flatbuffers::uoffset_t>(a->weight()));
-          if (t->dtype() != fb::DType::BF16 || t->row_block() == 0 || a->int8_activations())
-            return bad_input("op {} (linear): bf16_activations needs an interleaved BF16 weight, tensor {} is {}{}", i,
-                             a->weight(), fb::EnumNameDType(t->dtype()), t->row_block() == 0 ? " (row-major)" : "");
-        }
-        if (a->bias() >= 0) return need_tensor(i, a->bias(), {wo}, true);
-        return Status::ok();
-      }
-      case fb::OpAttrs::RopeAttrs: {
-        auto a = op.attrs_as_RopeAttrs();
-        OG_TRY(arity(i, in, 2, 2));
-        if (a->head_dim() <= 0 || a->n_heads() <= 0 || a->rotary_dim() <= 0 || a->rotary_dim() % 2 != 0 ||
-            a->rotary_dim() > a->head_dim() || int64_t{a->n_heads()} * a->head_dim() != width(in[0]) || wo != width(in[0]))
-          return bad_input("op {} (rope): heads/dims inconsistent with width {}", i, width(in[0]));
-        if (!std::isfinite(a->scale())) return bad_input("op {} (rope): scale is not finite", i);
-        return need_tensor(i, a->inv_freq(), {a->rotary_dim() / 2}, true);
-      }
-      case fb::OpAttrs::AttendAttrs: {
-        auto a = op.attrs_as_AttendAttrs();
-        if (layer >= layout_.n_layers) return bad_input("op {}: more update_and_attend ops than layers", i);
-        const int32_t c = a->cache_id();
-        if (c != layout_.layer_to_cache[layer] || a->writes_cache() != layout_.layer_writes_cache(layer))
-          return bad_input("op {} (update_and_attend for layer {}): cache {} / writes {} disagree with the layout", i,
-                           layer, c, a->writes_cache());
-        if (a->n_kv_heads() != layout_.kv_heads[c] || a->head_dim() != layout_.head_dims[c] ||
-            a->v_head_dim() != a->head_dim() || a->n_heads() <= 0 || a->n_heads() % a->n_kv_heads() != 0 ||
-            !(a->softcap() >= 0) || !std::isfinite(a->scale()))
-          return bad_input("op {} (update_and_attend): geometry disagrees with cache {}", i, c);
-        OG_TRY(arity(i, in, a->writes_cache() ? 4 : 2, a->writes_cache() ? 4 : 2));
-        const int64_t heads = a->n_heads(), kv_heads = a->n_kv_heads();  // products may exceed int32
-        if (width(in[0]) != heads * a->head_dim() || wo != heads * a->v_head_dim())
-          return bad_input("op {} (update_and_attend): q/output widths disagree with heads", i);
-        if (a->writes_cache() && (width(in[1]) != kv_heads * a->head_dim() ||
-                                  width(in[2]) != kv_heads * a->v_head_dim()))
-          return bad_input("op {} (update_and_attend): k/v widths disagree with kv heads", i);
-        if (a->sinks() >= 0) { OG_TRY(need_tensor(i, a->sinks(), {heads}, true)); }
-        ++layer;
-        return Status::ok();
-      }
-      case fb::OpAttrs::AddAttrs:
-      case fb::OpAttrs::MulAttrs:
-        OG_TRY(arity(i, in, 2, 2));
-        if (width(in[0]) != wo || width(in[1]) != wo) return bad_input("op {}: widths differ", i);
-        return Status::ok();
-      case fb::OpAttrs::ActAttrs:
-        OG_TRY(arity(i, in, 1, 2));
-        if (op.attrs_as_ActAttrs()->activation() > fb::Activation::MAX) return bad_input("op {}: unknown activation", i);
-        // Its alpha and limit live in MoeAttrs only.
-        if (op.attrs_as_ActAttrs()->activation() == fb::Activation::ClampedSwiglu)
-          return bad_input("op {} (activation): ClampedSwiglu is a moe activation only", i);
-        for (int32_t v : in)
-          if (width(v) != wo) return bad_input("op {}: widths differ", i);
-        return Status::ok();
-      case fb::OpAttrs::ScaleAttrs:
-        OG_TRY(arity(i, in, 1, 1));
-        if (width(in[0]) != wo) return bad_input("op {}: widths differ", i);
-        return Status::ok();
-      case fb::OpAttrs::SoftcapAttrs:
-        OG_TRY(arity(i, in, 1, 1));
-        if (width(in[0]) != wo || !(op.attrs_as_SoftcapAttrs()->cap() > 0))
-          return bad_input("op {} (softcap): needs a positive cap", i);
-        return Status::ok();
-      case fb::OpAttrs::SliceAttrs:
-        OG_TRY(arity(i, in, 1, 1));
-        if (op.attrs_as_SliceAttrs()->begin() < 0 ||
-            int64_t{op.attrs_as_SliceAttrs()->begin()} + wo > width(in[0]))
-          return bad_input("op {} (slice): columns [{}, +{}) outside width {}", i, op.attrs_as_SliceAttrs()->begin(), wo,
-                           width(in[0]));
-        return Status::ok();
-      case fb::OpAttrs::StreamMixAttrs: {
-        auto a = op.attrs_as_StreamMixAttrs();
-        const bool constant = a->coefs() >= 0;
-        OG_TRY(arity(i, in, constant ? 1 : 2, constant ? 1 : 2));
-        const int32_t w = a->width();
-        if (w <= 0 || width(in[0]) % w != 0 || wo % w != 0)
-          return bad_input("op {} (stream_mix): stream width {} does not divide input width {} and output width {}", i,
-                           w, width(in[0]), wo);
-        const int64_t n_coefs = int64_t{width(in[0]) / w} * (wo / w);
-        if (constant) return need_tensor(i, a->coefs(), {n_coefs}, true);
-        if (width(in[1]) != n_coefs)
-          return bad_input("op {} (stream_mix): {} coefficients per token for {} -> {} streams", i, width(in[1]),
-                           width(in[0]) / w, wo / w);
-        return Status::ok();
-      }
-      case fb::OpAttrs::ConcatAttrs:
-        OG_TRY(arity(i, in, 2, 2));
-        if (int64_t{width(in[0])} + width(in[1]) != wo)
-          return bad_input("op {} (concat): output width {} is not {} + {}", i, wo, width(in[0]), width(in[1]));
-        return Status::ok();
-      case fb::OpAttrs::RmsMatchAttrs: {
-        auto a = op.attrs_as_RmsMatchAttrs();
-        OG_TRY(arity(i, in, 2, 2));
-        if (a->dim() <= 0 || width(in[0]) % a->dim() != 0 || width(in[1]) != a->dim() || wo != width(in[0]) ||
-            !(a->eps() > 0))
-          return bad_input("op {} (rms_match): dim {} / eps {} inconsistent with widths {} and {}", i, a->dim(),
-                           a->eps(), width(in[0]), width(in[1]));
-        return Status::ok();
-      }
-      case fb::OpAttrs::GaussianTopKAttrs:
-        OG_TRY(arity(i, in, 1, 1));
-        if (width(in[0]) != wo || !std::isfinite(op.attrs_as_GaussianTopKAttrs()->multiplier()))
-          return bad_input("op {} (gaussian_top_k): needs equal widths and a finite multiplier", i);
-        return Status::ok();
-      case fb::OpAttrs::EmbeddingOverlayAttrs: {
-        auto a = op.attrs_as_EmbeddingOverlayAttrs();
-        OG_TRY(arity(i, in, 2, 2));
-        if (in[1] != p_.input_ids()) return bad_input("op {} (embedding_overlay): input 1 must be the token ids", i);
-        const int32_t t = a->table();
-        if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()) || p_.tensors()->Get(t)->shape()->size() != 2)
-          return bad_input("op {} (embedding_overlay): table {} is not a 2-D tensor", i, t);
-        const int64_t rows = p_.tensors()->Get(t)->shape()->Get(0);
-        if (rows < 1 || a->first_id() < 0 || width(in[0]) != wo)
-          return bad_input("op {} (embedding_overlay): table of {} rows from id {} over width {}", i, rows,
-                           a->first_id(), width(in[0]));
-        return need_tensor(i, t, {rows, wo}, false);
-      }
-      case fb::OpAttrs::MoeAttrs: return check_moe(i, *op.attrs_as_MoeAttrs(), in, wo);
-      default:
-        return bad_input("op {}: unknown op kind {}", i, static_cast<int>(op.attrs_type()));
-    }
-  }
-
-  // Inputs x [T, H] and router logits [T, n_experts]; every expert of one geometry.
-  Status check_moe(int32_t i, const fb::MoeAttrs& a, const std::vector<int32_t>& in, int32_t wo) {
-    OG_TRY(arity(i, in, 2, 2));
-    const int64_t H = width(in[0]);
-    if (a.gate() == nullptr || a.up() == nullptr || a.down() == nullptr || a.gate()->size() == 0 ||
-        a.up()->size() != a.gate()->size() || a.down()->size() != a.gate()->size())
-      return bad_input("op {} (moe): gate, up and down must list the same number (>= 1) of experts", i);
-    const int64_t E = a.gate()->size();
-    if (width(in[1]) != E || wo != H)
-      return bad_input("op {} (moe): router logits width {} for {} experts, output width {} for hidden {}", i,
-                       width(in[1]), E, wo, H);
-    if (a.top_k() < 1 || a.top_k() > E || a.top_k() > 64 || !std::isfinite(a.routed_scale()) ||
-        a.scoring() > fb::RouterScoring::MAX || a.activation() > fb::Activation::MAX)
-      return bad_input("op {} (moe): top_k {} of {} experts (at most 64), routed_scale {}, scoring or activation "
-                       "out of range", i, a.top_k(), E, a.routed_scale());
-    auto rows_of = [&](int32_t t) -> int64_t {
-      if (t < 0 || t >= static_cast<int32_t>(p_.tensors()->size()) || p_.tensors()->Get(t)->shape()->size() != 2) return -1;
-      return p_.tensors()->Get(t)->shape()->Get(0);
-    };
-    const int64_t I = rows_of(a.gate()->Get(0));
-    if (I < 1) return bad_input("op {} (moe): expert 0's gate is not a matrix", i);
-    for (int64_t e = 0; e < E; ++e) {
-      const auto k = static_cast<flatbuffers::uoffset_t>(e);
-      OG_TRY(need_tensor(i, a.gate()->Get(k), {I, H}, false, true));
-      OG_TRY(need_tensor(i, a.up()->Get(k), {I, H}, false, true));
-      OG_TRY(need_tensor(i, a.down()->Get(k), {H, I}, false, true));
-    }
-    const bool shared = a.shared_gate() >= 0 || a.shared_up() >= 0 || a.shared_down() >= 0;
-    if (shared) {
-      const int64_t Is = rows_of(a.shared_gate());
-      if (Is < 1) return bad_input("op {} (moe): the shared expert needs gate, up and down matrices", i);
-      OG_TRY(need_tensor(i, a.shared_gate(), {Is, H}, false, true));
-      OG_TRY(need_tensor(i, a.shared_up(), {Is, H}, false, true));
-      OG_TRY(need_tensor(i, a.shared_down(), {H, Is}, false, true));
-    }
-    if (a.shared_expert_gate() >= 0) {
-      if (!shared) return bad_input("op {} (moe): shared_expert_gate without a shared expert", i);
-      OG_TRY(need_tensor(i, a.shared_expert_gate(), {1, H}, false));
-    }
-    if (a.expert_scale() >= 0) OG_TRY(need_tensor(i, a.expert_scale(), {E}, true));
-    if (a.gate_bias() >= 0) OG_TRY(need_tensor(i, a.gate_bias(), {E, I}, true));
-    if (a.up_bias() >= 0) OG_TRY(need_tensor(i, a.up_bias(), {E, I}, true));
-    if (a.down_bias() >= 0) OG_TRY(need_tensor(i, a.down_bias(), {E, H}, true));
-    if (a.activation() == fb::Activation::ClampedSwiglu &&
-        !(std::isfinite(a.swiglu_alpha()) && std::isfinite(a.swiglu_limit()) && a.swiglu_limit() > 0))
-      return bad_input("op {} (moe): ClampedSwiglu needs a finite swiglu_alpha ({}) and a finite swiglu_limit > 0 ({})",
-                       i, a.swiglu_alpha(), a.swiglu_limit());
     return Status::ok();
   }
 
@@ -405,29 +197,6 @@ class Checker {
 };
 
 }  // namespace
-
-const char* op_name(fb::OpAttrs kind) {
-  switch (kind) {
-    case fb::OpAttrs::EmbeddingAttrs: return "embedding";
-    case fb::OpAttrs::RmsNormAttrs: return "rms_norm";
-    case fb::OpAttrs::LinearAttrs: return "linear";
-    case fb::OpAttrs::RopeAttrs: return "rope";
-    case fb::OpAttrs::AttendAttrs: return "update_and_attend";
-    case fb::OpAttrs::AddAttrs: return "add";
-    case fb::OpAttrs::MulAttrs: return "mul";
-    case fb::OpAttrs::ScaleAttrs: return "scale";
-    case fb::OpAttrs::ActAttrs: return "activation";
-    case fb::OpAttrs::SoftcapAttrs: return "softcap";
-    case fb::OpAttrs::SliceAttrs: return "slice";
-    case fb::OpAttrs::StreamMixAttrs: return "stream_mix";
-    case fb::OpAttrs::ConcatAttrs: return "concat";
-    case fb::OpAttrs::RmsMatchAttrs: return "rms_match";
-    case fb::OpAttrs::GaussianTopKAttrs: return "gaussian_top_k";
-    case fb::OpAttrs::EmbeddingOverlayAttrs: return "embedding_overlay";
-    case fb::OpAttrs::MoeAttrs: return "moe";
-    default: return "unknown";
-  }
-}
 
 Status validate_program(const fb::Program& p, uint64_t data_size) { return Checker(p, data_size).run(); }
 

@@ -18,6 +18,4 @@ Status validate_program(const fb::Program& p, uint64_t data_size);
 CacheLayout layout_from_fb(const fb::Layout& l);
 std::unique_ptr<fb::LayoutT> layout_to_fb(const CacheLayout& l);
 
-const char* op_name(fb::OpAttrs kind);  // "linear", "update_and_attend", ...
-
 }  // namespace og::program

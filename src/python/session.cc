@@ -59,7 +59,7 @@ Status copy_logits(std::span<const float> logits, float* out, py::ssize_t size) 
 std::shared_ptr<SessionHandle> make_session(const std::shared_ptr<ProgramHandle>& p, const std::string& kv_dtype,
                                             int threads, int64_t max_ctx_len) {
   if (threads < 0) throw py::value_error("threads must be >= 0");
-  const runtime::KvDType kv = unwrap(runtime::parse_kv_dtype(kv_dtype));
+  const StorageType kv = unwrap(runtime::parse_kv_dtype(kv_dtype));
   auto h = std::make_shared<SessionHandle>();
   h->program = p;
   h->session = unwrap(without_gil([&] {

@@ -18,6 +18,8 @@ constexpr std::array<const Family*, 12> kFamilies{
 };
 }  // namespace
 
+std::span<const Family* const> all_families() { return kFamilies; }
+
 namespace {
 
 const ModelType* find_model_type(std::string_view model_type, const Family** family) {

@@ -2,32 +2,11 @@
 
 #include <algorithm>
 
+#include "program/ops.h"
 #include "program/validator.h"
+#include "runtime/op_binders.h"
 
 namespace og::runtime {
-namespace {
-
-static_assert(program::kRowBlock == kernels::kRowBlock, "program.fbs and kernels.h name one interleaved layout");
-
-kernels::ElemType elem_type(fb::DType t) {
-  switch (t) {
-    case fb::DType::BF16: return kernels::ElemType::kBF16;
-    case fb::DType::F16: return kernels::ElemType::kF16;
-    case fb::DType::Q8: return kernels::ElemType::kQ8;
-    case fb::DType::Q4: return kernels::ElemType::kQ4;
-    default: return kernels::ElemType::kF32;
-  }
-}
-
-kernels::Activation activation(fb::Activation a) {
-  switch (a) {
-    case fb::Activation::GeluTanh: return kernels::Activation::kGeluTanh;
-    case fb::Activation::Tanh: return kernels::Activation::kTanh;
-    default: return kernels::Activation::kSilu;
-  }
-}
-
-}  // namespace
 
 Result<std::shared_ptr<const Model>> Model::load(const std::string& path, Residency residency) {
   auto m = std::shared_ptr<Model>(new Model());
@@ -43,167 +22,18 @@ Result<std::shared_ptr<const Model>> Model::load(const std::string& path, Reside
 Status Model::bind() {
   const fb::Program& p = program();
   for (const fb::Value* v : *p.values()) widths_.push_back(v->width());
-  auto matrix = [&](int32_t t) {
-    const fb::Tensor* w = p.tensors()->Get(t);
-    kernels::Matrix m;
-    m.data = file_->tensor_data(t);
-    m.type = elem_type(w->dtype());
-    m.rows = w->shape()->Get(0);
-    m.cols = w->shape()->size() > 1 ? w->shape()->Get(1) : 1;
-    if (program::is_quantized(w->dtype())) {  // the validator checked group_size and scales
-      m.scales = reinterpret_cast<const uint16_t*>(file_->tensor_data(w->scales()));
-      m.group_size = w->group_size();
-    }
-    // Float matrices may be interleaved too; the validator lets only the ops bound through
-    // here (linear, embedding, moe) read an interleaved tensor, never f32() below.
-    m.row_block = w->row_block();
-    return m;
-  };
-  auto f32 = [&](int32_t t) -> const float* {
-    return t < 0 ? nullptr : reinterpret_cast<const float*>(file_->tensor_data(t));
-  };
+  const BindContext ctx{.file = *file_, .layout = layout_, .widths = widths_, .moe = moe_};
   size_t last_attend = 0;
   for (const fb::Op* op : *p.ops()) {
     BoundOp b;
     for (uint32_t i = 0; i < op->inputs()->size() && i < 4; ++i) b.in[i] = op->inputs()->Get(i);
     b.out = op->output();
     b.width = widths_[b.out];
-    switch (op->attrs_type()) {
-      case fb::OpAttrs::EmbeddingAttrs: {
-        auto a = op->attrs_as_EmbeddingAttrs();
-        b.kind = OpKind::kEmbedding;
-        b.matrix = matrix(a->table());
-        b.scalar = a->scale();
-        if (a->remap_ids())
-          for (int32_t id : *a->remap_ids()) b.remap_ids.push_back(id);
-        b.remap_to = a->remap_to();
-        break;
-      }
-      case fb::OpAttrs::RmsNormAttrs: {
-        auto a = op->attrs_as_RmsNormAttrs();
-        b.kind = OpKind::kRmsNorm;
-        b.vec = f32(a->weight());
-        b.eps = a->eps();
-        b.dim = a->dim();
-        break;
-      }
-      case fb::OpAttrs::LinearAttrs: {
-        auto a = op->attrs_as_LinearAttrs();
-        b.kind = OpKind::kLinear;
-        b.matrix = matrix(a->weight());
-        b.vec = f32(a->bias());
-        b.xquant = a->int8_activations()   ? kernels::XQuant::kInt8
-                   : a->bf16_activations() ? kernels::XQuant::kBF16
-                                           : kernels::XQuant::kNone;
-        break;
-      }
-      case fb::OpAttrs::RopeAttrs: {
-        auto a = op->attrs_as_RopeAttrs();
-        b.kind = OpKind::kRope;
-        b.rope = {.n_heads = a->n_heads(), .head_dim = a->head_dim(), .rotary_dim = a->rotary_dim(),
-                  .inv_freq = f32(a->inv_freq()), .scale = a->scale()};
-        if (a->head_dim() > kernels::kMaxHeadDim) return unsupported("rope head_dim {} exceeds {}", a->head_dim(), kernels::kMaxHeadDim);
-        break;
-      }
-      case fb::OpAttrs::AttendAttrs: {
-        auto a = op->attrs_as_AttendAttrs();
-        b.kind = OpKind::kAttend;
-        b.cache_id = a->cache_id();
-        b.writes_cache = a->writes_cache();
-        b.attend = {.scale = a->scale(), .softcap = a->softcap(), .window = layout_.windows[a->cache_id()],
-                    .n_heads = a->n_heads(), .n_kv_heads = a->n_kv_heads(), .head_dim = a->head_dim(),
-                    .sinks = f32(a->sinks())};
-        if (a->head_dim() > kernels::kMaxHeadDim)
-          return unsupported("attention head_dim {} exceeds {}", a->head_dim(), kernels::kMaxHeadDim);
-        last_attend = ops_.size();
-        break;
-      }
-      case fb::OpAttrs::AddAttrs: b.kind = OpKind::kAdd; break;
-      case fb::OpAttrs::MulAttrs: b.kind = OpKind::kMul; break;
-      case fb::OpAttrs::ScaleAttrs:
-        b.kind = OpKind::kScale;
-        b.scalar = op->attrs_as_ScaleAttrs()->scale();
-        break;
-      case fb::OpAttrs::ActAttrs:
-        b.kind = op->inputs()->size() == 2 ? OpKind::kActMul : OpKind::kAct;
-        b.act = activation(op->attrs_as_ActAttrs()->activation());
-        break;
-      case fb::OpAttrs::SoftcapAttrs:
-        b.kind = OpKind::kSoftcap;
-        b.scalar = op->attrs_as_SoftcapAttrs()->cap();
-        break;
-      case fb::OpAttrs::SliceAttrs:
-        b.kind = OpKind::kSlice;
-        b.dim = op->attrs_as_SliceAttrs()->begin();
-        break;
-      case fb::OpAttrs::StreamMixAttrs: {
-        auto a = op->attrs_as_StreamMixAttrs();
-        b.kind = OpKind::kStreamMix;
-        b.vec = f32(a->coefs());
-        b.mix = {.width = a->width(),
-                 .n_in = widths_[b.in[0]] / a->width(),
-                 .n_out = b.width / a->width(),
-                 .coefs_per_token = a->coefs() < 0};
-        break;
-      }
-      case fb::OpAttrs::ConcatAttrs: b.kind = OpKind::kConcat; break;
-      case fb::OpAttrs::RmsMatchAttrs:
-        b.kind = OpKind::kRmsMatch;
-        b.eps = op->attrs_as_RmsMatchAttrs()->eps();
-        b.dim = op->attrs_as_RmsMatchAttrs()->dim();
-        break;
-      case fb::OpAttrs::GaussianTopKAttrs:
-        b.kind = OpKind::kGaussianTopK;
-        b.scalar = op->attrs_as_GaussianTopKAttrs()->multiplier();
-        break;
-      case fb::OpAttrs::EmbeddingOverlayAttrs:
-        b.kind = OpKind::kEmbeddingOverlay;
-        b.matrix = matrix(op->attrs_as_EmbeddingOverlayAttrs()->table());
-        b.dim = op->attrs_as_EmbeddingOverlayAttrs()->first_id();
-        break;
-      case fb::OpAttrs::MoeAttrs: {
-        auto a = op->attrs_as_MoeAttrs();
-        b.kind = OpKind::kMoe;
-        auto m = std::make_unique<MoeBinding>();
-        for (uint32_t e = 0; e < a->gate()->size(); ++e) {
-          m->gate.push_back(matrix(a->gate()->Get(e)));
-          m->up.push_back(matrix(a->up()->Get(e)));
-          m->down.push_back(matrix(a->down()->Get(e)));
-        }
-        kernels::MoeParams& mp = m->params;
-        mp.n_experts = static_cast<int64_t>(m->gate.size());
-        mp.top_k = a->top_k();
-        mp.scoring = a->scoring() == fb::RouterScoring::TopKSoftmax ? kernels::RouterScoring::kTopKSoftmax
-                                                                     : kernels::RouterScoring::kSoftmaxTopK;
-        mp.normalize_top_k = a->normalize_top_k();
-        mp.routed_scale = a->routed_scale();
-        mp.act = activation(a->activation());
-        mp.clamped = a->activation() == fb::Activation::ClampedSwiglu;
-        mp.swiglu = {.alpha = a->swiglu_alpha(), .limit = a->swiglu_limit()};
-        mp.expert_scale = a->expert_scale() >= 0 ? f32(a->expert_scale()) : nullptr;
-        mp.gate_bias = a->gate_bias() >= 0 ? f32(a->gate_bias()) : nullptr;
-        mp.up_bias = a->up_bias() >= 0 ? f32(a->up_bias()) : nullptr;
-        mp.down_bias = a->down_bias() >= 0 ? f32(a->down_bias()) : nullptr;
-        mp.gate = m->gate.data();
-        mp.up = m->up.data();
-        mp.down = m->down.data();
-        mp.has_shared = a->shared_gate() >= 0;
-        if (mp.has_shared) {
-          mp.shared_gate = matrix(a->shared_gate());
-          mp.shared_up = matrix(a->shared_up());
-          mp.shared_down = matrix(a->shared_down());
-        }
-        mp.has_shared_expert_gate = a->shared_expert_gate() >= 0;
-        if (mp.has_shared_expert_gate) mp.shared_expert_gate = matrix(a->shared_expert_gate());
-        mp.xquant = a->int8_activations() ? kernels::XQuant::kInt8 : kernels::XQuant::kNone;
-        b.moe = static_cast<int32_t>(moe_.size());
-        moe_.push_back(std::move(m));
-        break;
-      }
-      default:
-        return bad_input("unknown op kind");
-    }
-    ops_.push_back(b);
+    const OpBinder bind = op_binder(op->attrs_type());
+    if (bind == nullptr) return bad_input("op kind {} has no binder", program::op_name(op->attrs_type()));
+    OG_TRY(bind(*op, ctx, b));
+    if (b.kind == OpKind::kAttend) last_attend = ops_.size();
+    ops_.push_back(std::move(b));
   }
   row_suffix_begin_ = last_attend + 1;
   std::vector<bool> in_suffix(widths_.size(), false);  // [n_values] made by an op of the suffix
@@ -256,7 +86,7 @@ void Model::plan_int8_inputs() {
   // Buffers are reused once a key's last reader has run (greedy, like plan_memory).
   struct Key {
     int32_t value;
-    kernels::ElemType type;
+    StorageType type;
     int64_t cols;
     int32_t group;
     int32_t row_block;  // an interleaved weight's rows are quantized in another layout
@@ -267,7 +97,7 @@ void Model::plan_int8_inputs() {
   std::vector<size_t> last_reader;  // [keys]
   for (size_t i = 0; i < ops_.size(); ++i) {
     const BoundOp& op = ops_[i];
-    const bool quantized = op.matrix.type == kernels::ElemType::kQ8 || op.matrix.type == kernels::ElemType::kQ4;
+    const bool quantized = op.matrix.type == StorageType::kQ8 || op.matrix.type == StorageType::kQ4;
     if (op.kind != OpKind::kLinear || !quantized || op.xquant != kernels::XQuant::kInt8) continue;
     const Key k{op.in[0], op.matrix.type, op.matrix.cols, op.matrix.group_size, op.matrix.row_block};
     auto it = std::find(keys.begin(), keys.end(), k);

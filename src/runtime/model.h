@@ -49,6 +49,12 @@ struct BoundOp {
   int32_t moe = -1;                // mixture of experts: index of its Model::moe() parameters
 };
 
+// A mixture-of-experts op's matrices and parameters (Model::moe).
+struct MoeBinding {
+  std::vector<kernels::Matrix> gate, up, down;  // [n_experts]; params points into them
+  kernels::MoeParams params;
+};
+
 class Model {
  public:
   // The weights are read into huge pages by default (decode reads them all every step, and
@@ -86,11 +92,6 @@ class Model {
   void plan_memory();
   void plan_int8_inputs();
   void plan_linear_groups();
-
-  struct MoeBinding {
-    std::vector<kernels::Matrix> gate, up, down;  // [n_experts]; params points into them
-    kernels::MoeParams params;
-  };
 
   std::shared_ptr<program::ProgramFile> file_;
   std::vector<std::unique_ptr<MoeBinding>> moe_;  // [moe ops]

@@ -12,15 +12,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* kv_name(kernels::ElemType t) {
-  switch (t) {
-    case kernels::ElemType::kF32: return "f32";
-    case kernels::ElemType::kBF16: return "bf16";
-    case kernels::ElemType::kF16: return "f16";
-    default: return "other";
-  }
-}
-
 constexpr const char* kSuffix = ".ogkv";
 
 // A snapshot's file name: its tokens' hash and length (the same tokens give the same name; a
@@ -219,7 +210,7 @@ void PrefixCache::flush() {
 }
 
 Status PrefixCache::open_disk() {
-  dir_ = fmt::format("{}/{:016x}-{}", options_.dir, options_.program_checksum, kv_name(options_.kv_type));
+  dir_ = fmt::format("{}/{:016x}-{}", options_.dir, options_.program_checksum, storage_type_tag(options_.kv_type));
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_)) {

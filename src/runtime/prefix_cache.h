@@ -54,7 +54,7 @@ struct PrefixCacheOptions {
   std::string dir;
   uint64_t disk_budget_bytes = 4ull << 30;
   uint64_t program_checksum = 0;                    // program::ProgramFile::checksum()
-  kernels::ElemType kv_type = kernels::ElemType::kF32;
+  StorageType kv_type = StorageType::kF32;
   std::function<void(const std::string&)> warn;     // skipped files, failed writes; null: stderr
 };
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "program/ops.h"
 #include "program/validator.h"
 #include "runtime/cache/cache_set.h"
 
@@ -29,7 +30,7 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
   j["max_ctx_len"] = p.max_ctx_len();
   j["prefill_chunk_size"] = p.prefill_chunk_size();
   j["vocab_size"] = p.vocab_size();
-  j["dtype"] = p.dtype() == fb::DType::F32 ? "fp32" : p.dtype() == fb::DType::BF16 ? "bf16" : "fp16";
+  j["dtype"] = storage_type_name(program::storage_type_of(p.dtype()).value_or(StorageType::kF32));
   j["model_id"] = p.model_id() ? p.model_id()->str() : "";
   j["family"] = p.family() ? p.family()->str() : "";
   j["bos_id"] = p.bos_id();
@@ -61,7 +62,7 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
   }
   // K/V bytes a session allocates at max_ctx_len (sliding caches hold their window, see
   // runtime/cache/cache_set.h), and what they would be if every cache held the context.
-  auto kv_bytes = [&](kernels::ElemType t, bool all_full) {
+  auto kv_bytes = [&](StorageType t, bool all_full) {
     program::CacheLayout l = layout;
     if (all_full) std::fill(l.windows.begin(), l.windows.end(), 0);
     return plan_cache_set(l, t, p.max_ctx_len(), p.prefill_chunk_size()).bytes();
@@ -99,9 +100,13 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
     }
   j["linears_with_int8_activations"] = int8_linears;
   j["linears_with_bf16_activations"] = bf16_linears;
-  j["kv_cache_bytes"] = {{"fp32", kv_bytes(kernels::ElemType::kF32, false)}, {"bf16", kv_bytes(kernels::ElemType::kBF16, false)}};
-  j["kv_cache_bytes_if_all_full"] = {{"fp32", kv_bytes(kernels::ElemType::kF32, true)},
-                                     {"bf16", kv_bytes(kernels::ElemType::kBF16, true)}};
+  j["kv_cache_bytes"] = nlohmann::ordered_json::object();
+  j["kv_cache_bytes_if_all_full"] = nlohmann::ordered_json::object();
+  for (const StorageTypeInfo& kv : kStorageTypes) {
+    if (!kv.kv) continue;
+    j["kv_cache_bytes"][std::string(kv.name)] = kv_bytes(kv.type, false);
+    j["kv_cache_bytes_if_all_full"][std::string(kv.name)] = kv_bytes(kv.type, true);
+  }
   j["file_bytes"] = pf.file_size();
   j["has_tokenizer"] = p.tokenizer_blob() != nullptr && p.tokenizer_blob()->size() > 0;
   j["has_chat_template"] = p.chat_template() != nullptr && p.chat_template()->size() > 0;

@@ -4,20 +4,11 @@
 
 namespace og::runtime {
 
-Result<KvDType> parse_kv_dtype(const std::string& s) {
-  if (s == "fp32" || s == "f32") return KvDType::kF32;
-  if (s == "bf16") return KvDType::kBF16;
-  if (s == "fp16" || s == "f16") return KvDType::kF16;
-  return usage_error("--kv-dtype '{}': expected fp32, bf16 or fp16", s);
-}
-
-kernels::ElemType kv_elem_type(KvDType t) {
-  switch (t) {
-    case KvDType::kBF16: return kernels::ElemType::kBF16;
-    case KvDType::kF16: return kernels::ElemType::kF16;
-    case KvDType::kF32: break;
-  }
-  return kernels::ElemType::kF32;
+Result<StorageType> parse_kv_dtype(const std::string& s) {
+  const std::optional<StorageType> t = storage_type_from_name(s);
+  if (!t || !storage_info(*t).kv)
+    return usage_error("--kv-dtype '{}': expected one of {}", s, storage_type_names([](const StorageTypeInfo& i) { return i.kv; }));
+  return *t;
 }
 
 Result<ThreadPool*> resolve_pool(int threads, std::shared_ptr<ThreadPool> pool, std::shared_ptr<ThreadPool>& owned) {
@@ -33,7 +24,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
   std::shared_ptr<ThreadPool> owned;
   OG_ASSIGN_OR_RETURN(ThreadPool * pool, resolve_pool(o.threads, o.pool, owned));
   OG_ASSIGN_OR_RETURN(CacheSet caches,
-                      CacheSet::create(plan_cache_set(m.layout(), kv_elem_type(o.kv_dtype), max_ctx, m.prefill_chunk_size())));
+                      CacheSet::create(plan_cache_set(m.layout(), o.kv_dtype, max_ctx, m.prefill_chunk_size())));
   auto s = std::unique_ptr<Session>(new Session(std::move(caches)));
   s->model_ = std::move(model);
   s->own_pool_ = std::move(owned);

@@ -20,16 +20,15 @@
 
 namespace og::runtime {
 
-enum class KvDType { kF32, kBF16, kF16 };
-Result<KvDType> parse_kv_dtype(const std::string& s);
-kernels::ElemType kv_elem_type(KvDType t);
+// A --kv-dtype value: a storage type that can be a KV cache (base/storage_type.h).
+Result<StorageType> parse_kv_dtype(const std::string& s);
 
 // Threads: 0 runs the kernels on the process-wide pool of physical_cores() threads
 // (default_thread_pool()), 1 on the calling thread alone, N > 1 on a pool the session owns;
 // `pool` (if set) is used instead. A pool may serve any number of sessions on any threads:
 // a step that finds it busy runs that op on its own thread. Results do not depend on it.
 struct SessionOptions {
-  KvDType kv_dtype = KvDType::kF32;
+  StorageType kv_dtype = StorageType::kF32;
   int64_t max_ctx_len = 0;  // 0: the program's
   int threads = 0;
   std::shared_ptr<ThreadPool> pool = nullptr;

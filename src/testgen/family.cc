@@ -48,14 +48,4 @@ Json periodic_layer_types(int64_t layers, int64_t period) {
   return types;
 }
 
-const std::vector<FamilyDef>& all_families() {
-  static const std::vector<FamilyDef> all = [] {
-    std::vector<FamilyDef> v;
-    for (const auto* group : {&llama_like_families(), &gemma_families(), &gemma_n_families()})
-      v.insert(v.end(), group->begin(), group->end());
-    return v;
-  }();
-  return all;
-}
-
 }  // namespace og::testgen

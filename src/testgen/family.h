@@ -115,10 +115,8 @@ struct FamilyDef {
   Result<std::vector<TensorSpec>> (*tensors)(const Json& text, const FamilyContext& ctx);
 };
 
-// Registries of the three family files, and of all of them in generator order.
-const std::vector<FamilyDef>& llama_like_families();
-const std::vector<FamilyDef>& gemma_families();
-const std::vector<FamilyDef>& gemma_n_families();
+// Every generator, in generator order (families/registry.cc: one line per family file,
+// families/F.cc, each a sibling of export/families/F.cc and reference/families/F.cc).
 const std::vector<FamilyDef>& all_families();
 
 }  // namespace og::testgen

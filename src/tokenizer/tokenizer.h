@@ -1,6 +1,6 @@
 // og::tokenizer::Tokenizer: encode/decode with the exact ids and text of HuggingFace's Rust
-// `tokenizers` for BPE tokenizer.json files (byte-level BPE as in Llama-3, Qwen2/3, SmolLM;
-// SentencePiece-style BPE with byte fallback as in Gemma 2/3).
+// `tokenizers` for BPE tokenizer.json files (byte-level BPE, GPT-2's scheme;
+// SentencePiece-style BPE with byte fallback).
 //
 // Pipeline of encode, as in tokenizers: added/special tokens are cut out of the raw text
 // (leftmost-longest; single_word/lstrip/rstrip honoured), the rest is normalized, cut again

@@ -13,8 +13,8 @@
 //   y     = (pred_a + post_attention_layernorm(attn(h)) + h + post_laurel_norm(right(left(h)))) / sqrt(2)
 //   y     = y + post_feedforward_layernorm(mlp(pre_feedforward_layernorm(y)))    (gaussian top-k gate early)
 //   s     = pred + stream_mix(y - pred_a, clamp(correction_coefs) modalities(y) + 1)   (correct)
-//   e     = post_per_layer_input_norm(per_layer_projection(act(per_layer_input_gate(s_a * correct_output_scale)) * pli_l))
-//   s     = s + stream_mix_const(e, [0, 1, ..., 1])                             (streams 1.. get e)
+//   e     = post_per_layer_input_norm(per_layer_projection(act(per_layer_input_gate(s_a * correct_output_scale)) *
+//   pli_l)) s     = s + stream_mix_const(e, [0, 1, ..., 1])                             (streams 1.. get e)
 // correct_output_scale is folded into per_layer_input_gate's columns, the coefficient clamp
 // into correction_coefs (transformers clamps those weights at inference), its + 1 into a bias.
 // In: s_0 = embeddings, s_i = rms_match(altup_projections[i-1](s_0), s_0); out: the mean of
@@ -23,9 +23,10 @@
 #include <numbers>
 #include <optional>
 
+#include "base/special_functions.h"
 #include "export/build_context.h"
 #include "export/decoder.h"
-#include "base/special_functions.h"
+#include "export/families/gemma_common.h"
 #include "export/family.h"
 #include "export/rope.h"
 #include "hf/json_fields.h"
@@ -95,9 +96,10 @@ Result<Gemma3nConfig> read_config(const hf::ModelConfig& c) {
     OG_ASSIGN_OR_RETURN(hf::JsonFields rp, t.get_object("rope_parameters"));
     for (const auto& [key, value] : c.text.at("rope_parameters").items())
       if (key != "full_attention" && key != "sliding_attention")
-        return unsupported("{}: field '{}' must be keyed by layer type (full_attention, sliding_attention) for "
-                           "gemma3n, found key '{}'",
-                           c.path, t.field_name("rope_parameters"), key);
+        return unsupported(
+            "{}: field '{}' must be keyed by layer type (full_attention, sliding_attention) for "
+            "gemma3n, found key '{}'",
+            c.path, t.field_name("rope_parameters"), key);
   }
   return g;
 }
@@ -156,31 +158,14 @@ Status overlay_tower_embeddings(BuildContext& ctx, ValueId& x) {
   return Status::ok();
 }
 
-class Gemma3nFamily final : public Family {
- public:
-  const char* name() const override { return "gemma3n"; }
-  std::span<const ModelType> model_types() const override {
-    static constexpr ModelType kTypes[] = {{"gemma3n", true}, {"gemma3n_text", false}};
-    return kTypes;
-  }
-  // transformers' Gemma3nTextConfig defaults for keys that published text_configs omit.
-  const hf::Json& config_defaults() const override {
-    static const hf::Json kDefaults = {{"head_dim", 256}, {"num_key_value_heads", 2}, {"num_kv_shared_layers", 15},
-                                      {"hidden_activation", "gelu_pytorch_tanh"}, {"rms_norm_eps", 1e-6},
-                                      {"sliding_window", 512}};
-    return kDefaults;
-  }
-  bool tie_word_embeddings_default() const override { return true; }
-  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
-    std::vector<std::string> types;
-    for (int64_t i = 0; i < c.num_hidden_layers; ++i)
-      types.push_back((i + 1) % 5 == 0 ? "full_attention" : "sliding_attention");
-    return types;
-  }
-  Status build(BuildContext& ctx) const override;
-};
+Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) {
+  std::vector<std::string> types;
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i)
+    types.push_back((i + 1) % 5 == 0 ? "full_attention" : "sliding_attention");
+  return types;
+}
 
-Status Gemma3nFamily::build(BuildContext& ctx) const {
+Status build(BuildContext& ctx) {
   const hf::ModelConfig& c = ctx.config;
   const hf::JsonFields t = c.text_fields();
   GraphBuilder& g = ctx.g;
@@ -256,10 +241,9 @@ Status Gemma3nFamily::build(BuildContext& ctx) const {
     if (rope.rotary_dim != D)
       return unsupported("{}: field '{}' is not 1: Gemma-3n attention rotates the whole head", c.path,
                          t.field_name("partial_rotary_factor"));
-    OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
-                                                        {static_cast<int64_t>(rope.inv_freq.size())}));
-    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
-                 rope.attention_factor);
+    OG_ASSIGN_OR_RETURN(WeightId inv_freq,
+                        g.weight_f32(p + "rope.inv_freq", rope.inv_freq, {static_cast<int64_t>(rope.inv_freq.size())}));
+    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim, rope.attention_factor);
     ValueId k = -1, v = -1;
     if (owner) {
       OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
@@ -340,7 +324,8 @@ Status Gemma3nFamily::build(BuildContext& ctx) const {
   const ValueId s0 = stream(s, 0);
   ValueId x = s0;
   for (int64_t i = 1; i < n; ++i) {
-    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight("altup_unembed_projections." + std::to_string(i - 1) + ".weight", {H, H}));
+    OG_ASSIGN_OR_RETURN(WeightId w,
+                        ctx.weight("altup_unembed_projections." + std::to_string(i - 1) + ".weight", {H, H}));
     x = g.add(x, g.rms_match(g.linear(stream(s, i), w), s0, magnitude_eps, H32));
   }
   if (n > 1) x = g.scale(x, static_cast<float>(1.0 / static_cast<double>(n)));
@@ -351,7 +336,19 @@ Status Gemma3nFamily::build(BuildContext& ctx) const {
 }  // namespace
 
 const Family& gemma3n_family() {
-  static const Gemma3nFamily f;
+  static constexpr ModelType kTypes[] = {{"gemma3n", true}, {"gemma3n_text", false}};
+  // transformers' Gemma3nTextConfig defaults for keys that published text_configs omit.
+  static const Family f{.name = "gemma3n",
+                        .model_types = kTypes,
+                        .config_defaults = {{"head_dim", 256},
+                                            {"num_key_value_heads", 2},
+                                            {"num_kv_shared_layers", 15},
+                                            {"hidden_activation", "gelu_pytorch_tanh"},
+                                            {"rms_norm_eps", 1e-6},
+                                            {"sliding_window", 512}},
+                        .tie_word_embeddings_default = true,
+                        .default_layer_types = default_layer_types,
+                        .build = build};
   return f;
 }
 

@@ -27,6 +27,7 @@
 
 #include "export/build_context.h"
 #include "export/decoder.h"
+#include "export/families/gemma_common.h"
 #include "export/family.h"
 #include "export/rope.h"
 
@@ -69,13 +70,15 @@ Result<ValueId> gemma4_experts(BuildContext& ctx, const Gemma4Moe& moe, fb::Acti
   for (const char* per_expert : {"experts.0.gate_proj.weight", "experts.0.up_proj.weight", "experts.0.down_proj.weight",
                                  "experts.0.gate_up_proj.weight", "experts.0.gate_up_proj"})
     if (ctx.has(p + per_expert))
-      return unsupported("{}: tensor '{}{}{}' is a per-expert 2-D tensor; offgraph reads Gemma-4 experts only as "
-                         "the fused 3-D {}experts.gate_up_proj [E, 2I, H] and {}experts.down_proj [E, H, I]",
-                         ctx.ckpt.dir(), ctx.prefix, p, per_expert, p, p);
+      return unsupported(
+          "{}: tensor '{}{}{}' is a per-expert 2-D tensor; offgraph reads Gemma-4 experts only as "
+          "the fused 3-D {}experts.gate_up_proj [E, 2I, H] and {}experts.down_proj [E, H, I]",
+          ctx.ckpt.dir(), ctx.prefix, p, per_expert, p, p);
   // Router: rms(x) * (scale * H^-1/2), folded into one f32 norm weight.
-  OG_ASSIGN_OR_RETURN(WeightId router_norm,
-                      ctx.weight(p + "router.scale", {H},
-                                 {.keep_f32 = true, .mul = static_cast<float>(1.0 / std::sqrt(static_cast<double>(H)))}));
+  OG_ASSIGN_OR_RETURN(
+      WeightId router_norm,
+      ctx.weight(p + "router.scale", {H},
+                 {.keep_f32 = true, .mul = static_cast<float>(1.0 / std::sqrt(static_cast<double>(H)))}));
   // The projection stays f32 (exact for a bf16 checkpoint): its logits pick the experts.
   OG_ASSIGN_OR_RETURN(WeightId proj, ctx.weight(p + "router.proj.weight", {E, H}, {.keep_f32 = true}));
   MoeSpec spec{.top_k = static_cast<int32_t>(moe.top_k),
@@ -96,59 +99,43 @@ Result<ValueId> gemma4_experts(BuildContext& ctx, const Gemma4Moe& moe, fb::Acti
   const ValueId logits = g.router(g.rms_norm(x, router_norm, eps, static_cast<int32_t>(H)), proj);  // [T, E]
   OG_ASSIGN_OR_RETURN(WeightId pre2, ctx.weight(p + "pre_feedforward_layernorm_2.weight", {H}, {.keep_f32 = true}));
   const ValueId h2 = g.rms_norm(x, pre2, eps, static_cast<int32_t>(H));  // [T, H]
-  return g.moe(h2, logits, spec);                                           // [T, H]
+  return g.moe(h2, logits, spec);                                        // [T, H]
 }
 
-class Gemma4Family final : public Family {
- public:
-  const char* name() const override { return "gemma4"; }
-  std::span<const ModelType> model_types() const override {
-    static constexpr ModelType kTypes[] = {{"gemma4", true}, {"gemma4_text", false}};
-    return kTypes;
-  }
-  // transformers' Gemma4TextConfig defaults for keys that published text_configs omit (an
-  // explicit null stays null: hidden_size_per_layer_input null means no per-layer inputs).
-  const hf::Json& config_defaults() const override {
-    static const hf::Json kDefaults = {{"vocab_size", 262144}, {"hidden_size", 2304}, {"intermediate_size", 9216},
-                                      {"num_hidden_layers", 30}, {"num_attention_heads", 8}, {"num_key_value_heads", 4},
-                                      {"head_dim", 256}, {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-6},
-                                      {"sliding_window", 512}, {"hidden_activation", "gelu_pytorch_tanh"},
-                                      {"hidden_size_per_layer_input", 256}, {"vocab_size_per_layer_input", 262144}};
-    return kDefaults;
-  }
-  bool tie_word_embeddings_default() const override { return true; }
-  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
-    std::vector<std::string> types;
-    for (int64_t i = 0; i < c.num_hidden_layers; ++i)
-      types.push_back((i + 1) % 6 != 0 ? "sliding_attention" : "full_attention");
-    return types;
-  }
-  void finalize_layer_types(std::vector<std::string>& types) const override {
-    if (!types.empty()) types.back() = "full_attention";
-  }
-  Result<KvGeometry> kv_geometry(const hf::ModelConfig& c, int64_t layer, const std::string& type) const override {
-    KvGeometry g{c.num_key_value_heads, c.head_dim};
-    hf::JsonFields t = c.text_fields();
-    if (t.has("per_layer_config")) {
-      OG_ASSIGN_OR_RETURN(hf::JsonFields plc, t.get_object("per_layer_config"));
-      const std::string key = std::to_string(layer);
-      if (plc.has(key)) {
-        OG_ASSIGN_OR_RETURN(hf::JsonFields lc, plc.get_object(key));
-        OG_ASSIGN_OR_RETURN(g.head_dim, lc.get_int("head_dim", g.head_dim));
-        OG_ASSIGN_OR_RETURN(g.kv_heads, lc.get_int("num_key_value_heads", g.kv_heads));
-      }
-      return g;
+Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) {
+  std::vector<std::string> types;
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i)
+    types.push_back((i + 1) % 6 != 0 ? "sliding_attention" : "full_attention");
+  return types;
+}
+
+void finalize_layer_types(std::vector<std::string>& types) {
+  if (!types.empty()) types.back() = "full_attention";
+}
+
+Result<KvGeometry> kv_geometry(const hf::ModelConfig& c, int64_t layer, const std::string& type) {
+  KvGeometry g{c.num_key_value_heads, c.head_dim};
+  hf::JsonFields t = c.text_fields();
+  if (t.has("per_layer_config")) {
+    OG_ASSIGN_OR_RETURN(hf::JsonFields plc, t.get_object("per_layer_config"));
+    const std::string key = std::to_string(layer);
+    if (plc.has(key)) {
+      OG_ASSIGN_OR_RETURN(hf::JsonFields lc, plc.get_object(key));
+      OG_ASSIGN_OR_RETURN(g.head_dim, lc.get_int("head_dim", g.head_dim));
+      OG_ASSIGN_OR_RETURN(g.kv_heads, lc.get_int("num_key_value_heads", g.kv_heads));
     }
-    if (type != "full_attention") return g;
-    OG_ASSIGN_OR_RETURN(g.head_dim, t.get_int("global_head_dim", 512));
-    OG_ASSIGN_OR_RETURN(bool k_eq_v, t.get_bool("attention_k_eq_v", false));
-    if (k_eq_v) { OG_ASSIGN_OR_RETURN(g.kv_heads, t.get_int("num_global_key_value_heads", g.kv_heads)); }
     return g;
   }
-  Status build(BuildContext& ctx) const override;
-};
+  if (type != "full_attention") return g;
+  OG_ASSIGN_OR_RETURN(g.head_dim, t.get_int("global_head_dim", 512));
+  OG_ASSIGN_OR_RETURN(bool k_eq_v, t.get_bool("attention_k_eq_v", false));
+  if (k_eq_v) {
+    OG_ASSIGN_OR_RETURN(g.kv_heads, t.get_int("num_global_key_value_heads", g.kv_heads));
+  }
+  return g;
+}
 
-Status Gemma4Family::build(BuildContext& ctx) const {
+Status build(BuildContext& ctx) {
   const hf::ModelConfig& c = ctx.config;
   const hf::JsonFields t = c.text_fields();
   GraphBuilder& g = ctx.g;
@@ -158,8 +145,9 @@ Status Gemma4Family::build(BuildContext& ctx) const {
     return unsupported("{}: field '{}' is 'all': bidirectional attention cannot run as a causal step program", c.path,
                        t.field_name("use_bidirectional_attention"));
   OG_ASSIGN_OR_RETURN(bool bias, t.get_bool("attention_bias", false));
-  if (bias) return unsupported("{}: field '{}' is true: Gemma-4 attention biases are not supported", c.path,
-                               t.field_name("attention_bias"));
+  if (bias)
+    return unsupported("{}: field '{}' is true: Gemma-4 attention biases are not supported", c.path,
+                       t.field_name("attention_bias"));
   OG_ASSIGN_OR_RETURN(bool k_eq_v, t.get_bool("attention_k_eq_v", false));
   OG_ASSIGN_OR_RETURN(bool double_wide, t.get_bool("use_double_wide_mlp", false));
   OG_ASSIGN_OR_RETURN(int64_t P, t.get_int("hidden_size_per_layer_input", 0));
@@ -167,7 +155,8 @@ Status Gemma4Family::build(BuildContext& ctx) const {
   OG_ASSIGN_OR_RETURN(double final_cap, t.get_double("final_logit_softcapping", 0.0));
   OG_ASSIGN_OR_RETURN(fb::Activation act, activation_from_config(c));
   if (P < 0 || V_ple < 1)
-    return bad_input("{}: hidden_size_per_layer_input {} / vocab_size_per_layer_input {} out of range", c.path, P, V_ple);
+    return bad_input("{}: hidden_size_per_layer_input {} / vocab_size_per_layer_input {} out of range", c.path, P,
+                     V_ple);
 
   const int64_t H = c.hidden_size, V = c.vocab_size, L = c.num_hidden_layers, Hq = c.num_attention_heads;
   const float eps = static_cast<float>(c.rms_norm_eps);
@@ -223,10 +212,9 @@ Status Gemma4Family::build(BuildContext& ctx) const {
     OG_ASSIGN_OR_RETURN(ValueId q, norm(g.linear(h, wq), p + "self_attn.q_norm.weight", D));  // [T, Hq * D]
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D));
     // [rotary_dim / 2]
-    OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
-                                                        {static_cast<int64_t>(rope.inv_freq.size())}));
-    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
-                 rope.attention_factor);
+    OG_ASSIGN_OR_RETURN(WeightId inv_freq,
+                        g.weight_f32(p + "rope.inv_freq", rope.inv_freq, {static_cast<int64_t>(rope.inv_freq.size())}));
+    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim, rope.attention_factor);
     ValueId k = -1, v = -1;  // [T, Hkv * D] each (none on KV-shared layers)
     if (owner) {
       OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
@@ -296,7 +284,29 @@ Status Gemma4Family::build(BuildContext& ctx) const {
 }  // namespace
 
 const Family& gemma4_family() {
-  static const Gemma4Family f;
+  static constexpr ModelType kTypes[] = {{"gemma4", true}, {"gemma4_text", false}};
+  // transformers' Gemma4TextConfig defaults for keys that published text_configs omit (an
+  // explicit null stays null: hidden_size_per_layer_input null means no per-layer inputs).
+  static const Family f{.name = "gemma4",
+                        .model_types = kTypes,
+                        .config_defaults = {{"vocab_size", 262144},
+                                            {"hidden_size", 2304},
+                                            {"intermediate_size", 9216},
+                                            {"num_hidden_layers", 30},
+                                            {"num_attention_heads", 8},
+                                            {"num_key_value_heads", 4},
+                                            {"head_dim", 256},
+                                            {"max_position_embeddings", 131072},
+                                            {"rms_norm_eps", 1e-6},
+                                            {"sliding_window", 512},
+                                            {"hidden_activation", "gelu_pytorch_tanh"},
+                                            {"hidden_size_per_layer_input", 256},
+                                            {"vocab_size_per_layer_input", 262144}},
+                        .tie_word_embeddings_default = true,
+                        .default_layer_types = default_layer_types,
+                        .finalize_layer_types = finalize_layer_types,
+                        .kv_geometry = kv_geometry,
+                        .build = build};
   return f;
 }
 

@@ -101,13 +101,17 @@ Result<ValueId> experts_block(BuildContext& ctx, const ExpertsConfig& moe, int64
   spec.up_bias = gate_up_bias.second;
   OG_ASSIGN_OR_RETURN(spec.down_bias, ctx.weight(p + "experts.down_proj_bias", {E, H}, {.keep_f32 = true}));
   // Gate unit i is output row 2i of the fused matrix, up unit i row 2i + 1.
-  auto gate_rows = [&](int64_t e) { return WeightOptions{.expert = e, .row_begin = 0, .row_end = 2 * I, .row_step = 2}; };
+  auto gate_rows = [&](int64_t e) {
+    return WeightOptions{.expert = e, .row_begin = 0, .row_end = 2 * I, .row_step = 2};
+  };
   auto up_rows = [&](int64_t e) { return WeightOptions{.expert = e, .row_begin = 1, .row_end = 2 * I, .row_step = 2}; };
   for (int64_t e = 0; e < E; ++e) {
     WeightId wg, wu, wd;
     if (moe.mxfp4) {
-      OG_ASSIGN_OR_RETURN(const hf::TensorView* gub, u8_tensor(ctx, p + "experts.gate_up_proj_blocks", {E, 2 * I, H / 32, 16}));
-      OG_ASSIGN_OR_RETURN(const hf::TensorView* gus, u8_tensor(ctx, p + "experts.gate_up_proj_scales", {E, 2 * I, H / 32}));
+      OG_ASSIGN_OR_RETURN(const hf::TensorView* gub,
+                          u8_tensor(ctx, p + "experts.gate_up_proj_blocks", {E, 2 * I, H / 32, 16}));
+      OG_ASSIGN_OR_RETURN(const hf::TensorView* gus,
+                          u8_tensor(ctx, p + "experts.gate_up_proj_scales", {E, 2 * I, H / 32}));
       OG_ASSIGN_OR_RETURN(const hf::TensorView* db, u8_tensor(ctx, p + "experts.down_proj_blocks", {E, H, I / 32, 16}));
       OG_ASSIGN_OR_RETURN(const hf::TensorView* ds, u8_tensor(ctx, p + "experts.down_proj_scales", {E, H, I / 32}));
       OG_ASSIGN_OR_RETURN(wg, ctx.g.weight_mxfp4(*gub, *gus, gate_rows(e)));
@@ -127,60 +131,66 @@ Result<ValueId> experts_block(BuildContext& ctx, const ExpertsConfig& moe, int64
     spec.down.push_back(wd);
   }
   const ValueId logits = ctx.g.router(h, router, router_bias);  // [T, E]
-  return ctx.g.moe(h, logits, spec);                             // [T, H]
+  return ctx.g.moe(h, logits, spec);                            // [T, H]
 }
 
-class GptOssFamily final : public Family {
- public:
-  const char* name() const override { return "gpt_oss"; }
-  std::span<const ModelType> model_types() const override {
-    static constexpr ModelType kTypes[] = {{"gpt_oss", false}};
-    return kTypes;
-  }
-  // transformers' GptOssConfig defaults. rope_parameters (when config.json has neither it nor
-  // rope_scaling) is GptOssConfig.__post_init__'s yarn dict.
-  const hf::Json& config_defaults() const override {
-    static const hf::Json kDefaults = {
-        {"num_hidden_layers", 36},     {"num_local_experts", 128},    {"vocab_size", 201088},
-        {"hidden_size", 2880},         {"intermediate_size", 2880},   {"head_dim", 64},
-        {"num_attention_heads", 64},   {"num_key_value_heads", 8},    {"sliding_window", 128},
-        {"hidden_act", "silu"},        {"max_position_embeddings", 131072}, {"rms_norm_eps", 1e-5},
-        {"rope_theta", 150000.0},      {"num_experts_per_tok", 4},    {"swiglu_alpha", 1.702},
-        {"swiglu_limit", 7.0},         {"attention_bias", true}};
-    return kDefaults;
-  }
-  // GptOssConfig: "sliding_attention" if (i + 1) % 2 else "full_attention".
-  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
-    std::vector<std::string> types;
-    for (int64_t l = 0; l < c.num_hidden_layers; ++l)
-      types.push_back((l + 1) % 2 != 0 ? "sliding_attention" : "full_attention");
-    return types;
-  }
-  Status build(BuildContext& ctx) const override {
-    const hf::ModelConfig& c = ctx.config;
-    const hf::JsonFields t = c.text_fields();
-    if (!t.has("rope_scaling") && !t.has("rope_parameters"))
-      return unsupported("{}: gpt_oss config without 'rope_scaling' or 'rope_parameters': transformers then "
-                         "applies GptOssConfig's default yarn rope, which offgraph does not fill in; write it "
-                         "into config.json", c.path);
-    DecoderOptions o;
-    // GptOssConfig sets attention_bias = True whatever config.json says (its attention
-    // always has q/k/v/o biases).
-    o.qkv_bias = true;
-    o.o_bias = o.qkv_bias;
-    o.attention_sinks = true;
-    OG_ASSIGN_OR_RETURN(const ExpertsConfig moe, read_experts_config(c));
-    o.mlp = [moe](BuildContext& ctx, int64_t layer, ValueId h) -> Result<ValueId> {
-      return experts_block(ctx, moe, layer, h);
-    };
-    return build_decoder(ctx, o);
-  }
-};
+// GptOssConfig: "sliding_attention" if (i + 1) % 2 else "full_attention".
+Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) {
+  std::vector<std::string> types;
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l)
+    types.push_back((l + 1) % 2 != 0 ? "sliding_attention" : "full_attention");
+  return types;
+}
+
+Status build(BuildContext& ctx) {
+  const hf::ModelConfig& c = ctx.config;
+  const hf::JsonFields t = c.text_fields();
+  if (!t.has("rope_scaling") && !t.has("rope_parameters"))
+    return unsupported(
+        "{}: gpt_oss config without 'rope_scaling' or 'rope_parameters': transformers then "
+        "applies GptOssConfig's default yarn rope, which offgraph does not fill in; write it "
+        "into config.json",
+        c.path);
+  DecoderOptions o;
+  // GptOssConfig sets attention_bias = True whatever config.json says (its attention
+  // always has q/k/v/o biases).
+  o.qkv_bias = true;
+  o.o_bias = o.qkv_bias;
+  o.attention_sinks = true;
+  OG_ASSIGN_OR_RETURN(const ExpertsConfig moe, read_experts_config(c));
+  o.mlp = [moe](BuildContext& ctx, int64_t layer, ValueId h) -> Result<ValueId> {
+    return experts_block(ctx, moe, layer, h);
+  };
+  return build_decoder(ctx, o);
+}
 
 }  // namespace
 
 const Family& gpt_oss_family() {
-  static const GptOssFamily f;
+  static constexpr ModelType kTypes[] = {{"gpt_oss", false}};
+  // transformers' GptOssConfig defaults. rope_parameters (when config.json has neither it nor
+  // rope_scaling) is GptOssConfig.__post_init__'s yarn dict.
+  static const Family f{.name = "gpt_oss",
+                        .model_types = kTypes,
+                        .config_defaults = {{"num_hidden_layers", 36},
+                                            {"num_local_experts", 128},
+                                            {"vocab_size", 201088},
+                                            {"hidden_size", 2880},
+                                            {"intermediate_size", 2880},
+                                            {"head_dim", 64},
+                                            {"num_attention_heads", 64},
+                                            {"num_key_value_heads", 8},
+                                            {"sliding_window", 128},
+                                            {"hidden_act", "silu"},
+                                            {"max_position_embeddings", 131072},
+                                            {"rms_norm_eps", 1e-5},
+                                            {"rope_theta", 150000.0},
+                                            {"num_experts_per_tok", 4},
+                                            {"swiglu_alpha", 1.702},
+                                            {"swiglu_limit", 7.0},
+                                            {"attention_bias", true}},
+                        .default_layer_types = default_layer_types,
+                        .build = build};
   return f;
 }
 

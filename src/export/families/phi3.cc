@@ -7,46 +7,44 @@
 namespace og::exporter {
 namespace {
 
-class Phi3Family final : public Family {
- public:
-  const char* name() const override { return "phi3"; }
-  std::span<const ModelType> model_types() const override {
-    static constexpr ModelType kTypes[] = {{"phi3", false}};
-    return kTypes;
-  }
-  // transformers' Phi3Config defaults for keys that published configs omit.
-  const hf::Json& config_defaults() const override {
-    static const hf::Json kDefaults = {{"rms_norm_eps", 1e-5}};
-    return kDefaults;
-  }
-  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
-    return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
-                                    c.sliding_window ? "sliding_attention" : "full_attention");
-  }
-  Status build(BuildContext& ctx) const override {
-    DecoderOptions o;
-    o.fused_qkv = true;
-    o.fused_gate_up = true;
-    OG_ASSIGN_OR_RETURN(bool bias, ctx.config.text_fields().get_bool("attention_bias", false));
-    if (bias) return unsupported("{}: field 'attention_bias' is true: Phi-3 with attention bias is not supported", ctx.config.path);
-    OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
-    // Phi3Config accepts only longrope scaling (rejected by rope_for_layer as unimplemented).
-    hf::JsonFields t = ctx.config.text_fields();
-    if (t.has("rope_scaling")) {
-      OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object("rope_scaling"));
-      OG_ASSIGN_OR_RETURN(std::string type, rs.get_string("rope_type", ""));
-      if (type.empty()) { OG_ASSIGN_OR_RETURN(type, rs.get_string("type", "")); }
-      return unsupported("{}: field '{}' is '{}': offgraph does not implement Phi-3's longrope scaling",
-                         ctx.config.path, rs.field_name("rope_type"), type);
+Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) {
+  return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
+                                  c.sliding_window ? "sliding_attention" : "full_attention");
+}
+
+Status build(BuildContext& ctx) {
+  DecoderOptions o;
+  o.fused_qkv = true;
+  o.fused_gate_up = true;
+  OG_ASSIGN_OR_RETURN(bool bias, ctx.config.text_fields().get_bool("attention_bias", false));
+  if (bias)
+    return unsupported("{}: field 'attention_bias' is true: Phi-3 with attention bias is not supported",
+                       ctx.config.path);
+  OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
+  // Phi3Config accepts only longrope scaling (rejected by rope_for_layer as unimplemented).
+  hf::JsonFields t = ctx.config.text_fields();
+  if (t.has("rope_scaling")) {
+    OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object("rope_scaling"));
+    OG_ASSIGN_OR_RETURN(std::string type, rs.get_string("rope_type", ""));
+    if (type.empty()) {
+      OG_ASSIGN_OR_RETURN(type, rs.get_string("type", ""));
     }
-    return build_decoder(ctx, o);
+    return unsupported("{}: field '{}' is '{}': offgraph does not implement Phi-3's longrope scaling", ctx.config.path,
+                       rs.field_name("rope_type"), type);
   }
-};
+  return build_decoder(ctx, o);
+}
 
 }  // namespace
 
 const Family& phi3_family() {
-  static const Phi3Family f;
+  static constexpr ModelType kTypes[] = {{"phi3", false}};
+  // transformers' Phi3Config defaults for keys that published configs omit.
+  static const Family f{.name = "phi3",
+                        .model_types = kTypes,
+                        .config_defaults = {{"rms_norm_eps", 1e-5}},
+                        .default_layer_types = default_layer_types,
+                        .build = build};
   return f;
 }
 

@@ -45,8 +45,10 @@ Status require_whole_head_rope(const hf::ModelConfig& c) {
   auto check = [&](const hf::JsonFields& f) -> Status {
     OG_ASSIGN_OR_RETURN(double partial, f.get_double("partial_rotary_factor", 1.0));
     if (partial != 1.0)
-      return unsupported("{}: field '{}' is {}: SmolLM3 rotates whole heads (transformers cannot run a partial "
-                         "rotary width for it)", c.path, f.field_name("partial_rotary_factor"), partial);
+      return unsupported(
+          "{}: field '{}' is {}: SmolLM3 rotates whole heads (transformers cannot run a partial "
+          "rotary width for it)",
+          c.path, f.field_name("partial_rotary_factor"), partial);
     return Status::ok();
   };
   OG_TRY(check(t));
@@ -58,62 +60,67 @@ Status require_whole_head_rope(const hf::ModelConfig& c) {
   return Status::ok();
 }
 
-class SmolLM3Family final : public Family {
- public:
-  const char* name() const override { return "smollm3"; }
-  std::span<const ModelType> model_types() const override {
-    static constexpr ModelType kTypes[] = {{"smollm3", false}};
-    return kTypes;
-  }
-  // transformers' SmolLM3Config defaults (rope_theta 2e6, not Llama's 1e4).
-  const hf::Json& config_defaults() const override {
-    static const hf::Json kDefaults = {
-        {"vocab_size", 128256},        {"hidden_size", 2048},        {"intermediate_size", 11008},
-        {"num_hidden_layers", 36},     {"num_attention_heads", 16},  {"num_key_value_heads", 4},
-        {"hidden_act", "silu"},        {"max_position_embeddings", 32768}, {"rms_norm_eps", 1e-6},
-        {"rope_theta", 2000000.0},     {"use_sliding_window", false}, {"no_rope_layer_interval", 4},
-        {"attention_bias", false},     {"mlp_bias", false}};
-    return kDefaults;
-  }
-  bool tie_word_embeddings_default() const override { return true; }
-  Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) const override {
-    OG_ASSIGN_OR_RETURN(bool use, c.text_fields().get_bool("use_sliding_window", false));
-    OG_ASSIGN_OR_RETURN(std::vector<bool> rope, uses_rope(c));
-    std::vector<std::string> types;
-    for (int64_t l = 0; l < c.num_hidden_layers; ++l)
-      types.push_back(use && c.sliding_window && !rope[static_cast<size_t>(l)] ? "sliding_attention" : "full_attention");
-    return types;
-  }
-  Result<int64_t> sliding_window(const hf::ModelConfig& c) const override {
-    const hf::JsonFields t = c.text_fields();
-    OG_ASSIGN_OR_RETURN(bool use, t.get_bool("use_sliding_window", false));
-    if (use) return c.sliding_window.value_or(0);
-    for (size_t l = 0; l < c.layer_types.size(); ++l)
-      if (c.layer_types[l] == "sliding_attention")
-        return unsupported("{}: '{}[{}]' is sliding_attention but '{}' is false (transformers windows that layer "
-                           "in eager/sdpa attention and not in flash attention); set use_sliding_window or make "
-                           "the layer full_attention",
-                           c.path, t.field_name("layer_types"), l, t.field_name("use_sliding_window"));
-    return 0;
-  }
-  Status build(BuildContext& ctx) const override {
-    const hf::JsonFields t = ctx.config.text_fields();
-    DecoderOptions o;
-    OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
-    o.o_bias = o.qkv_bias;
-    OG_ASSIGN_OR_RETURN(o.mlp_bias, t.get_bool("mlp_bias", false));
-    OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
-    OG_TRY(require_whole_head_rope(ctx.config));
-    OG_ASSIGN_OR_RETURN(std::vector<bool> rope, uses_rope(ctx.config));
-    for (bool r : rope) o.skip_rope.push_back(!r);
-    return build_decoder(ctx, o);
-  }
-};
+Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) {
+  OG_ASSIGN_OR_RETURN(bool use, c.text_fields().get_bool("use_sliding_window", false));
+  OG_ASSIGN_OR_RETURN(std::vector<bool> rope, uses_rope(c));
+  std::vector<std::string> types;
+  for (int64_t l = 0; l < c.num_hidden_layers; ++l)
+    types.push_back(use && c.sliding_window && !rope[static_cast<size_t>(l)] ? "sliding_attention" : "full_attention");
+  return types;
+}
+
+Result<int64_t> sliding_window(const hf::ModelConfig& c) {
+  const hf::JsonFields t = c.text_fields();
+  OG_ASSIGN_OR_RETURN(bool use, t.get_bool("use_sliding_window", false));
+  if (use) return c.sliding_window.value_or(0);
+  for (size_t l = 0; l < c.layer_types.size(); ++l)
+    if (c.layer_types[l] == "sliding_attention")
+      return unsupported(
+          "{}: '{}[{}]' is sliding_attention but '{}' is false (transformers windows that layer "
+          "in eager/sdpa attention and not in flash attention); set use_sliding_window or make "
+          "the layer full_attention",
+          c.path, t.field_name("layer_types"), l, t.field_name("use_sliding_window"));
+  return 0;
+}
+
+Status build(BuildContext& ctx) {
+  const hf::JsonFields t = ctx.config.text_fields();
+  DecoderOptions o;
+  OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
+  o.o_bias = o.qkv_bias;
+  OG_ASSIGN_OR_RETURN(o.mlp_bias, t.get_bool("mlp_bias", false));
+  OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
+  OG_TRY(require_whole_head_rope(ctx.config));
+  OG_ASSIGN_OR_RETURN(std::vector<bool> rope, uses_rope(ctx.config));
+  for (bool r : rope) o.skip_rope.push_back(!r);
+  return build_decoder(ctx, o);
+}
 
 }  // namespace
 
 const Family& smollm3_family() {
-  static const SmolLM3Family f;
+  static constexpr ModelType kTypes[] = {{"smollm3", false}};
+  // transformers' SmolLM3Config defaults (rope_theta 2e6, not Llama's 1e4).
+  static const Family f{.name = "smollm3",
+                        .model_types = kTypes,
+                        .config_defaults = {{"vocab_size", 128256},
+                                            {"hidden_size", 2048},
+                                            {"intermediate_size", 11008},
+                                            {"num_hidden_layers", 36},
+                                            {"num_attention_heads", 16},
+                                            {"num_key_value_heads", 4},
+                                            {"hidden_act", "silu"},
+                                            {"max_position_embeddings", 32768},
+                                            {"rms_norm_eps", 1e-6},
+                                            {"rope_theta", 2000000.0},
+                                            {"use_sliding_window", false},
+                                            {"no_rope_layer_interval", 4},
+                                            {"attention_bias", false},
+                                            {"mlp_bias", false}},
+                        .tie_word_embeddings_default = true,
+                        .default_layer_types = default_layer_types,
+                        .sliding_window = sliding_window,
+                        .build = build};
   return f;
 }
 

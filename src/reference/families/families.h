@@ -37,24 +37,27 @@ struct Family {
   std::string_view config_aliases = "{}";
 };
 
-// families/llama_like.cc: Llama and its close relatives (transformers builds them from the
-// same Llama/Mistral modules, differing in biases, fused projections, q/k norms and windows).
+// One file per family under families/, named as its exporter (export/families) and its
+// test generator (testgen/families) are; llama_like.cc and gemma.cc hold the decoders that
+// several share (transformers builds them from the same modules).
 extern const Family kLlamaFamily;
 extern const Family kMistralFamily;
 extern const Family kQwen2Family;
 extern const Family kQwen3Family;
 extern const Family kQwen3MoeFamily;
 extern const Family kPhi3Family;
-extern const Family kSmolLM3Family;  // Llama's block with NoPE layers (no_rope_layers)
-// families/gemma.cc: Gemma2 and Gemma3 (sandwich norms, (1 + w) RMSNorm, scaled embedding).
+extern const Family kSmolLM3Family;
 extern const Family kGemma2Family;
 extern const Family kGemma3Family;
-// families/gemma4.cc, families/gemma3n.cc: per-layer inputs, KV-shared tails, x * w norms
-// (shared pieces in reference/gemma_n.h); Gemma3n adds AltUp, LAuReL and activation sparsity.
+// gemma4.cc, gemma3n.cc: per-layer inputs, KV-shared tails, x * w norms (shared pieces in
+// reference/gemma_n.h); Gemma3n adds AltUp, LAuReL and activation sparsity.
 extern const Family kGemma4Family;
-// families/gpt_oss.cc: sinks, yarn, and a mixture of clamped-SwiGLU experts (MXFP4 or float).
-extern const Family kGptOssFamily;
 extern const Family kGemma3nFamily;
+// gpt_oss.cc: sinks, yarn, and a mixture of clamped-SwiGLU experts (MXFP4 or float).
+extern const Family kGptOssFamily;
+
+// Every family, in registry order (reference.cc).
+std::span<const Family* const> all_families();
 
 // The family for config.model_type, or an unsupported error listing the families there are.
 Result<const Family*> find_family(const hf::ModelConfig& config);

@@ -1,4 +1,5 @@
-// Gemma2 and Gemma3 (text, and the multimodal wrapper's text model). Followed:
+// The decoder of Gemma2 and Gemma3 (text, and the multimodal wrapper's text model); each
+// family's entry is in its own file (gemma2.cc, gemma3.cc). Followed:
 // models/gemma2/modeling_gemma2.py + modular/configuration, models/gemma3/modeling_gemma3.py
 // + modular/configuration_gemma3.py, modeling_rope_utils.py, masking_utils.py.
 //
@@ -20,6 +21,7 @@
 
 #include "reference/blocks.h"
 #include "reference/families/families.h"
+#include "reference/families/gemma.h"
 #include "reference/rope.h"
 #include "reference/weights.h"
 
@@ -223,36 +225,13 @@ Result<std::vector<double>> run(int version, const hf::ModelConfig& c, const hf:
   return logits.v;
 }
 
-template <int kVersion>
-Result<std::vector<double>> forward_of(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                       std::span<const int32_t> tokens, const ForwardOptions& options) {
-  return run(kVersion, c, ckpt, tokens, options);
-}
-
-template <int kVersion>
-Result<std::vector<int64_t>> windows_of(const hf::ModelConfig& c) {
-  return windows_for(kVersion, c);
-}
-
 }  // namespace
 
-// Model types and transformers' class defaults (Gemma2Config, Gemma3TextConfig) for keys a
-// config.json may omit; the gemma3 wrapper's text_config often lists only what differs.
-constexpr ModelType kGemma2Types[] = {{"gemma2", false}};
-constexpr ModelType kGemma3Types[] = {{"gemma3_text", false}, {"gemma3", true}};
+Result<std::vector<double>> gemma_forward(int version, const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
+                                          std::span<const int32_t> tokens, const ForwardOptions& options) {
+  return run(version, c, ckpt, tokens, options);
+}
 
-const Family kGemma2Family{"gemma2", kGemma2Types, true, R"({
-    "vocab_size": 256000, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
-    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
-    "max_position_embeddings": 8192, "rms_norm_eps": 1e-6, "rope_theta": 10000.0, "query_pre_attn_scalar": 256,
-    "sliding_window": 4096, "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0})",
-                           &forward_of<2>, &windows_of<2>};
-const Family kGemma3Family{"gemma3", kGemma3Types, true, R"({
-    "vocab_size": 262208, "hidden_size": 2304, "intermediate_size": 9216, "num_hidden_layers": 26,
-    "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
-    "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
-    "rope_local_base_freq": 10000.0, "query_pre_attn_scalar": 256, "sliding_window": 4096,
-    "sliding_window_pattern": 6})",
-                           &forward_of<3>, &windows_of<3>};
+Result<std::vector<int64_t>> gemma_windows(int version, const hf::ModelConfig& c) { return windows_for(version, c); }
 
 }  // namespace og::reference

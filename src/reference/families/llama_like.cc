@@ -12,45 +12,12 @@
 
 #include "reference/blocks.h"
 #include "reference/families/families.h"
+#include "reference/families/llama_like.h"
 #include "reference/rope.h"
 #include "reference/weights.h"
 
 namespace og::reference {
 namespace {
-
-enum class SlidingRule {
-  kNone,        // llama: LlamaModel only ever builds a causal mask
-  kEveryLayer,  // mistral, phi3: sliding_window (when not null) on every layer
-  kQwen,        // qwen2/3: sliding iff use_sliding_window and layer >= max_window_layers
-  kSmolLM3,     // smollm3: sliding iff use_sliding_window, sliding_window set and a NoPE layer
-};
-
-struct Variant {
-  const char* family;
-  SlidingRule sliding = SlidingRule::kNone;
-  bool fused = false;                 // phi3: qkv_proj and gate_up_proj
-  bool qk_norm = false;               // qwen3: q_norm/k_norm over head_dim before RoPE
-  bool qkv_bias = false;              // qwen2: q/k/v always biased, o_proj never
-  bool reads_attention_bias = false;  // llama, qwen3: attention_bias on q, k, v and o
-  bool reads_mlp_bias = false;        // llama: mlp_bias on gate, up and down
-  bool partial_rotary = false;        // phi3: partial_rotary_factor
-  bool default_rope_only = false;     // phi3: Phi3Config accepts only default (and longrope)
-  bool nope_layers = false;           // smollm3: no_rope_layers / no_rope_layer_interval
-  bool moe = false;                   // qwen3_moe: Qwen3MoeSparseMoeBlock on the sparse layers
-};
-
-constexpr Variant kLlama{.family = "llama", .reads_attention_bias = true, .reads_mlp_bias = true};
-constexpr Variant kMistral{.family = "mistral", .sliding = SlidingRule::kEveryLayer};
-constexpr Variant kQwen2{.family = "qwen2", .sliding = SlidingRule::kQwen, .qkv_bias = true};
-constexpr Variant kQwen3{.family = "qwen3", .sliding = SlidingRule::kQwen, .qk_norm = true,
-                         .reads_attention_bias = true};
-constexpr Variant kQwen3Moe{.family = "qwen3_moe", .qk_norm = true, .reads_attention_bias = true, .moe = true};
-constexpr Variant kPhi3{.family = "phi3", .sliding = SlidingRule::kEveryLayer, .fused = true,
-                        .partial_rotary = true, .default_rope_only = true};
-// SmolLM3's apply_rotary_pos_emb multiplies whole heads by cos/sin, so a partial rotary width
-// could not run in transformers: partial_rotary stays off (an error naming the field).
-constexpr Variant kSmolLM3{.family = "smollm3", .sliding = SlidingRule::kSmolLM3, .reads_attention_bias = true,
-                           .reads_mlp_bias = true, .nope_layers = true};
 
 // SmolLM3Config.no_rope_layers: entry l is 1 when layer l applies RoPE (SmolLM3Attention's
 // `if self.use_rope`), 0 for a NoPE layer; the list may be longer than the model. When it is
@@ -301,58 +268,15 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
   return linear(rms_norm(x, final_norm, p.eps, NormStyle::kWeight, H), *head).v;  // [T, V]
 }
 
-template <const Variant& V>
-Result<std::vector<double>> forward_of(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                       std::span<const int32_t> tokens, const ForwardOptions&) {
-  return run(V, c, ckpt, tokens);
-}
-
-template <const Variant& V>
-Result<std::vector<int64_t>> windows_of(const hf::ModelConfig& c) {
-  return windows_for(V, c);
-}
-
 }  // namespace
 
-// Model types and transformers' class defaults (LlamaConfig, MistralConfig, Qwen2Config,
-// Qwen3Config, Phi3Config) for keys a config.json may omit.
-constexpr ModelType kLlamaTypes[] = {{"llama", false}};
-constexpr ModelType kMistralTypes[] = {{"mistral", false}};
-constexpr ModelType kQwen2Types[] = {{"qwen2", false}};
-constexpr ModelType kQwen3Types[] = {{"qwen3", false}};
-constexpr ModelType kPhi3Types[] = {{"phi3", false}};
-constexpr ModelType kSmolLM3Types[] = {{"smollm3", false}};
-constexpr ModelType kQwen3MoeTypes[] = {{"qwen3_moe", false}};
+Result<std::vector<double>> llama_like_forward(const Variant& variant, const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
+                                               std::span<const int32_t> tokens) {
+  return run(variant, c, ckpt, tokens);
+}
 
-const Family kLlamaFamily{"llama", kLlamaTypes, false, R"({"rms_norm_eps": 1e-6})", &forward_of<kLlama>,
-                          &windows_of<kLlama>};
-const Family kMistralFamily{"mistral", kMistralTypes, false,
-                            R"({"rms_norm_eps": 1e-6, "num_key_value_heads": 8, "sliding_window": 4096})",
-                            &forward_of<kMistral>, &windows_of<kMistral>};
-// Qwen2/Qwen3: sliding_window 4096 applies only with use_sliding_window.
-const Family kQwen2Family{"qwen2", kQwen2Types, false, R"({"rms_norm_eps": 1e-6, "sliding_window": 4096})",
-                          &forward_of<kQwen2>, &windows_of<kQwen2>};
-const Family kQwen3Family{"qwen3", kQwen3Types, false,
-                          R"({"rms_norm_eps": 1e-6, "head_dim": 128, "sliding_window": 4096})",
-                          &forward_of<kQwen3>, &windows_of<kQwen3>};
-// Qwen3MoeConfig: no head_dim key (modeling falls back to hidden_size / heads); 4 kv heads;
-// transformers 5 saves num_experts as num_local_experts.
-const Family kQwen3MoeFamily{"qwen3_moe", kQwen3MoeTypes, false,
-                             R"({"rms_norm_eps": 1e-6, "sliding_window": 4096, "intermediate_size": 6144,
-                                 "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
-                                 "norm_topk_prob": false, "decoder_sparse_step": 1, "num_key_value_heads": 4})",
-                             &forward_of<kQwen3Moe>, &windows_of<kQwen3Moe>, nullptr,
-                             R"({"num_local_experts": "num_experts"})"};
-const Family kPhi3Family{"phi3", kPhi3Types, false, R"({"rms_norm_eps": 1e-5})", &forward_of<kPhi3>,
-                         &windows_of<kPhi3>};
-
-// SmolLM3Config: rope_theta 2e6, 4 kv heads, a NoPE layer every 4th, tied embeddings.
-const Family kSmolLM3Family{"smollm3", kSmolLM3Types, true,
-                            R"({"vocab_size": 128256, "hidden_size": 2048, "intermediate_size": 11008,
-                                "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
-                                "hidden_act": "silu", "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
-                                "rope_theta": 2000000.0, "use_sliding_window": false,
-                                "no_rope_layer_interval": 4, "attention_bias": false, "mlp_bias": false})",
-                            &forward_of<kSmolLM3>, &windows_of<kSmolLM3>};
+Result<std::vector<int64_t>> llama_like_windows(const Variant& variant, const hf::ModelConfig& c) {
+  return windows_for(variant, c);
+}
 
 }  // namespace og::reference

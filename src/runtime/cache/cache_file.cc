@@ -16,11 +16,6 @@ namespace {
 constexpr char kMagic[8] = {'O', 'G', 'K', 'V', 'C', 'A', 'C', 'H'};
 constexpr size_t kHeadRead = 64 << 10;  // a header (with its tokens) usually fits in this
 
-// kv_disk_code's table: index = code. Append only.
-constexpr kernels::ElemType kKvDiskCodes[] = {kernels::ElemType::kF32, kernels::ElemType::kF16, kernels::ElemType::kBF16};
-
-size_t elem_size(kernels::ElemType t) { return t == kernels::ElemType::kF32 ? 4 : 2; }
-size_t elem_size(uint32_t t) { return elem_size(static_cast<kernels::ElemType>(t)); }
 
 int64_t used_rows(const kernels::KvStorage& kv, int64_t length) { return kv.ring ? kv.slots : std::min(length, kv.slots); }
 
@@ -57,7 +52,7 @@ class Reader {
 };
 
 // Parses the header from `r` (positioned at the start); leaves r at the data.
-Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_t program_checksum, uint32_t kv_type) {
+Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_t program_checksum, StorageType kv_type) {
   CacheFileHeader h;
   OG_TRY(r.get<uint64_t>("magic"));
   OG_ASSIGN_OR_RETURN(h.version, r.get<uint32_t>("version"));
@@ -66,7 +61,7 @@ Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_
   OG_ASSIGN_OR_RETURN(const uint32_t code, r.get<uint32_t>("kv dtype"));
   auto type = kv_type_of_disk_code(code);
   if (!type.is_ok()) return type.status().with_context(path);
-  h.kv_type = static_cast<uint32_t>(*type);
+  h.kv_type = *type;
   OG_ASSIGN_OR_RETURN(uint64_t program, r.get<uint64_t>("program checksum"));
   if (program != program_checksum)
     return bad_input("{}: the cache was saved for a different program ({:016x}, this one is {:016x})", path, program,
@@ -94,7 +89,7 @@ Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_
     hc.head_dim = static_cast<int32_t>(dim);
     hc.rows = static_cast<int64_t>(rows);
     hc.window = static_cast<int64_t>(window);
-    data += 2 * rows * heads * dim * elem_size(h.kv_type);
+    data += 2 * rows * heads * dim * storage_value_bytes(h.kv_type);
     h.caches.push_back(hc);
   }
   if (h.version >= 2) {
@@ -109,20 +104,19 @@ Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_
 
 }  // namespace
 
-uint32_t kv_disk_code(kernels::ElemType t) {
-  for (uint32_t c = 0; c < std::size(kKvDiskCodes); ++c)
-    if (kKvDiskCodes[c] == t) return c;
-  return UINT32_MAX;  // a storage type without a code is never written: read back, it is refused
+uint32_t kv_disk_code(StorageType t) {
+  const uint8_t c = storage_info(t).cache_code;
+  return c == kNoCode ? UINT32_MAX : c;  // a storage type without a code is never written
 }
 
-Result<kernels::ElemType> kv_type_of_disk_code(uint32_t code) {
-  if (code >= std::size(kKvDiskCodes))
-    return bad_input("kv dtype code {} is unknown to this offgraph (0 f32, 1 f16, 2 bf16; a newer build wrote it?)", code);
-  return kKvDiskCodes[code];
+Result<StorageType> kv_type_of_disk_code(uint32_t code) {
+  for (const StorageTypeInfo& i : kStorageTypes)
+    if (i.cache_code != kNoCode && i.cache_code == code) return i.type;
+  return bad_input("kv dtype code {} is unknown to this offgraph (a newer build wrote it?)", code);
 }
 
 Status write_cache_file(const std::string& path, const CacheImage& img) {
-  const uint32_t code = kv_disk_code(static_cast<kernels::ElemType>(img.kv_type));
+  const uint32_t code = kv_disk_code(img.kv_type);
   if (code == UINT32_MAX) return unsupported("{}: this kv dtype has no cache-file code yet", path);
   std::string out(kMagic, 8);
   put<uint32_t>(out, kCacheFileVersion);
@@ -141,7 +135,7 @@ Status write_cache_file(const std::string& path, const CacheImage& img) {
   put<uint64_t>(out, img.tokens.size());
   out.append(reinterpret_cast<const char*>(img.tokens.data()), img.tokens.size_bytes());
   for (const auto& kv : img.caches) {
-    const size_t row = static_cast<size_t>(kv.head_dim) * elem_size(kv.type);
+    const size_t row = static_cast<size_t>(kv.head_dim) * storage_value_bytes(kv.type);
     const size_t rows = static_cast<size_t>(used_rows(kv, img.length));
     for (const void* base : {static_cast<const void*>(kv.k), static_cast<const void*>(kv.v)})
       for (int32_t h = 0; h < kv.kv_heads; ++h)
@@ -163,7 +157,7 @@ Status write_cache_file(const std::string& path, const CacheImage& img) {
   return Status::ok();
 }
 
-Result<CacheFileHeader> read_cache_header(const std::string& path, uint64_t program_checksum, uint32_t kv_type) {
+Result<CacheFileHeader> read_cache_header(const std::string& path, uint64_t program_checksum, StorageType kv_type) {
   std::error_code ec;
   const uint64_t size = std::filesystem::file_size(path, ec);
   if (ec) return bad_input("{}: cannot read: {}", path, ec.message());
@@ -186,7 +180,7 @@ Result<CacheFileHeader> read_cache_header(const std::string& path, uint64_t prog
   return h;
 }
 
-Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t program_checksum, uint32_t kv_type,
+Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t program_checksum, StorageType kv_type,
                                         const CacheDestinations& destinations) {
   OG_ASSIGN_OR_RETURN(std::string bytes, read_text_file(path));
   if (bytes.size() < 8 + 8 || std::memcmp(bytes.data(), kMagic, 8) != 0)
@@ -206,13 +200,13 @@ Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t progra
     const auto& kv = caches[c];
     const auto& hc = h.caches[c];
     if (hc.slots != kv.slots || hc.kv_heads != kv.kv_heads || hc.head_dim != kv.head_dim ||
-        static_cast<uint32_t>(kv.type) != h.kv_type)
+        kv.type != h.kv_type)
       return bad_input("{}: cache {} geometry differs from this session's (was it saved with another --max-ctx-len?)", path, c);
   }
   // All checks happen before the first byte is copied: a refused file changes nothing.
   for (size_t c = 0; c < caches.size(); ++c) {
     const auto& kv = caches[c];
-    const size_t row = static_cast<size_t>(kv.head_dim) * elem_size(kv.type);
+    const size_t row = static_cast<size_t>(kv.head_dim) * storage_value_bytes(kv.type);
     for (void* base : {kv.k, kv.v})
       for (int32_t hd = 0; hd < kv.kv_heads; ++hd)
         OG_TRY(r.read(static_cast<char*>(base) + static_cast<size_t>(hd) * kv.slots * row,

@@ -28,13 +28,13 @@ inline constexpr uint32_t kCacheFileVersion = 2;
 // The KV storage type as the file stores it: explicit codes, append-only (a code once
 // written keeps its meaning; a new storage type takes the next one), independent of the
 // kernels' enum order. 0 f32, 1 f16, 2 bf16 (the values files carried before the codes were
-// spelled out). Callers pass and receive kernels::ElemType values; the file layer converts.
-uint32_t kv_disk_code(kernels::ElemType t);
-Result<kernels::ElemType> kv_type_of_disk_code(uint32_t code);
+// spelled out). Callers pass and receive StorageType values; the file layer converts.
+uint32_t kv_disk_code(StorageType t);
+Result<StorageType> kv_type_of_disk_code(uint32_t code);
 
 struct CacheImage {
   uint64_t program_checksum = 0;
-  uint32_t kv_type = 0;  // kernels::ElemType
+  StorageType kv_type = StorageType::kF32;
   int64_t length = 0;
   // Rows written per cache: all slots of a ring, min(length, slots) of a flat cache.
   std::vector<kernels::KvStorage> caches;
@@ -44,7 +44,7 @@ struct CacheImage {
 
 struct CacheFileHeader {
   uint32_t version = 0;
-  uint32_t kv_type = 0;
+  StorageType kv_type = StorageType::kF32;
   int64_t length = 0;
   struct Cache {
     int64_t slots = 0;
@@ -63,13 +63,13 @@ Status write_cache_file(const std::string& path, const CacheImage& image);
 // Reads only the header (the file's first bytes, not its data): magic, version, program and kv
 // dtype are checked, and the file's size against the header's (a truncated file is refused).
 // Cheap: the prefix cache indexes a directory of snapshots with it at startup.
-Result<CacheFileHeader> read_cache_header(const std::string& path, uint64_t program_checksum, uint32_t kv_type);
+Result<CacheFileHeader> read_cache_header(const std::string& path, uint64_t program_checksum, StorageType kv_type);
 
 // The storages a file's data goes to, given its header (the callback may refuse it); each must
 // have the header's slots, kv heads and head dim, and receives `rows` slots from slot 0.
 using CacheDestinations = std::function<Result<std::vector<kernels::KvStorage>>(const CacheFileHeader&)>;
 // Reads the whole file, verifying its checksum and header before the first byte is copied.
-Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t program_checksum, uint32_t kv_type,
+Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t program_checksum, StorageType kv_type,
                                         const CacheDestinations& destinations);
 
 }  // namespace og::runtime

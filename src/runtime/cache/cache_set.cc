@@ -10,11 +10,10 @@
 
 namespace og::runtime {
 
-size_t kv_elem_size(kernels::ElemType t) { return t == kernels::ElemType::kF32 ? 4 : 2; }
 
 uint64_t CacheSetPlan::slot_bytes(int32_t c) const {
   const auto i = static_cast<size_t>(c);
-  return 2ull * static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(head_dims[i]) * kv_elem_size(kv_type);
+  return 2ull * static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(head_dims[i]) * storage_value_bytes(kv_type);
 }
 
 uint64_t CacheSetPlan::bytes() const {
@@ -23,7 +22,7 @@ uint64_t CacheSetPlan::bytes() const {
   return total;
 }
 
-CacheSetPlan plan_cache_set(const program::CacheLayout& layout, kernels::ElemType kv_type, int64_t max_ctx_len,
+CacheSetPlan plan_cache_set(const program::CacheLayout& layout, StorageType kv_type, int64_t max_ctx_len,
                             int64_t prefill_chunk_size) {
   CacheSetPlan p;
   p.kv_type = kv_type;
@@ -79,7 +78,7 @@ std::vector<kernels::KvStorage> prefix_views(const PrefixState& st) {
 }
 
 // The state a file's header describes, K/V sized but not filled (or empty when !with_data).
-Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path, kernels::ElemType kv_type,
+Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path, StorageType kv_type,
                                bool with_data) {
   StoredPrefix p;
   p.tokens = h.tokens;
@@ -95,7 +94,7 @@ Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path
     const int64_t first = first_needed(h.length, hc.window);
     if (c.first != first || hc.slots != hc.rows) return bad_input("{}: cache rows do not match a prefix of {} tokens", path, h.length);
     if (with_data) {
-      c.k.resize(static_cast<size_t>(hc.kv_heads) * static_cast<size_t>(hc.rows) * hc.head_dim * kv_elem_size(kv_type));
+      c.k.resize(static_cast<size_t>(hc.kv_heads) * static_cast<size_t>(hc.rows) * hc.head_dim * storage_value_bytes(kv_type));
       c.v.resize(c.k.size());
     }
     p.state.caches.push_back(std::move(c));
@@ -108,7 +107,7 @@ Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path
 Status save_prefix_state(const std::string& path, uint64_t program_checksum, const PrefixState& state,
                          std::span<const int32_t> tokens) {
   CacheImage img{.program_checksum = program_checksum,
-                 .kv_type = static_cast<uint32_t>(state.kv_type),
+                 .kv_type = state.kv_type,
                  .length = state.length,
                  .caches = prefix_views(state),
                  .tokens = tokens.first(static_cast<size_t>(state.length))};
@@ -116,18 +115,18 @@ Status save_prefix_state(const std::string& path, uint64_t program_checksum, con
   return write_cache_file(path, img);
 }
 
-Result<StoredPrefix> load_prefix_state(const std::string& path, uint64_t program_checksum, kernels::ElemType kv_type) {
+Result<StoredPrefix> load_prefix_state(const std::string& path, uint64_t program_checksum, StorageType kv_type) {
   StoredPrefix out;
   auto into = [&](const CacheFileHeader& h) -> Result<std::vector<kernels::KvStorage>> {
     OG_ASSIGN_OR_RETURN(out, prefix_of(h, path, kv_type, true));
     return prefix_views(out.state);
   };
-  OG_TRY(read_cache_file(path, program_checksum, static_cast<uint32_t>(kv_type), into));
+  OG_TRY(read_cache_file(path, program_checksum, kv_type, into));
   return out;
 }
 
-Result<StoredPrefix> read_prefix_shape(const std::string& path, uint64_t program_checksum, kernels::ElemType kv_type) {
-  OG_ASSIGN_OR_RETURN(CacheFileHeader h, read_cache_header(path, program_checksum, static_cast<uint32_t>(kv_type)));
+Result<StoredPrefix> read_prefix_shape(const std::string& path, uint64_t program_checksum, StorageType kv_type) {
+  OG_ASSIGN_OR_RETURN(CacheFileHeader h, read_cache_header(path, program_checksum, kv_type));
   return prefix_of(h, path, kv_type, false);
 }
 
@@ -161,7 +160,7 @@ Result<CacheSet> CacheSet::create(const CacheSetPlan& plan) {
 
 Status CacheSet::save(const std::string& path, uint64_t program_checksum, int64_t length) const {
   CacheImage img{.program_checksum = program_checksum,
-                 .kv_type = static_cast<uint32_t>(plan_.kv_type),
+                 .kv_type = plan_.kv_type,
                  .length = length,
                  .caches = kv_};
   for (const CachePolicy& p : plan_.policies) img.windows.push_back(p.window);
@@ -181,7 +180,7 @@ Result<int64_t> CacheSet::load(const std::string& path, uint64_t program_checksu
     }
     return kv_;
   };
-  OG_ASSIGN_OR_RETURN(CacheFileHeader h, read_cache_file(path, program_checksum, static_cast<uint32_t>(plan_.kv_type), into_this));
+  OG_ASSIGN_OR_RETURN(CacheFileHeader h, read_cache_file(path, program_checksum, plan_.kv_type, into_this));
   if (h.length > plan_.max_ctx_len) return bad_input("{}: saved length {} exceeds max_ctx_len {}", path, h.length, plan_.max_ctx_len);
   return h.length;
 }
@@ -190,7 +189,7 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
   PrefixState st;
   st.length = length;
   st.kv_type = plan_.kv_type;
-  const size_t esize = kv_elem_size(plan_.kv_type);
+  const size_t esize = storage_value_bytes(plan_.kv_type);
   for (size_t c = 0; c < kv_.size(); ++c) {
     const kernels::KvStorage& kv = kv_[c];
     PrefixState::Cache pc;
@@ -226,7 +225,7 @@ Status CacheSet::restore_prefix(const PrefixState& st, std::optional<int64_t> le
   if (n < 0 || n > plan_.max_ctx_len)
     return bad_input("prefix state of {} tokens exceeds max_ctx_len {}", n, plan_.max_ctx_len);
   if (!st.can_restore(n)) return bad_input("prefix state of {} tokens cannot serve a prefix of {}", st.length, n);
-  const size_t esize = kv_elem_size(plan_.kv_type);
+  const size_t esize = storage_value_bytes(plan_.kv_type);
   for (size_t c = 0; c < kv_.size(); ++c) {  // every check before the first copy
     const kernels::KvStorage& kv = kv_[c];
     const PrefixState::Cache& pc = st.caches[c];

@@ -27,10 +27,8 @@
 
 namespace og::runtime {
 
-size_t kv_elem_size(kernels::ElemType t);
-
 struct CacheSetPlan {
-  kernels::ElemType kv_type = kernels::ElemType::kF32;
+  StorageType kv_type = StorageType::kF32;
   int64_t max_ctx_len = 0;
   int64_t chunk = 0;                    // largest step: prefill_chunk_size clamped to max_ctx_len
   std::vector<CachePolicy> policies;    // [n_caches]
@@ -45,13 +43,13 @@ struct CacheSetPlan {
 };
 
 // max_ctx_len must be >= 1; the step size is clamped to it.
-CacheSetPlan plan_cache_set(const program::CacheLayout& layout, kernels::ElemType kv_type, int64_t max_ctx_len,
+CacheSetPlan plan_cache_set(const program::CacheLayout& layout, StorageType kv_type, int64_t max_ctx_len,
                             int64_t prefill_chunk_size);
 
 // The K/V a sequence of `length` tokens needs (see the header comment); bytes as stored.
 struct PrefixState {
   int64_t length = 0;
-  kernels::ElemType kv_type = kernels::ElemType::kF32;
+  StorageType kv_type = StorageType::kF32;
   struct Cache {
     int64_t window = 0;      // the cache's window (0: full history)
     int32_t kv_heads = 0;
@@ -80,9 +78,9 @@ struct StoredPrefix {
   uint64_t file_bytes = 0;
 };
 // Reads a whole file, verifying its checksum.
-Result<StoredPrefix> load_prefix_state(const std::string& path, uint64_t program_checksum, kernels::ElemType kv_type);
+Result<StoredPrefix> load_prefix_state(const std::string& path, uint64_t program_checksum, StorageType kv_type);
 // Reads the header only (tokens and shape, no K/V); refuses a truncated file, not a corrupt one.
-Result<StoredPrefix> read_prefix_shape(const std::string& path, uint64_t program_checksum, kernels::ElemType kv_type);
+Result<StoredPrefix> read_prefix_shape(const std::string& path, uint64_t program_checksum, StorageType kv_type);
 
 class CacheSet {
  public:

@@ -1,0 +1,31 @@
+// The registry: one line per family. A new family is a file here, its siblings in
+// reference/families and testgen/families, and a line in each registry
+// (FamilyRegistries.EveryExportedFamilyHasAReferenceAndAGenerator holds the three together).
+#include <array>
+
+#include "export/family.h"
+
+namespace og::exporter {
+
+const Family& llama_family();
+const Family& mistral_family();
+const Family& qwen2_family();
+const Family& qwen3_family();
+const Family& qwen3_moe_family();
+const Family& phi3_family();
+const Family& gemma2_family();
+const Family& gemma3_family();
+const Family& gemma3n_family();
+const Family& gemma4_family();
+const Family& smollm3_family();
+const Family& gpt_oss_family();
+
+std::span<const Family* const> all_families() {
+  static const std::array<const Family*, 12> kFamilies = {
+      &llama_family(),   &mistral_family(), &qwen2_family(),   &qwen3_family(),   &qwen3_moe_family(), &phi3_family(),
+      &gemma2_family(),  &gemma3_family(),  &gemma3n_family(), &gemma4_family(),  &smollm3_family(),   &gpt_oss_family(),
+  };
+  return kFamilies;
+}
+
+}  // namespace og::exporter

@@ -1,0 +1,41 @@
+// The llama-like decoder the reference families llama, mistral, qwen2, qwen3, qwen3_moe,
+// phi3 and smollm3 share, with the switches by which they differ (transformers generates
+// them from the same modules). Each family's file holds its Variant and its entry.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "hf/model_config.h"
+#include "hf/safetensors.h"
+
+namespace og::reference {
+
+enum class SlidingRule {
+  kNone,        // llama: LlamaModel only ever builds a causal mask
+  kEveryLayer,  // mistral, phi3: sliding_window (when not null) on every layer
+  kQwen,        // qwen2/3: sliding iff use_sliding_window and layer >= max_window_layers
+  kSmolLM3,     // smollm3: sliding iff use_sliding_window, sliding_window set and a NoPE layer
+};
+
+struct Variant {
+  const char* family;
+  SlidingRule sliding = SlidingRule::kNone;
+  bool fused = false;                 // phi3: qkv_proj and gate_up_proj
+  bool qk_norm = false;               // qwen3: q_norm/k_norm over head_dim before RoPE
+  bool qkv_bias = false;              // qwen2: q/k/v always biased, o_proj never
+  bool reads_attention_bias = false;  // llama, qwen3: attention_bias on q, k, v and o
+  bool reads_mlp_bias = false;        // llama: mlp_bias on gate, up and down
+  bool partial_rotary = false;        // phi3: partial_rotary_factor
+  bool default_rope_only = false;     // phi3: Phi3Config accepts only default (and longrope)
+  bool nope_layers = false;           // smollm3: no_rope_layers / no_rope_layer_interval
+  bool moe = false;                   // qwen3_moe: Qwen3MoeSparseMoeBlock on the sparse layers
+};
+
+Result<std::vector<double>> llama_like_forward(const Variant& variant, const hf::ModelConfig& c,
+                                               const hf::Checkpoint& ckpt, std::span<const int32_t> tokens);
+Result<std::vector<int64_t>> llama_like_windows(const Variant& variant, const hf::ModelConfig& c);
+
+}  // namespace og::reference

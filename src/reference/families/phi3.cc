@@ -1,0 +1,29 @@
+// Phi-3 (Phi3Config): fused qkv_proj and gate_up_proj, partial rotary, sliding_window on
+// every layer when set. Its decoder is the llama-like one (llama_like.cc), with these switches.
+// Followed: models/phi3/modeling_phi3.py + configuration_phi3.py.
+#include "reference/families/families.h"
+#include "reference/families/llama_like.h"
+
+namespace og::reference {
+namespace {
+
+constexpr Variant kVariant{.family = "phi3",
+                           .sliding = SlidingRule::kEveryLayer,
+                           .fused = true,
+                           .partial_rotary = true,
+                           .default_rope_only = true};
+constexpr ModelType kTypes[] = {{"phi3", false}};
+
+Result<std::vector<double>> this_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
+                                    std::span<const int32_t> tokens, const ForwardOptions&) {
+  return llama_like_forward(kVariant, c, ckpt, tokens);
+}
+
+Result<std::vector<int64_t>> this_windows(const hf::ModelConfig& c) { return llama_like_windows(kVariant, c); }
+
+}  // namespace
+
+// Phi3Config's defaults for keys a config.json may omit.
+const Family kPhi3Family{"phi3", kTypes, false, R"({"rms_norm_eps": 1e-5})", &this_forward, &this_windows};
+
+}  // namespace og::reference

@@ -1,0 +1,32 @@
+// What the llama-shaped generators share (LlamaForCausalLM's layout: model.embed_tokens,
+// model.layers.N.{self_attn,mlp,input_layernorm,post_attention_layernorm}, model.norm,
+// lm_head unless tied), with the switches by which their modules differ.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "testgen/family.h"
+
+namespace og::testgen {
+
+struct LlamaShape {
+  bool qkv_bias = false;
+  bool o_bias = false;
+  bool mlp_bias = false;
+  bool qk_norm = false;  // Qwen3: self_attn.q_norm / k_norm over head_dim, x * w
+  bool fused = false;    // Phi-3: self_attn.qkv_proj and mlp.gate_up_proj
+};
+
+Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const FamilyContext& ctx,
+                                                      const LlamaShape& shape);
+
+Result<bool> flag(const Json& text, const FamilyContext& ctx, const char* key);
+
+// LlamaAttention: bias=config.attention_bias on q/k/v/o; LlamaMLP: bias=config.mlp_bias.
+Result<std::vector<TensorSpec>> llama_tensors(const Json& text, const FamilyContext& ctx);
+
+// Qwen3-0.6B's tiny field set (qwen3.cc), which Qwen3-MoE's extends.
+Json qwen3_config();
+
+}  // namespace og::testgen

@@ -1,0 +1,87 @@
+// Qwen3-MoE (Qwen3MoeForCausalLM, modeling_qwen3_moe.py).
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "testgen/families/llama_like.h"
+
+namespace og::testgen {
+namespace {
+
+// Qwen3MoeForCausalLM: Qwen3's attention; the MLP of layer i is Qwen3MoeSparseMoeBlock when i
+// is not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0 (num_experts > 0): the
+// router mlp.gate [num_experts, hidden] and experts mlp.experts.E.{gate,up,down}_proj of
+// moe_intermediate_size, as the published checkpoints name them (transformers v5 fuses them
+// in memory only); else Qwen3MoeMLP (mlp.{gate,up,down}_proj of intermediate_size).
+Result<std::vector<TensorSpec>> qwen3_moe_tensors(const Json& text, const FamilyContext& ctx) {
+  LlamaShape shape{.qk_norm = true};
+  OG_ASSIGN_OR_RETURN(shape.qkv_bias, flag(text, ctx, "attention_bias"));
+  shape.o_bias = shape.qkv_bias;
+  OG_ASSIGN_OR_RETURN(std::vector<TensorSpec> dense, llama_shaped_tensors(text, ctx, shape));
+  OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
+  hf::JsonFields f(text, ctx.what);
+  // transformers 5 saves num_experts as num_local_experts.
+  OG_ASSIGN_OR_RETURN(int64_t experts, f.get_int(f.has("num_experts") ? "num_experts" : "num_local_experts"));
+  OG_ASSIGN_OR_RETURN(int64_t inter, f.get_int("moe_intermediate_size"));
+  OG_ASSIGN_OR_RETURN(int64_t step, f.get_int("decoder_sparse_step", 1));
+  std::vector<int64_t> dense_layers;
+  if (f.has("mlp_only_layers")) { OG_ASSIGN_OR_RETURN(dense_layers, f.get_int_list("mlp_only_layers")); }
+  if (step < 1) return f.invalid("decoder_sparse_step", "positive");
+  std::vector<TensorSpec> out;
+  for (TensorSpec& t : dense) {
+    int64_t layer = -1;
+    if (std::sscanf(t.name.c_str(), "model.layers.%ld.mlp.", &layer) == 1 && t.name.find(".mlp.") != std::string::npos &&
+        experts > 0 && (layer + 1) % step == 0 &&
+        std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end()) {
+      if (t.name.ends_with("mlp.gate_proj.weight")) {  // the sparse block replaces the MLP here
+        const std::string p = fmt::format("model.layers.{}.mlp.", layer);
+        SpecList s;
+        s.linear(p + "gate", experts, d.hidden);
+        for (int64_t e = 0; e < experts; ++e) {
+          s.linear(fmt::format("{}experts.{}.gate_proj", p, e), inter, d.hidden);
+          s.linear(fmt::format("{}experts.{}.up_proj", p, e), inter, d.hidden);
+          s.linear(fmt::format("{}experts.{}.down_proj", p, e), d.hidden, inter);
+        }
+        for (TensorSpec& m : s.take()) out.push_back(std::move(m));
+      }
+      continue;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+// Qwen3-30B-A3B's field set (head_dim 32 against hidden_size / heads = 16) at 8 experts of
+// which 2 per token, with norm_topk_prob, and layer 1 kept dense (mlp_only_layers) so that
+// both MLP kinds and the sparse-layer rule are exercised.
+Json qwen3_moe_config() {
+  Json c = qwen3_config();  // Qwen3MoeConfig extends Qwen3's fields
+  c.update({
+      {"architectures", {"Qwen3MoeForCausalLM"}},
+      {"decoder_sparse_step", 1},
+      {"mlp_only_layers", {1}},
+      {"model_type", "qwen3_moe"},
+      {"moe_intermediate_size", 64},
+      {"norm_topk_prob", true},
+      {"num_experts", 8},
+      {"num_experts_per_tok", 2},
+      {"output_router_logits", false},
+      {"router_aux_loss_coef", 0.001},
+      {"tie_word_embeddings", false},
+      {"transformers_version", "4.51.0"},
+      {"vocab_size", 320},
+  });
+  return c;
+}
+
+}  // namespace
+
+std::vector<FamilyDef> qwen3_moe_generators() {
+  return {
+      {"qwen3_moe", false, "torch_dtype", false, 0, 4, qwen3_moe_config, nullptr, qwen3_moe_tensors},
+  };
+}
+
+}  // namespace og::testgen
