@@ -104,6 +104,39 @@ INSTANTIATE_TEST_SUITE_P(Families, BF16Activations,
                          ::testing::Values(Family{"llama", false}, Family{"qwen3", true}, Family{"gemma3_text", true}),
                          [](const auto& info) { return std::string(info.param.name); });
 
+// The math mode is a load-time choice over the same file (runtime/math_mode.h): a plain bf16
+// program loaded fast computes what the file exported with --qactivations bf16 computes as
+// exported, bit for bit (decode == prefill and batched == solo with it), and that file loaded
+// exact computes what the plain one does; the two modes differ.
+TEST(MathMode, FastAndExactAtLoadEqualTheExportTimeChoicesBitForBit) {
+  auto g = testing::generate({.family = "qwen3", .dtype = DType::kBF16, .seed = 8,
+                              .overrides = {{"hidden_size", 64}, {"intermediate_size", 128}, {"num_hidden_layers", 2}}});
+  const std::string plain = export_bf16(*g, "plain.ogp", "f32"), rounded = export_bf16(*g, "rounded.ogp", "bf16");
+  const auto ids = testing::test_tokens(20, g->config.vocab_size, 3);
+  auto logits = [&](const std::string& path, runtime::MathMode math, const char* want, int64_t chunk) {
+    auto m = runtime::Model::load(path, Residency::kHugePages, math);
+    EXPECT_TRUE(m.is_ok()) << m.status().message();
+    if (!m.is_ok()) return std::vector<float>{};
+    EXPECT_STREQ((*m)->math_name(), want) << path;
+    return testing::run_program(*m, ids, chunk);
+  };
+  using runtime::MathMode;
+  const auto fast = logits(plain, MathMode::kFast, "fast", 20);
+  EXPECT_TRUE(same_bits(fast, logits(rounded, MathMode::kAsExported, "fast", 20)));
+  EXPECT_TRUE(same_bits(fast, logits(rounded, MathMode::kFast, "fast", 20)));
+  EXPECT_TRUE(same_bits(fast, logits(plain, MathMode::kFast, "fast", 1))) << "decode == prefill in fast mode";
+  const auto exact = logits(plain, MathMode::kAsExported, "exact", 20);
+  EXPECT_TRUE(same_bits(exact, logits(rounded, MathMode::kExact, "exact", 20)));
+  EXPECT_TRUE(same_bits(exact, logits(plain, MathMode::kExact, "exact", 7)));
+  EXPECT_FALSE(same_bits(exact, fast));
+  // An f32 program has nothing to round: fast runs it exact.
+  auto f32 = runtime::Model::load(testing::export_to(*g, "f32.ogp", "fp32"), Residency::kHugePages, MathMode::kFast);
+  ASSERT_TRUE(f32.is_ok());
+  EXPECT_STREQ((*f32)->math_name(), "exact");
+  EXPECT_FALSE(runtime::parse_math_mode("quick").is_ok());
+  EXPECT_EQ(runtime::parse_math_mode("quick").status().code(), ErrorCode::kUsage);
+}
+
 // With --qlinear, quantized linears take int8 x as under --qactivations int8, and the
 // bf16 ones (here the 96-column q/k/v/gate/up, whose width is not a multiple of group 64)
 // bf16 x.

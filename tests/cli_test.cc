@@ -289,7 +289,7 @@ TEST(CliUsage, BadFlagsExitWith1) {
   EXPECT_EQ(run_offgraph("layout").exit_code, 1);
 }
 
-// --kv-dtype, --threads/-t and --mmap are declared once for every command that runs a
+// --kv-dtype, --threads/-t, --mmap and --math are declared once for every command that runs a
 // program: the same help lines, and the same refusals (exit 1, the flag and value named)
 // before anything is loaded.
 TEST(CliUsage, SessionFlagsAreTheSameOnEveryCommandThatRunsAProgram) {
@@ -302,7 +302,7 @@ TEST(CliUsage, SessionFlagsAreTheSameOnEveryCommandThatRunsAProgram) {
     std::istringstream in(help.out);
     for (std::string line; std::getline(in, line);)
       if (line.find("--kv-dtype") != std::string::npos || line.find("--threads") != std::string::npos ||
-          line.find("--mmap") != std::string::npos)
+          line.find("--mmap") != std::string::npos || line.find("--math") != std::string::npos)
         lines += line + "\n";
     EXPECT_NE(lines.find("-t,--threads"), std::string::npos) << name << "\n" << help.out;
     if (first_help.empty()) first_help = lines;
@@ -313,7 +313,11 @@ TEST(CliUsage, SessionFlagsAreTheSameOnEveryCommandThatRunsAProgram) {
     auto kv = run_offgraph(cmd + " -m no-such.ogp --kv-dtype fp8");
     EXPECT_EQ(kv.exit_code, 1) << name << ": " << kv.err;
     EXPECT_NE(kv.err.find("--kv-dtype 'fp8'"), std::string::npos) << name << ": " << kv.err;
+    auto math = run_offgraph(cmd + " -m no-such.ogp --math quick");
+    EXPECT_EQ(math.exit_code, 1) << name << ": " << math.err;
+    EXPECT_NE(math.err.find("--math 'quick': expected auto, exact or fast"), std::string::npos) << name << ": " << math.err;
   }
+  EXPECT_NE(first_help.find("--math"), std::string::npos) << first_help;
 }
 
 TEST(CliEndToEnd, GenExportInspectLogits) {
@@ -371,6 +375,8 @@ TEST(CliBench, ProfileCountsEveryOpOfEveryTimedStepWithinTheirTime) {
                                         decode, runs, kSmallBandwidthTest));
   ASSERT_EQ(bench.exit_code, 0) << bench.err;
   const nlohmann::json j = nlohmann::json::parse(bench.out);
+  // --math auto (the default): what inspect says it picks on this CPU for this file.
+  EXPECT_EQ(j["math"], nlohmann::json::parse(inspect.out)["math_auto_here"]);
   auto sums = [&](const nlohmann::json& rows, const std::string& prefix) {
     int64_t calls = 0;
     double seconds = 0;

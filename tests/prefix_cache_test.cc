@@ -245,13 +245,14 @@ TEST(PrefixReuseStores, PromptAndReplyEndsAreStoredOnceAndAfterTheFirstToken) {
 // A cache with the disk tier in `dir`, collecting its warnings.
 std::shared_ptr<runtime::PrefixCache> disk_cache(const runtime::Model& m, const std::string& dir, StorageType kv,
                                                  std::vector<std::string>& warnings, uint64_t ram = 512ull << 20,
-                                                 uint64_t disk = 1ull << 30) {
+                                                 uint64_t disk = 1ull << 30, bool fast_math = false) {
   auto c = runtime::PrefixCache::create({.block_tokens = 4,
                                          .budget_bytes = ram,
                                          .dir = dir,
                                          .disk_budget_bytes = disk,
                                          .program_checksum = m.file().checksum(),
                                          .kv_type = kv,
+                                         .fast_math = fast_math,
                                          .warn = [&warnings](const std::string& w) { warnings.push_back(w); }});
   EXPECT_TRUE(c.is_ok()) << c.status().message();
   return c.is_ok() ? *c : nullptr;
@@ -322,6 +323,9 @@ TEST(PrefixCacheDisk, AnotherProgramNeverReadsTheSnapshots) {
   // Nor does the same program with another kv dtype.
   auto bf16 = disk_cache(*m1, dir, StorageType::kBF16, warnings);
   EXPECT_EQ(bf16->counters().disk_entries, 0u);
+  // Nor the same program and dtype in the other math mode (runtime/math_mode.h).
+  auto fast = disk_cache(*m1, dir, StorageType::kF32, warnings, 512ull << 20, 1ull << 30, /*fast_math=*/true);
+  EXPECT_EQ(fast->counters().disk_entries, 0u);
   EXPECT_TRUE(warnings.empty());
   // Even a file moved into the other program's directory is refused by its header.
   const auto files = snapshot_files(dir);

@@ -207,7 +207,7 @@ Runner add_bench(CLI::App& app) {
                          kernels::simd_target());
     std::vector<int64_t> batches;
     if (!o->batch.empty()) { OG_ASSIGN_OR_RETURN(batches, parse_batch_list(o->batch)); }
-    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_of(o->session)));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_of(o->session), math_of(o->session)));
     const int threads = o->session.threads > 0 ? o->session.threads : physical_cores();
     auto pool = std::make_shared<ThreadPool>(threads);
     const int64_t chunk = model->prefill_chunk_size();
@@ -296,6 +296,7 @@ Runner add_bench(CLI::App& app) {
     j["simd"] = kernels::simd_target();
     j["threads"] = threads;
     j["kv_dtype"] = o->session.kv_dtype;
+    j["math"] = model->math_name();
     j["prefill_tokens"] = o->prefill;
     j["prefill_steps"] = prefill_steps;
     j["decode_tokens"] = o->decode;
@@ -349,9 +350,10 @@ Runner add_bench(CLI::App& app) {
     auto range = [](const std::vector<double>& v) {
       return fmt::format("{:.2f}..{:.2f}", *std::min_element(v.begin(), v.end()), *std::max_element(v.begin(), v.end()));
     };
-    std::cout << fmt::format("program {}\n  simd {}, {} threads, kv {}, {:.1f} MB of weights read per decoded token"
+    std::cout << fmt::format("program {}\n  simd {}, {} threads, kv {}, math {}, {:.1f} MB of weights read per decoded token"
                              " (and {:.1f} MB of K/V, not in the floor)\n",
-                             o->program, kernels::simd_target(), threads, o->session.kv_dtype, static_cast<double>(wbytes) / 1e6,
+                             o->program, kernels::simd_target(), threads, o->session.kv_dtype, model->math_name(),
+                             static_cast<double>(wbytes) / 1e6,
                              static_cast<double>(kv_bytes) / 1e6);
     std::cout << fmt::format("  memory read bandwidth {:.2f} GB/s ({} MB buffer, {} threads, best of 5 passes)\n", bw.gb_s,
                              bw.buffer_bytes >> 20, bw.threads);

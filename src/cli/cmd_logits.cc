@@ -63,7 +63,7 @@ Runner add_logits(CLI::App& app) {
       return usage_error("--chunk {} must be at least 1 (leave it out for the program's prefill_chunk_size)", o->chunk);
     OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
     OG_ASSIGN_OR_RETURN(StorageType kv, check_session_flags(o->session));
-    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_of(o->session)));
+    OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_of(o->session), math_of(o->session)));
     const int64_t chunk = chunk_opt->count() > 0 ? o->chunk : model->prefill_chunk_size();
     if (chunk > model->prefill_chunk_size())
       return usage_error("--chunk {} must be between 1 and the program's prefill_chunk_size {}", o->chunk,

@@ -69,7 +69,7 @@ Result<Loaded> load(const RunOptions& o) {
   OG_ASSIGN_OR_RETURN(StorageType kv, check_session_flags(o.session));
   if (o.n < -1) return usage_error("-n {} must be >= -1", o.n);
   const auto start = std::chrono::steady_clock::now();
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session)));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session), math_of(o.session)));
   OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(
                                         model, {.kv_dtype = kv, .max_ctx_len = o.max_ctx_len, .threads = o.session.threads}));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));

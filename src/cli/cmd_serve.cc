@@ -44,7 +44,7 @@ void log_step(const generate::StepRecord& r) {
 
 Result<serve::Backend> load_backend(const ServeOptions& o) {
   OG_ASSIGN_OR_RETURN(StorageType kv, check_session_flags(o.session));
-  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session)));
+  OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session), math_of(o.session)));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
   std::shared_ptr<runtime::PrefixCache> prefix_cache;
   if (o.cache_ram_mib > 0) {
@@ -52,7 +52,8 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
                                                                     .dir = o.cache_dir,
                                                                     .disk_budget_bytes = static_cast<uint64_t>(o.cache_dir_mib) << 20,
                                                                     .program_checksum = model->file().checksum(),
-                                                                    .kv_type = kv}));
+                                                                    .kv_type = kv,
+                                                                    .fast_math = model->fast_math()}));
     if (!o.cache_dir.empty()) {
       const auto c = prefix_cache->counters();
       std::fprintf(stderr, "offgraph serve: --cache-dir %s: %llu prefix states on disk (%.1f MiB)\n", o.cache_dir.c_str(),
@@ -143,9 +144,10 @@ Runner add_serve(CLI::App& app) {
       }
       const std::string name = b->model_name;
       const long long ctx = b->ctx_len;
+      const std::string math = b->scheduler->model().math_name();
       server->set_backend(std::move(b).value());
-      std::fprintf(stderr, "offgraph serve: listening on http://%s:%d (model %s, %d slots, context %lld)\n",
-                   o->server.host.c_str(), server->port(), name.c_str(), o->parallel, ctx);
+      std::fprintf(stderr, "offgraph serve: listening on http://%s:%d (model %s, %d slots, context %lld, math %s)\n",
+                   o->server.host.c_str(), server->port(), name.c_str(), o->parallel, ctx, math.c_str());
     });
     std::thread signals([&] {
       while (!finished.load()) {

@@ -17,11 +17,12 @@ py::object json_to_python(const std::string& text) { return py::module_::import(
 
 namespace {
 
-std::shared_ptr<ProgramHandle> open_program(const std::string& path, bool mmap) {
+std::shared_ptr<ProgramHandle> open_program(const std::string& path, bool mmap, const std::string& math) {
   auto h = std::make_shared<ProgramHandle>();
   h->path = path;
   Status s = without_gil([&]() -> Status {
-    OG_ASSIGN_OR_RETURN(h->model, runtime::Model::load(path, residency_for_mmap(mmap)));
+    OG_ASSIGN_OR_RETURN(runtime::MathMode mode, runtime::parse_math_mode(math));
+    OG_ASSIGN_OR_RETURN(h->model, runtime::Model::load(path, residency_for_mmap(mmap), mode));
     h->text = generate::load_model_text(*h->model, "");
     return Status::ok();
   });
@@ -90,8 +91,10 @@ void bind_program(py::module_& m) {
       .def_property_readonly("stop_ids", [](const TokenizerHandle& t) { return t.text().stop_ids; });
 
   ProgramClass program(m, "Program", "A loaded program file (read-only, shared by its sessions).");
-  program.def(py::init(&open_program), py::arg("path"), py::arg("mmap") = false,
-              "mmap=True uses the weights in place from the file's mapping (zero-copy, sharing the page cache) instead of reading them into huge pages.")
+  program.def(py::init(&open_program), py::arg("path"), py::arg("mmap") = false, py::arg("math") = "auto",
+              "mmap=True uses the weights in place from the file's mapping (zero-copy, sharing the page cache) instead of reading them into huge pages. "
+              "math: how bf16 linears compute, as the CLI's --math: 'fast' (bf16 activations), 'exact' (f32), 'auto' (fast where the CPU has BF16 dot instructions).")
+      .def_property_readonly("math", [](const ProgramHandle& p) { return std::string(p.model->math_name()); })
       .def_readonly("path", &ProgramHandle::path)
       .def_property_readonly("layout", [](const ProgramHandle& p) { return json_to_python(runtime::layout_json(p.model->layout()).dump()); })
       .def_property_readonly("vocab_size", [](const ProgramHandle& p) { return p.model->vocab_size(); })

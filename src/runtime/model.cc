@@ -8,21 +8,21 @@
 
 namespace og::runtime {
 
-Result<std::shared_ptr<const Model>> Model::load(const std::string& path, Residency residency) {
+Result<std::shared_ptr<const Model>> Model::load(const std::string& path, Residency residency, MathMode math) {
   auto m = std::shared_ptr<Model>(new Model());
   OG_ASSIGN_OR_RETURN(m->file_, program::ProgramFile::open(path, program::ProgramFile::Verify::kHeader, residency));
   m->layout_ = program::layout_from_fb(*m->program().layout());
-  OG_TRY(m->bind().with_context(path));
+  OG_TRY(m->bind(math).with_context(path));
   m->plan_memory();
   m->plan_int8_inputs();
   m->plan_linear_groups();
   return std::shared_ptr<const Model>(std::move(m));
 }
 
-Status Model::bind() {
+Status Model::bind(MathMode math) {
   const fb::Program& p = program();
   for (const fb::Value* v : *p.values()) widths_.push_back(v->width());
-  const BindContext ctx{.file = *file_, .layout = layout_, .widths = widths_, .moe = moe_};
+  const BindContext ctx{.file = *file_, .layout = layout_, .widths = widths_, .moe = moe_, .math = math};
   size_t last_attend = 0;
   for (const fb::Op* op : *p.ops()) {
     BoundOp b;
@@ -33,6 +33,7 @@ Status Model::bind() {
     if (bind == nullptr) return bad_input("op kind {} has no binder", program::op_name(op->attrs_type()));
     OG_TRY(bind(*op, ctx, b));
     if (b.kind == OpKind::kAttend) last_attend = ops_.size();
+    if (b.kind == OpKind::kLinear && b.xquant == kernels::XQuant::kBF16) fast_math_ = true;
     ops_.push_back(std::move(b));
   }
   row_suffix_begin_ = last_attend + 1;

@@ -11,6 +11,7 @@
 #include "kernels/kernels.h"
 #include "program/layout.h"
 #include "program/program_file.h"
+#include "runtime/math_mode.h"
 
 namespace og::runtime {
 
@@ -49,6 +50,7 @@ struct BoundOp {
   int32_t moe = -1;                // mixture of experts: index of its Model::moe() parameters
 };
 
+
 // A mixture-of-experts op's matrices and parameters (Model::moe).
 struct MoeBinding {
   std::vector<kernels::Matrix> gate, up, down;  // [n_experts]; params points into them
@@ -60,7 +62,8 @@ class Model {
   // The weights are read into huge pages by default (decode reads them all every step, and
   // small pages cost it a third of its speed in a VM: base/mapped_file.h); kMapped uses
   // them in place from the file's mapping (`--mmap`: nothing copied, the page cache shared).
-  static Result<std::shared_ptr<const Model>> load(const std::string& path, Residency residency = Residency::kHugePages);
+  static Result<std::shared_ptr<const Model>> load(const std::string& path, Residency residency = Residency::kHugePages,
+                                                   MathMode math = MathMode::kAsExported);
 
   const program::ProgramFile& file() const { return *file_; }
   const fb::Program& program() const { return file_->program(); }
@@ -84,11 +87,14 @@ class Model {
   // gives each prefill_chunk_size rows.
   const std::vector<int64_t>& int8_buffer_row_bytes() const { return int8_row_bytes_; }
   uint64_t weight_bytes() const;
+  // Whether some linear runs with bf16 activations (the mode that ran: "fast" or "exact").
+  bool fast_math() const { return fast_math_; }
+  const char* math_name() const { return fast_math_ ? "fast" : "exact"; }
   // A mixture-of-experts op's bound parameters (BoundOp::moe).
   const kernels::MoeParams& moe(int32_t i) const { return moe_[static_cast<size_t>(i)]->params; }
 
  private:
-  Status bind();
+  Status bind(MathMode math);
   void plan_memory();
   void plan_int8_inputs();
   void plan_linear_groups();
@@ -102,6 +108,7 @@ class Model {
   std::vector<int32_t> slot_widths_;    // [n_slots] elements per token row
   std::vector<int64_t> int8_row_bytes_; // [n_int8_buffers] bytes per token row
   size_t row_suffix_begin_ = 0;
+  bool fast_math_ = false;
 };
 
 }  // namespace og::runtime

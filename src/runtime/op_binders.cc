@@ -64,9 +64,12 @@ Status bind_linear(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   b.kind = OpKind::kLinear;
   b.matrix = ctx.matrix(a->weight());
   b.vec = ctx.f32(a->bias());
-  b.xquant = a->int8_activations()   ? kernels::XQuant::kInt8
-             : a->bf16_activations() ? kernels::XQuant::kBF16
-                                     : kernels::XQuant::kNone;
+  // The math mode decides bf16 activations (MathMode); int8 ones belong to the weights.
+  const bool bf16_weight = b.matrix.type == StorageType::kBF16 && b.matrix.row_block != 0;
+  const bool bf16_x = ctx.math == MathMode::kFast     ? bf16_weight && !a->int8_activations()
+                      : ctx.math == MathMode::kExact ? false
+                                                     : a->bf16_activations();
+  b.xquant = a->int8_activations() ? kernels::XQuant::kInt8 : bf16_x ? kernels::XQuant::kBF16 : kernels::XQuant::kNone;
   return Status::ok();
 }
 

@@ -17,6 +17,7 @@ struct BindContext {
   const program::CacheLayout& layout;
   const std::vector<int32_t>& widths;             // [n_values] elements per token row
   std::vector<std::unique_ptr<MoeBinding>>& moe;  // [moe ops] so far
+  MathMode math = MathMode::kAsExported;          // how bf16 linears meet their input
 
   // Tensor t as a kernels::Matrix (any storage, quantized or interleaved: validated).
   kernels::Matrix matrix(int32_t t) const;

@@ -210,7 +210,9 @@ void PrefixCache::flush() {
 }
 
 Status PrefixCache::open_disk() {
-  dir_ = fmt::format("{}/{:016x}-{}", options_.dir, options_.program_checksum, storage_type_tag(options_.kv_type));
+  // States computed in another math mode hold other numbers: each mode has its own directory.
+  dir_ = fmt::format("{}/{:016x}-{}{}", options_.dir, options_.program_checksum, storage_type_tag(options_.kv_type),
+                     options_.fast_math ? "-fast" : "");
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec || !fs::is_directory(dir_)) {

@@ -55,6 +55,7 @@ struct PrefixCacheOptions {
   uint64_t disk_budget_bytes = 4ull << 30;
   uint64_t program_checksum = 0;                    // program::ProgramFile::checksum()
   StorageType kv_type = StorageType::kF32;
+  bool fast_math = false;  // Model::fast_math(): the disk directory is the mode's own
   std::function<void(const std::string&)> warn;     // skipped files, failed writes; null: stderr
 };
 

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernels/kernels.h"
 #include "program/ops.h"
 #include "program/validator.h"
 #include "runtime/cache/cache_set.h"
@@ -93,13 +94,20 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
   j["interleaved_tensors"] = interleaved;
   j["format_version"] = pf.format_version();
   int64_t int8_linears = 0, bf16_linears = 0;  // linears taking int8 / bf16 activations
+  int64_t fast_capable = 0;                    // linears --math fast runs on bf16 activations
   for (const fb::Op* op : *p.ops())
     if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr) {
       int8_linears += a->int8_activations();
       bf16_linears += a->bf16_activations();
+      const fb::Tensor* w = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(a->weight()));
+      fast_capable += w->dtype() == fb::DType::BF16 && w->row_block() != 0;
     }
   j["linears_with_int8_activations"] = int8_linears;
   j["linears_with_bf16_activations"] = bf16_linears;
+  j["linears_fast_math_can_run_in_bf16"] = fast_capable;
+  // What `--math auto` (the default of run, chat, serve, bench, logits) runs on this CPU.
+  const bool auto_fast = kernels::bf16_dot_native() ? fast_capable > 0 : bf16_linears > 0;
+  j["math_auto_here"] = auto_fast ? "fast" : "exact";
   j["kv_cache_bytes"] = nlohmann::ordered_json::object();
   j["kv_cache_bytes_if_all_full"] = nlohmann::ordered_json::object();
   for (const StorageTypeInfo& kv : kStorageTypes) {

@@ -27,7 +27,8 @@ void handle_models(ServeContext& ctx, http::Exchange& ex) {
   const int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   ojson m = {{"id", ctx.backend.model_name}, {"object", "model"}, {"created", now}, {"owned_by", "offgraph"},
-             {"meta", {{"n_ctx", ctx.backend.ctx_len}, {"n_vocab", ctx.backend.scheduler->model().vocab_size()}}}};
+             {"meta", {{"n_ctx", ctx.backend.ctx_len}, {"n_vocab", ctx.backend.scheduler->model().vocab_size()},
+                       {"math", ctx.backend.scheduler->model().math_name()}}}};
   send_json(ex, to_text(ojson{{"object", "list"}, {"data", ojson::array({m})}}));
 }
 

@@ -186,3 +186,23 @@ def test_step_batch_equals_solo_steps(program):
     with pytest.raises(ValueError):
         offgraph.step_batch([(a, [1]), (offgraph.Program(program.path).session(), [1])])
     assert offgraph.step_batch([]) == []
+
+
+def test_math_mode_names_the_cli_flag_and_each_mode_equals_the_cli(model_dir, tmp_path):
+    # A bf16 program: --math fast rounds the linears' activations to bf16, exact keeps f32;
+    # each mode's logits equal the CLI's in the same mode bit for bit, and the two differ.
+    path = tmp_path / "bf16.ogp"
+    cli("export", "-m", model_dir, "-o", path, "--dtype", "bf16", "--max-ctx-len", 64)
+    got = {}
+    for math in ("exact", "fast"):
+        program = offgraph.Program(str(path), math=math)
+        assert program.math == math
+        out = tmp_path / f"cli_{math}.npy"
+        cli("logits", "--program", path, "--tokens", ",".join(map(str, TOKENS)), "--chunk", 7, "--math", math,
+            "--out", out)
+        s = program.session()
+        got[math] = np.concatenate([s.step(TOKENS[i:i + 7], logits="all") for i in range(0, len(TOKENS), 7)])
+        assert np.array_equal(got[math], np.load(out))
+    assert not np.array_equal(got["exact"], got["fast"])
+    with pytest.raises(ValueError, match="--math 'quick'"):
+        offgraph.Program(str(path), math="quick")

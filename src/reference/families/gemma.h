@@ -16,4 +16,15 @@ Result<std::vector<double>> gemma_forward(int version, const hf::ModelConfig& c,
                                           std::span<const int32_t> tokens, const ForwardOptions& options);
 Result<std::vector<int64_t>> gemma_windows(int version, const hf::ModelConfig& c);
 
+// A family's Family::forward and Family::windows: the decoder of that version.
+template <int kVersion>
+Result<std::vector<double>> gemma_forward_of(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
+                                             std::span<const int32_t> tokens, const ForwardOptions& options) {
+  return gemma_forward(kVersion, c, ckpt, tokens, options);
+}
+template <int kVersion>
+Result<std::vector<int64_t>> gemma_windows_of(const hf::ModelConfig& c) {
+  return gemma_windows(kVersion, c);
+}
+
 }  // namespace og::reference

@@ -7,13 +7,6 @@ namespace {
 
 constexpr ModelType kTypes[] = {{"gemma3_text", false}, {"gemma3", true}};
 
-Result<std::vector<double>> this_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                    std::span<const int32_t> tokens, const ForwardOptions& options) {
-  return gemma_forward(3, c, ckpt, tokens, options);
-}
-
-Result<std::vector<int64_t>> this_windows(const hf::ModelConfig& c) { return gemma_windows(3, c); }
-
 }  // namespace
 
 // Gemma3TextConfig's defaults for keys a config.json may omit (the gemma3 wrapper's
@@ -23,6 +16,6 @@ const Family kGemma3Family{"gemma3", kTypes, true, R"({
     "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
     "max_position_embeddings": 131072, "rms_norm_eps": 1e-6, "rope_theta": 1000000.0,
     "rope_local_base_freq": 10000.0, "query_pre_attn_scalar": 256, "sliding_window": 4096,
-    "sliding_window_pattern": 6})", &this_forward, &this_windows};
+    "sliding_window_pattern": 6})", &gemma_forward_of<3>, &gemma_windows_of<3>};
 
 }  // namespace og::reference

@@ -9,16 +9,9 @@ namespace {
 constexpr Variant kVariant{.family = "llama", .reads_attention_bias = true, .reads_mlp_bias = true};
 constexpr ModelType kTypes[] = {{"llama", false}};
 
-Result<std::vector<double>> this_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                    std::span<const int32_t> tokens, const ForwardOptions&) {
-  return llama_like_forward(kVariant, c, ckpt, tokens);
-}
-
-Result<std::vector<int64_t>> this_windows(const hf::ModelConfig& c) { return llama_like_windows(kVariant, c); }
-
 }  // namespace
 
 // LlamaConfig's defaults for keys a config.json may omit.
-const Family kLlamaFamily{"llama", kTypes, false, R"({"rms_norm_eps": 1e-6})", &this_forward, &this_windows};
+const Family kLlamaFamily{"llama", kTypes, false, R"({"rms_norm_eps": 1e-6})", &llama_like_forward_of<kVariant>, &llama_like_windows_of<kVariant>};
 
 }  // namespace og::reference

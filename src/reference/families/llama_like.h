@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "hf/model_config.h"
 #include "hf/safetensors.h"
+#include "reference/reference.h"
 
 namespace og::reference {
 
@@ -37,5 +38,16 @@ struct Variant {
 Result<std::vector<double>> llama_like_forward(const Variant& variant, const hf::ModelConfig& c,
                                                const hf::Checkpoint& ckpt, std::span<const int32_t> tokens);
 Result<std::vector<int64_t>> llama_like_windows(const Variant& variant, const hf::ModelConfig& c);
+
+// A family's Family::forward and Family::windows: the decoder with its Variant.
+template <const Variant& V>
+Result<std::vector<double>> llama_like_forward_of(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
+                                                  std::span<const int32_t> tokens, const ForwardOptions&) {
+  return llama_like_forward(V, c, ckpt, tokens);
+}
+template <const Variant& V>
+Result<std::vector<int64_t>> llama_like_windows_of(const hf::ModelConfig& c) {
+  return llama_like_windows(V, c);
+}
 
 }  // namespace og::reference

@@ -14,16 +14,9 @@ constexpr Variant kVariant{.family = "phi3",
                            .default_rope_only = true};
 constexpr ModelType kTypes[] = {{"phi3", false}};
 
-Result<std::vector<double>> this_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                    std::span<const int32_t> tokens, const ForwardOptions&) {
-  return llama_like_forward(kVariant, c, ckpt, tokens);
-}
-
-Result<std::vector<int64_t>> this_windows(const hf::ModelConfig& c) { return llama_like_windows(kVariant, c); }
-
 }  // namespace
 
 // Phi3Config's defaults for keys a config.json may omit.
-const Family kPhi3Family{"phi3", kTypes, false, R"({"rms_norm_eps": 1e-5})", &this_forward, &this_windows};
+const Family kPhi3Family{"phi3", kTypes, false, R"({"rms_norm_eps": 1e-5})", &llama_like_forward_of<kVariant>, &llama_like_windows_of<kVariant>};
 
 }  // namespace og::reference

@@ -9,17 +9,10 @@ namespace {
 constexpr Variant kVariant{.family = "qwen2", .sliding = SlidingRule::kQwen, .qkv_bias = true};
 constexpr ModelType kTypes[] = {{"qwen2", false}};
 
-Result<std::vector<double>> this_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                    std::span<const int32_t> tokens, const ForwardOptions&) {
-  return llama_like_forward(kVariant, c, ckpt, tokens);
-}
-
-Result<std::vector<int64_t>> this_windows(const hf::ModelConfig& c) { return llama_like_windows(kVariant, c); }
-
 }  // namespace
 
 // Qwen2Config: sliding_window 4096 applies only with use_sliding_window.
 const Family kQwen2Family{"qwen2", kTypes, false, R"({"rms_norm_eps": 1e-6, "sliding_window": 4096})",
-                          &this_forward, &this_windows};
+                          &llama_like_forward_of<kVariant>, &llama_like_windows_of<kVariant>};
 
 }  // namespace og::reference

@@ -10,17 +10,10 @@ constexpr Variant kVariant{
     .family = "qwen3", .sliding = SlidingRule::kQwen, .qk_norm = true, .reads_attention_bias = true};
 constexpr ModelType kTypes[] = {{"qwen3", false}};
 
-Result<std::vector<double>> this_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                    std::span<const int32_t> tokens, const ForwardOptions&) {
-  return llama_like_forward(kVariant, c, ckpt, tokens);
-}
-
-Result<std::vector<int64_t>> this_windows(const hf::ModelConfig& c) { return llama_like_windows(kVariant, c); }
-
 }  // namespace
 
 // Qwen3Config: head_dim 128; sliding_window 4096 applies only with use_sliding_window.
 const Family kQwen3Family{"qwen3", kTypes, false, R"({"rms_norm_eps": 1e-6, "head_dim": 128, "sliding_window": 4096})",
-                          &this_forward, &this_windows};
+                          &llama_like_forward_of<kVariant>, &llama_like_windows_of<kVariant>};
 
 }  // namespace og::reference

@@ -10,13 +10,6 @@ namespace {
 constexpr Variant kVariant{.family = "qwen3_moe", .qk_norm = true, .reads_attention_bias = true, .moe = true};
 constexpr ModelType kTypes[] = {{"qwen3_moe", false}};
 
-Result<std::vector<double>> this_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                    std::span<const int32_t> tokens, const ForwardOptions&) {
-  return llama_like_forward(kVariant, c, ckpt, tokens);
-}
-
-Result<std::vector<int64_t>> this_windows(const hf::ModelConfig& c) { return llama_like_windows(kVariant, c); }
-
 }  // namespace
 
 // Qwen3MoeConfig: no head_dim key (modeling falls back to hidden_size / heads); 4 kv heads;
@@ -25,6 +18,6 @@ const Family kQwen3MoeFamily{"qwen3_moe", kTypes, false,
                              R"({"rms_norm_eps": 1e-6, "sliding_window": 4096, "intermediate_size": 6144,
                                  "num_experts": 128, "num_experts_per_tok": 8, "moe_intermediate_size": 768,
                                  "norm_topk_prob": false, "decoder_sparse_step": 1, "num_key_value_heads": 4})",
-                             &this_forward, &this_windows, nullptr, R"({"num_local_experts": "num_experts"})"};
+                             &llama_like_forward_of<kVariant>, &llama_like_windows_of<kVariant>, nullptr, R"({"num_local_experts": "num_experts"})"};
 
 }  // namespace og::reference

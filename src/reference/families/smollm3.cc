@@ -15,13 +15,6 @@ constexpr Variant kVariant{.family = "smollm3",
                            .nope_layers = true};
 constexpr ModelType kTypes[] = {{"smollm3", false}};
 
-Result<std::vector<double>> this_forward(const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
-                                    std::span<const int32_t> tokens, const ForwardOptions&) {
-  return llama_like_forward(kVariant, c, ckpt, tokens);
-}
-
-Result<std::vector<int64_t>> this_windows(const hf::ModelConfig& c) { return llama_like_windows(kVariant, c); }
-
 }  // namespace
 
 // SmolLM3Config: rope_theta 2e6, 4 kv heads, a NoPE layer every 4th, tied embeddings.
@@ -31,6 +24,6 @@ const Family kSmolLM3Family{"smollm3", kTypes, true,
                                 "hidden_act": "silu", "max_position_embeddings": 32768, "rms_norm_eps": 1e-6,
                                 "rope_theta": 2000000.0, "use_sliding_window": false,
                                 "no_rope_layer_interval": 4, "attention_bias": false, "mlp_bias": false})",
-                            &this_forward, &this_windows};
+                            &llama_like_forward_of<kVariant>, &llama_like_windows_of<kVariant>};
 
 }  // namespace og::reference
