@@ -6,7 +6,8 @@ set -euo pipefail
 PKGS=(cmake ninja-build g++ pkg-config clang libclang-rt-14-dev
       libhwy-dev flatbuffers-compiler libflatbuffers-dev nlohmann-json3-dev libcli11-dev libfmt-dev
       libxxhash-dev libpcre2-dev libicu-dev libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev libboost-dev
-      python3-numpy python3-dev python3-pytest python3-setuptools python3-pip python3-venv pybind11-dev)
+      python3-numpy python3-dev python3-pytest python3-setuptools python3-pip python3-venv pybind11-dev
+      json-schema-test-suite python3-jsonschema)
 missing=()
 for p in "${PKGS[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 # Node runs the tokenizer oracle (HF tokenizers' binding). Checked by command, not package,

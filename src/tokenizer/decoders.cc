@@ -111,6 +111,61 @@ Status Decoder::init(const std::vector<DecoderStep>& steps, bool has_decoder) {
   return Status::ok();
 }
 
+std::string Decoder::token_bytes(const std::string& token) const {
+  using K = DecoderStep::Kind;
+  if (!has_decoder_) return token;
+  std::string t = token;
+  bool fused = false;  // after a Fuse, Strip cuts the ends of the whole text, not of this token
+  std::vector<Span> spans;
+  for (size_t k = 0; k < matchers_.size(); ++k) {
+    const DecoderStep& s = (*steps_spec_)[k];
+    switch (s.kind) {
+      case K::kByteLevel: {  // raw bytes, kept even when they are part of a UTF-8 character
+        std::string bytes;
+        bool all_mapped = true;
+        for (size_t i = 0; i < t.size() && all_mapped;) {
+          const int b = byte_of_char(next_char(t, i));
+          if (b < 0) all_mapped = false;
+          else bytes.push_back(static_cast<char>(b));
+        }
+        if (all_mapped) t = std::move(bytes);
+        break;
+      }
+      case K::kByteFallback: {
+        const int b = (t.size() == 6 && t.compare(0, 3, "<0x") == 0 && t.back() == '>') ? parse_hex_byte(std::string_view(t).substr(3, 2)) : -1;
+        if (b >= 0) t.assign(1, static_cast<char>(b));
+        break;
+      }
+      case K::kStrip:
+        if (!fused) t = strip({t}, s)[0];
+        break;
+      case K::kMetaspace: {  // not the first token: the replacement is a space
+        std::string text;
+        for (size_t i = 0; i < t.size();) {
+          const char32_t c = next_char(t, i);
+          if (c != s.replacement) append_utf8(text, c);
+          else text += ' ';
+        }
+        t = std::move(text);
+        break;
+      }
+      case K::kFuse: fused = true; break;
+      case K::kReplace:
+        if (!matchers_[k].find_matches(t, spans).is_ok()) break;
+        {
+          std::string replaced;
+          for (const Span& sp : spans) {
+            if (sp.is_match) replaced += s.content;
+            else replaced.append(t, sp.begin, sp.end - sp.begin);
+          }
+          t = std::move(replaced);
+        }
+        break;
+    }
+  }
+  return t;
+}
+
 std::string Decoder::decode(std::vector<std::string> tokens) const {
   using K = DecoderStep::Kind;
   if (!has_decoder_) {

@@ -49,6 +49,8 @@ class Decoder {
   Status init(const std::vector<DecoderStep>& steps, bool has_decoder);
   // Decodes token strings to text, joining what the last step returns.
   std::string decode(std::vector<std::string> tokens) const;
+  // The raw bytes one token adds in the middle of a text (Tokenizer::token_bytes).
+  std::string token_bytes(const std::string& token) const;
 
  private:
   const std::vector<DecoderStep>* steps_spec_ = nullptr;

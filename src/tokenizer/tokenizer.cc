@@ -166,6 +166,14 @@ std::optional<int32_t> Tokenizer::token_to_id(std::string_view token) const {
   return std::nullopt;
 }
 
+std::optional<std::string> Tokenizer::token_bytes(int32_t id) const {
+  const Impl& m = *impl_;
+  if (id < 0 || id >= m.id_limit || is_special(id)) return std::nullopt;
+  if (const int32_t k = m.added_index[id]; k >= 0) return m.decoder.token_bytes(m.added_text[k]);
+  if (!m.model.has_id(id)) return std::nullopt;
+  return m.decoder.token_bytes(std::string(m.model.token_of(id)));
+}
+
 bool Tokenizer::is_special(int32_t id) const {
   const Impl& m = *impl_;
   if (id < 0 || id >= m.id_limit || m.added_index[id] < 0) return false;

@@ -48,6 +48,11 @@ class Tokenizer {
   std::optional<std::string> id_to_token(int32_t id) const;
   std::optional<int32_t> token_to_id(std::string_view token) const;
   bool is_special(int32_t id) const;
+  // The bytes token `id` adds to a text after its first token (what a grammar sees: a byte
+  // of a UTF-8 character split over tokens stays one raw byte; a leading-space Strip or a
+  // Metaspace prepend, which only touch the start of a text, do not apply). None for ids
+  // without a token and for special tokens (they are control, not text).
+  std::optional<std::string> token_bytes(int32_t id) const;
   // The resolved description this tokenizer was built from (what serialize() writes).
   const TokenizerSpec& spec() const;
 

@@ -1,0 +1,388 @@
+#include "constrain/json_schema.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+
+#include "constrain/json_grammar.h"
+
+namespace og::constrain {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Keywords that do not change which texts are valid here (annotations; `format` asserts
+// nothing unless a validator opts in, and the $defs are reached through $ref).
+const std::set<std::string, std::less<>> kAnnotations = {
+    "$schema", "$id", "$comment", "$anchor", "title", "description", "default", "examples", "readOnly", "writeOnly",
+    "deprecated", "format", "contentMediaType", "contentEncoding", "$defs", "definitions"};
+// Standard keywords that change validity and are not compiled (yet): each is an error naming
+// it. Keywords in neither list are not JSON Schema's and are ignored, as the standard says.
+const std::set<std::string, std::less<>> kUnsupported = {
+    "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not", "contains",
+    "minContains", "maxContains", "if", "then", "else", "dependencies", "dependentRequired", "dependentSchemas",
+    "patternProperties", "propertyNames", "minProperties", "maxProperties", "unevaluatedProperties",
+    "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
+// Keywords compiled into the grammar.
+const std::set<std::string, std::less<>> kSupported = {
+    "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required", "additionalProperties",
+    "items", "prefixItems", "additionalItems", "minItems", "maxItems", "minLength", "maxLength", "uniqueItems"};
+const char* const kTypes[] = {"null", "boolean", "object", "array", "number", "string"};  // number: integers too
+
+ExprPtr nothing() { return alt({}); }
+ExprPtr ch(char c) { return lit(std::string_view(&c, 1)); }
+
+Status at(const std::string& path, const std::string& what) {
+  return bad_input("json schema {}: {}", path.empty() ? "/" : path, what);
+}
+
+// RFC 6901 with the URI fragment's percent-encoding ("#/a~1b/%25c" -> "/a~1b/%c").
+Result<std::string> unescape_fragment(const std::string& ref) {
+  const auto hex = [](char c) { return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1; };
+  std::string out;
+  for (size_t i = 1; i < ref.size(); ++i) {
+    if (ref[i] != '%') {
+      out += ref[i];
+      continue;
+    }
+    if (i + 2 >= ref.size() || hex(ref[i + 1]) < 0 || hex(ref[i + 2]) < 0) return bad_input("$ref '{}': a bad %-escape", ref);
+    out += static_cast<char>(hex(ref[i + 1]) * 16 + hex(ref[i + 2]));
+    i += 2;
+  }
+  return out;
+}
+
+// A number with no fractional part (1 and 1.0 alike: JSON Schema's integers).
+bool is_integral(const json& v) {
+  if (v.is_number_integer() || v.is_number_unsigned()) return true;
+  return v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>();
+}
+
+class Compiler {
+ public:
+  Compiler(const json& root, const JsonSchemaLimits& limits) : root_(root), limits_(limits) {}
+
+  Result<std::shared_ptr<const Grammar>> run() {
+    OG_ASSIGN_OR_RETURN(json_, add_json_rules(*g_));
+    const int32_t top = g_->add_rule("root");
+    OG_ASSIGN_OR_RETURN(ExprPtr body, schema(root_, "", 0));
+    OG_TRY(g_->define(top, seq({body, call(json_.ws)})));
+    // $ref targets, each once, after the schema that names them (no recursion in C++ here).
+    while (!pending_.empty()) {
+      auto [rule, target, path] = pending_.back();
+      pending_.pop_back();
+      OG_ASSIGN_OR_RETURN(ExprPtr e, schema(*target, path, 0));
+      OG_TRY(g_->define(rule, e));
+    }
+    OG_TRY(g_->finish(top));
+    return std::shared_ptr<const Grammar>(std::move(g_));
+  }
+
+ private:
+  // A rule for the values of schema `s` (keeps each rule's expression shallow).
+  Result<ExprPtr> value_rule(const json& s, const std::string& path, int32_t depth) {
+    if (s.is_boolean()) return s.get<bool>() ? call(json_.value) : nothing();
+    if (s.is_object() && s.contains("$ref")) return schema(s, path, depth);
+    const int32_t r = g_->add_rule(path);
+    OG_ASSIGN_OR_RETURN(ExprPtr e, schema(s, path, depth + 1));
+    OG_TRY(g_->define(r, e));
+    return call(r);
+  }
+
+  Result<ExprPtr> schema(const json& s, const std::string& path, int32_t depth) {
+    if (depth > limits_.max_depth) return at(path, fmt::format("schemas nest deeper than {}", limits_.max_depth));
+    if (s.is_boolean()) return s.get<bool>() ? call(json_.value) : nothing();
+    if (!s.is_object()) return at(path, "a schema must be an object or a boolean");
+    for (const auto& [key, v] : s.items())
+      if (kUnsupported.count(key)) return at(path, fmt::format("'{}' is not supported", key));
+    if (s.contains("$ref")) return ref(s["$ref"], path + "/$ref");  // draft-07: siblings of $ref are ignored
+    if (s.contains("allOf")) {
+      OG_ASSIGN_OR_RETURN(json merged, merge_all_of(s, path));
+      return schema(merged, path, depth);
+    }
+    for (const char* key : {"anyOf", "oneOf"}) {  // oneOf as anyOf: exclusivity is not a grammar's
+      if (!s.contains(key)) continue;
+      const json& branches = s[key];
+      if (!branches.is_array() || branches.empty()) return at(path, fmt::format("'{}' must be a non-empty array", key));
+      json rest = s;
+      rest.erase(key);
+      for (const std::string& a : kAnnotations) rest.erase(a);
+      std::vector<ExprPtr> alts;
+      for (size_t i = 0; i < branches.size(); ++i) {
+        const std::string p = fmt::format("{}/{}/{}", path, key, i);
+        OG_ASSIGN_OR_RETURN(json b, resolve_shallow(branches[i], p));
+        OG_ASSIGN_OR_RETURN(json both, merge(rest, b, p));
+        OG_ASSIGN_OR_RETURN(ExprPtr e, value_rule(both, p, depth));
+        alts.push_back(e);
+      }
+      return alt(std::move(alts));
+    }
+    std::vector<std::string> types;
+    if (s.contains("type")) {
+      const json& t = s["type"];
+      for (const json& one : t.is_array() ? t : json::array({t})) {
+        if (!one.is_string() || (std::find(std::begin(kTypes), std::end(kTypes), one.get<std::string>()) == std::end(kTypes) &&
+                                 one != "integer"))
+          return at(path + "/type", fmt::format("unknown type {}", one.dump()));
+        types.push_back(one.get<std::string>());
+      }
+    } else {
+      types.assign(std::begin(kTypes), std::end(kTypes));
+    }
+    if (s.contains("const")) return values({s["const"]}, types, path + "/const");
+    if (s.contains("enum")) {
+      const json& e = s["enum"];
+      if (!e.is_array()) return at(path + "/enum", "must be an array");
+      if (static_cast<int64_t>(e.size()) > limits_.max_enum_values)
+        return at(path + "/enum", fmt::format("{} values, more than the {} allowed", e.size(), limits_.max_enum_values));
+      return values(std::vector<json>(e.begin(), e.end()), types, path + "/enum");
+    }
+    std::vector<ExprPtr> alts;
+    for (const std::string& t : types) {
+      OG_ASSIGN_OR_RETURN(ExprPtr e, typed(s, t, path, depth));
+      alts.push_back(e);
+    }
+    return alt(std::move(alts));
+  }
+
+  // The literal texts of `vs` whose JSON type is one of `types`.
+  static Result<ExprPtr> values(const std::vector<json>& vs, const std::vector<std::string>& types, const std::string&) {
+    const auto has = [&](const char* t) { return std::find(types.begin(), types.end(), t) != types.end(); };
+    std::vector<ExprPtr> alts;
+    for (const json& v : vs) {
+      const bool ok = v.is_null()      ? has("null")
+                      : v.is_boolean() ? has("boolean")
+                      : v.is_object()  ? has("object")
+                      : v.is_array()   ? has("array")
+                      : v.is_string()  ? has("string")
+                      : is_integral(v)   ? has("number") || has("integer")
+                          : has("number");
+      if (ok) alts.push_back(lit(v.dump()));
+    }
+    return alt(std::move(alts));
+  }
+
+  Result<ExprPtr> typed(const json& s, const std::string& type, const std::string& path, int32_t depth) {
+    if (type == "null") return lit("null");
+    if (type == "boolean") return alt({lit("true"), lit("false")});
+    if (type == "integer") return call(json_.integer);
+    if (type == "number") return call(json_.number);
+    if (type == "string") {
+      OG_ASSIGN_OR_RETURN(int32_t min, count(s, "minLength", 0, path));
+      OG_ASSIGN_OR_RETURN(int32_t max, count(s, "maxLength", -1, path));
+      if (min == 0 && max < 0) return call(json_.string);
+      return seq({ch('"'), repeat(call(json_.chr), min, max), ch('"')});
+    }
+    if (type == "array") return array(s, path, depth);
+    return object(s, path, depth);
+  }
+
+  // A non-negative integer keyword (absent: `absent`); bounded so that repeats stay in budget.
+  static Result<int32_t> count(const json& s, const char* key, int32_t absent, const std::string& path) {
+    if (!s.contains(key)) return absent;
+    const json& v = s[key];
+    if (!is_integral(v) || v.get<double>() < 0) return at(path + "/" + key, "must be a non-negative integer");
+    if (v.get<double>() > 100000) return at(path + "/" + key, "larger than 100000 is not supported");
+    return static_cast<int32_t>(v.get<double>());
+  }
+
+  Result<ExprPtr> object(const json& s, const std::string& path, int32_t depth) {
+    const ExprPtr ws = call(json_.ws);
+    // The properties in the schema's order; a required name without a schema takes any value.
+    std::vector<std::pair<std::string, const json*>> props;
+    static const json kAny = true;
+    if (s.contains("properties")) {
+      if (!s["properties"].is_object()) return at(path + "/properties", "must be an object");
+      for (const auto& [k, v] : s["properties"].items()) props.emplace_back(k, &v);
+    }
+    std::set<std::string> required;
+    if (s.contains("required")) {
+      if (!s["required"].is_array()) return at(path + "/required", "must be an array of names");
+      for (const json& r : s["required"]) {
+        if (!r.is_string()) return at(path + "/required", "must be an array of names");
+        required.insert(r.get<std::string>());
+        if (std::none_of(props.begin(), props.end(), [&](const auto& p) { return p.first == r; }))
+          props.emplace_back(r.get<std::string>(), &kAny);
+      }
+    }
+    std::vector<ExprPtr> member;  // [props] key ws ':' ws value
+    for (const auto& [name, sub] : props) {
+      OG_ASSIGN_OR_RETURN(ExprPtr v, value_rule(*sub, path + "/properties/" + name, depth));
+      member.push_back(seq({lit(json_key_literal(name)), ws, ch(':'), ws, v}));
+    }
+    ExprPtr extra = nothing();  // additional members
+    const json add = s.contains("additionalProperties") ? s["additionalProperties"] : json(true);
+    if (!(add.is_boolean() && !add.get<bool>())) {
+      OG_ASSIGN_OR_RETURN(ExprPtr v, value_rule(add, path + "/additionalProperties", depth));
+      std::vector<std::string> names;
+      for (const auto& p : props) names.push_back(p.first);
+      extra = seq({names.empty() ? call(json_.string) : key_except(names, json_.chr), ws, ch(':'), ws, v});
+    }
+    // rest[i]: members i.. after at least one was written; first[i]: none written yet.
+    const size_t n = props.size();
+    ExprPtr rest = star(seq({ch(','), ws, extra, ws}));
+    ExprPtr first = opt(seq({extra, ws, star(seq({ch(','), ws, extra, ws}))}));
+    for (size_t i = n; i-- > 0;) {
+      const bool req = required.count(props[i].first) > 0;
+      const ExprPtr here = seq({ch(','), ws, member[i], ws});
+      const ExprPtr first_here = seq({member[i], ws, rest});
+      first = req ? first_here : alt({first_here, first});
+      rest = req ? seq({here, rest}) : seq({opt(here), rest});
+    }
+    return seq({ch('{'), ws, first, ch('}')});
+  }
+
+  Result<ExprPtr> array(const json& s, const std::string& path, int32_t depth) {
+    const ExprPtr ws = call(json_.ws);
+    std::vector<ExprPtr> prefix;
+    json rest_schema = true;
+    const json* tuple = s.contains("prefixItems") ? &s["prefixItems"] : (s.contains("items") && s["items"].is_array() ? &s["items"] : nullptr);
+    if (tuple) {
+      const std::string key = s.contains("prefixItems") ? "prefixItems" : "items";
+      if (!tuple->is_array()) return at(path + "/" + key, "must be an array of schemas");
+      for (size_t i = 0; i < tuple->size(); ++i) {
+        OG_ASSIGN_OR_RETURN(ExprPtr e, value_rule((*tuple)[i], fmt::format("{}/{}/{}", path, key, i), depth));
+        prefix.push_back(e);
+      }
+      if (key == "prefixItems" && s.contains("items")) rest_schema = s["items"];
+      if (key == "items" && s.contains("additionalItems")) rest_schema = s["additionalItems"];
+    } else if (s.contains("items")) {
+      rest_schema = s["items"];
+    }
+    if (s.contains("uniqueItems") && !(s["uniqueItems"].is_boolean() && !s["uniqueItems"].get<bool>()))
+      return at(path + "/uniqueItems", "'uniqueItems': true is not supported");
+    OG_ASSIGN_OR_RETURN(int32_t lo, count(s, "minItems", 0, path));
+    OG_ASSIGN_OR_RETURN(int32_t hi, count(s, "maxItems", -1, path));
+    const bool rest_allowed = !(rest_schema.is_boolean() && !rest_schema.get<bool>());
+    ExprPtr rest = nothing();
+    if (rest_allowed) {
+      OG_ASSIGN_OR_RETURN(rest, value_rule(rest_schema, path + "/items", depth));
+    }
+    // Positions past the tuple take `rest`; all past `lo` are optional; none past `hi`.
+    const auto k = static_cast<int32_t>(hi >= 0 ? std::min<size_t>(prefix.size(), static_cast<size_t>(hi)) : prefix.size());
+    const auto elem = [&](int32_t j) { return j < k ? prefix[static_cast<size_t>(j)] : rest; };
+    ExprPtr tail;  // the elements after position j, each preceded by a comma
+    const auto more_rest = [&](int32_t from) {  // positions from.. all `rest`
+      if (!rest_allowed || (hi >= 0 && hi <= from)) return from >= lo ? seq({}) : nothing();
+      return repeat(seq({ch(','), ws, rest, ws}), std::max(0, lo - from), hi < 0 ? -1 : hi - from);
+    };
+    tail = more_rest(std::max(k, 1));
+    for (int32_t j = k - 1; j >= 1; --j) {
+      const ExprPtr here = seq({ch(','), ws, elem(j), ws, tail});
+      tail = j >= lo ? opt(here) : here;
+    }
+    ExprPtr body = (hi == 0 || (k == 0 && !rest_allowed)) ? nothing() : seq({elem(0), ws, tail});
+    if (lo == 0) body = opt(body);
+    return seq({ch('['), ws, body, ch(']')});
+  }
+
+  Result<ExprPtr> ref(const json& r, const std::string& path) {
+    if (!r.is_string()) return at(path, "must be a string");
+    const std::string target = r.get<std::string>();
+    if (auto it = ref_rules_.find(target); it != ref_rules_.end()) return call(it->second);
+    OG_ASSIGN_OR_RETURN(const json* s, resolve(target, path));
+    const int32_t rule = g_->add_rule(target);
+    ref_rules_[target] = rule;
+    pending_.push_back({rule, s, target.substr(1)});
+    return call(rule);
+  }
+
+  Result<const json*> resolve(const std::string& target, const std::string& path) {
+    if (target.empty() || target[0] != '#')
+      return at(path, fmt::format("$ref '{}' is not supported: only references inside the schema (\"#...\")", target));
+    OG_ASSIGN_OR_RETURN(std::string pointer, unescape_fragment(target));
+    try {
+      const json& s = root_.at(json::json_pointer(pointer));
+      return &s;
+    } catch (const std::exception&) {
+      return at(path, fmt::format("$ref '{}' points at nothing", target));
+    }
+  }
+
+  // A branch that is only a $ref stands for its target when merged (one level, no recursion).
+  Result<json> resolve_shallow(const json& s, const std::string& path) {
+    if (!s.is_object() || !s.contains("$ref")) return s;
+    const json& r = s["$ref"];
+    if (!r.is_string()) return at(path + "/$ref", "must be a string");
+    OG_ASSIGN_OR_RETURN(const json* t, resolve(r.get<std::string>(), path + "/$ref"));
+    if (t->is_object() && t->contains("$ref")) return s;  // a chain: keep the reference
+    return *t;
+  }
+
+  // allOf folded into its schema, branch by branch.
+  Result<json> merge_all_of(json s, const std::string& path) {
+    const json branches = s["allOf"];
+    s.erase("allOf");
+    if (!branches.is_array() || branches.empty()) return at(path + "/allOf", "must be a non-empty array");
+    for (size_t i = 0; i < branches.size(); ++i) {
+      const std::string p = fmt::format("{}/allOf/{}", path, i);
+      OG_ASSIGN_OR_RETURN(json b, resolve_shallow(branches[i], p));
+      OG_ASSIGN_OR_RETURN(s, merge(s, b, p));
+    }
+    return s;
+  }
+
+  // The schema valid where both are: keywords of one side taken over; properties and
+  // required joined (a property in both gets an allOf of its two schemas); types met; any
+  // other keyword on both sides must agree.
+  Result<json> merge(const json& a, const json& b, const std::string& path) {
+    if (b.is_boolean()) return b.get<bool>() ? a : json(false);
+    if (a.is_boolean()) return a.get<bool>() ? b : json(false);
+    if (a.is_object() && a.empty()) return b;
+    if (b.is_object() && b.empty()) return a;
+    if (!b.is_object()) return at(path, "a schema must be an object or a boolean");
+    if (a.contains("$ref") || b.contains("$ref")) { at(path, "'$ref' combined with other keywords through allOf/anyOf is not supported");
+    }
+    json out = a;
+    for (const auto& [key, v] : b.items()) {
+      if (!out.contains(key) || !kSupported.count(key)) {
+        if (!out.contains(key)) out[key] = v;
+        continue;
+      }
+      json& mine = out[key];
+      if (key == "properties") {
+        for (const auto& [name, sub] : v.items())
+          mine[name] = mine.contains(name) ? json{{"allOf", json::array({mine[name], sub})}} : sub;
+      } else if (key == "required") {
+        for (const json& r : v)
+          if (std::find(mine.begin(), mine.end(), r) == mine.end()) mine.push_back(r);
+      } else if (key == "type") {
+        const json ta = mine.is_array() ? mine : json::array({mine}), tb = v.is_array() ? v : json::array({v});
+        json both = json::array();
+        for (const json& t : ta) {
+          const bool in_b = std::find(tb.begin(), tb.end(), t) != tb.end();
+          const bool int_in_number = t == "integer" && std::find(tb.begin(), tb.end(), "number") != tb.end();
+          if (in_b || int_in_number) both.push_back(t);
+          else if (t == "number" && std::find(tb.begin(), tb.end(), "integer") != tb.end()) both.push_back("integer");
+        }
+        if (both.empty()) return json(false);
+        mine = both;
+      } else if (mine != v) {
+        return at(path, fmt::format("'{}' differs between schemas that must both hold (allOf); not supported", key));
+      }
+    }
+    if (out.contains("allOf")) return merge_all_of(out, path);
+    return out;
+  }
+
+  const json& root_;
+  JsonSchemaLimits limits_;
+  std::unique_ptr<Grammar> g_ = std::make_unique<Grammar>();
+  JsonRules json_;
+  std::map<std::string, int32_t> ref_rules_;
+  struct Pending {
+    int32_t rule;
+    const json* target;
+    std::string path;
+  };
+  std::vector<Pending> pending_;
+};
+
+}  // namespace
+
+Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::ordered_json& schema, const JsonSchemaLimits& limits) {
+  return Compiler(schema, limits).run();
+}
+
+}  // namespace og::constrain

