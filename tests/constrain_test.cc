@@ -203,19 +203,22 @@ const char* const kPersonSchema = R"({
   "additionalProperties": false
 })";
 
-// The mask at each point equals trying every token alone (the definition).
+// The mask at each point equals trying every token alone (the definition), by the plain trie
+// walk and by the per-state cache alike.
 TEST(TokenMask, EqualsTryingEveryTokenAlone) {
   auto g = constrain::compile_json_schema(ojson::parse(kPersonSchema));
   ASSERT_TRUE(g.is_ok()) << g.status().message();
   const std::string text = R"({"name": "Zoë 日本", "age": -12, "tags": ["日本", "bc"]})";
   for (const char* name : {"qwen3", "gemma3"}) {
     const Vocab v = vocab(name);
-    const constrain::TokenTrie trie(v.bytes);
+    const auto trie = std::make_shared<const constrain::TokenTrie>(v.bytes);
+    const constrain::GrammarMasks cached(*g, trie);
     Matcher m(*g);
     for (size_t at : {size_t{0}, size_t{1}, size_t{3}, size_t{10}, size_t{13}, size_t{22}, size_t{31}, size_t{42}, text.size()}) {
       ASSERT_TRUE(m.advance(std::string_view(text).substr(m.bytes_read(), at - m.bytes_read()))) << at;
-      const constrain::TokenMask mask = constrain::allowed_tokens(m, trie);
+      const constrain::TokenMask mask = constrain::allowed_tokens(m, *trie);
       EXPECT_EQ(m.bytes_read(), at) << "the walk leaves the matcher where it was";
+      EXPECT_EQ(cached.allowed(m), mask) << name << " at " << at;
       int allowed = 0;
       for (int32_t id = 0; id < v.tok.vocab_size(); ++id) {
         const auto& b = v.bytes[static_cast<size_t>(id)];

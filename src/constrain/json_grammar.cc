@@ -59,21 +59,19 @@ ExprPtr digits(int32_t min, int32_t max) { return repeat(one_of({{'0', '9'}}), m
 
 Result<JsonRules> add_json_rules(Grammar& g) {
   JsonRules r;
-  r.ws = g.add_rule("ws");
-  r.chr = g.add_rule("char");
   r.string = g.add_rule("string");
   r.integer = g.add_rule("integer");
   r.number = g.add_rule("number");
   r.value = g.add_rule("value");
   const int32_t object = g.add_rule("object"), array = g.add_rule("array");
-  OG_TRY(g.define(r.ws, alt({seq({}), ch(' '), seq({repeat(ch('\n'), 1, 2), repeat(one_of({{' ', ' '}, {'\t', '\t'}}), 0, 20)})})));
-  OG_TRY(g.define(r.chr, string_char({})));
-  OG_TRY(g.define(r.string, seq({ch('"'), star(call(r.chr)), ch('"')})));
+  r.ws = alt({seq({}), ch(' '), seq({repeat(ch('\n'), 1, 2), repeat(one_of({{' ', ' '}, {'\t', '\t'}}), 0, 20)})});
+  r.chr = string_char({});
+  OG_TRY(g.define(r.string, seq({ch('"'), star(r.chr), ch('"')})));
   const ExprPtr int_part = seq({opt(ch('-')), alt({ch('0'), seq({one_of({{'1', '9'}}), digits(0, 15)})})});
   OG_TRY(g.define(r.integer, int_part));
   OG_TRY(g.define(r.number, seq({call(r.integer), opt(seq({ch('.'), digits(1, 16)})),
                                  opt(seq({one_of({{'e', 'e'}, {'E', 'E'}}), opt(one_of({{'+', '+'}, {'-', '-'}})), digits(1, 3)}))})));
-  const ExprPtr ws = call(r.ws);
+  const ExprPtr& ws = r.ws;
   const ExprPtr member = seq({call(r.string), ws, ch(':'), ws, call(r.value)});
   OG_TRY(g.define(object, seq({ch('{'), ws, opt(seq({member, ws, star(seq({ch(','), ws, member, ws}))})), ch('}')})));
   const ExprPtr element = call(r.value);
@@ -86,7 +84,7 @@ std::string json_key_literal(const std::string& key) { return nlohmann::json(key
 
 // A trie of the names' written forms: at each node, a string may go on along a name, leave
 // every name with a character no name has there (then anything), or end where no name does.
-ExprPtr key_except(const std::vector<std::string>& names, int32_t chr) {
+ExprPtr key_except(const std::vector<std::string>& names, const ExprPtr& chr) {
   std::vector<std::string> written;
   for (const std::string& n : names) {
     const std::string lit = json_key_literal(n);
@@ -104,7 +102,7 @@ ExprPtr key_except(const std::vector<std::string>& names, int32_t chr) {
     }
     std::vector<ExprPtr> alts;
     if (!a_name_ends) alts.push_back(ch('"'));
-    alts.push_back(seq({string_char(next), star(call(chr)), ch('"')}));
+    alts.push_back(seq({string_char(next), star(chr), ch('"')}));
     for (size_t i = begin; i < end;) {
       if (written[i].size() == depth) {
         ++i;

@@ -1,5 +1,7 @@
-// The JSON pieces every schema's grammar is made of (RFC 8259), each a rule of the grammar
-// being built: bounded whitespace, a string character, strings, numbers, any value.
+// The JSON pieces every schema's grammar is made of (RFC 8259): bounded whitespace and a string
+// character as expressions (written inline where they are used: the token masks are cached
+// per state of a rule, and a token that crossed many tiny rules would depend on the whole
+// stack), and strings, numbers and any value as rules.
 #pragma once
 
 #include <string>
@@ -10,8 +12,8 @@
 namespace og::constrain {
 
 struct JsonRules {
-  int32_t ws = -1;       // "" | " " | "\n"{1,2} [ \t]{0,20}: bounded, as llama.cpp's
-  int32_t chr = -1;      // one character of a string: unescaped UTF-8 or an escape
+  ExprPtr ws;            // "" | " " | "\n"{1,2} [ \t]{0,20}: bounded, as llama.cpp's
+  ExprPtr chr;           // one character of a string: unescaped UTF-8 or an escape
   int32_t string = -1;   // '"' chr* '"'
   int32_t integer = -1;  // -?(0|[1-9][0-9]{0,15})
   int32_t number = -1;   // integer ("." [0-9]{1,16})? ([eE] [-+]? [0-9]{1,3})?
@@ -28,6 +30,6 @@ std::string json_key_literal(const std::string& key);
 // declared ones). Exact for keys written without escapes: a key that spells a name with an
 // escape ("\u0066oo" for "foo") is not recognised as it, and a key whose UTF-8 character
 // starts like a name's character there but differs in a later byte is not offered.
-ExprPtr key_except(const std::vector<std::string>& names, int32_t chr);
+ExprPtr key_except(const std::vector<std::string>& names, const ExprPtr& chr);
 
 }  // namespace og::constrain

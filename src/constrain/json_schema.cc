@@ -67,7 +67,7 @@ class Compiler {
     OG_ASSIGN_OR_RETURN(json_, add_json_rules(*g_));
     const int32_t top = g_->add_rule("root");
     OG_ASSIGN_OR_RETURN(ExprPtr body, schema(root_, "", 0));
-    OG_TRY(g_->define(top, seq({body, call(json_.ws)})));
+    OG_TRY(g_->define(top, seq({body, json_.ws})));
     // $ref targets, each once, after the schema that names them (no recursion in C++ here).
     while (!pending_.empty()) {
       auto [rule, target, path] = pending_.back();
@@ -172,7 +172,7 @@ class Compiler {
       OG_ASSIGN_OR_RETURN(int32_t min, count(s, "minLength", 0, path));
       OG_ASSIGN_OR_RETURN(int32_t max, count(s, "maxLength", -1, path));
       if (min == 0 && max < 0) return call(json_.string);
-      return seq({ch('"'), repeat(call(json_.chr), min, max), ch('"')});
+      return seq({ch('"'), repeat(json_.chr, min, max), ch('"')});
     }
     if (type == "array") return array(s, path, depth);
     return object(s, path, depth);
@@ -188,7 +188,7 @@ class Compiler {
   }
 
   Result<ExprPtr> object(const json& s, const std::string& path, int32_t depth) {
-    const ExprPtr ws = call(json_.ws);
+    const ExprPtr ws = json_.ws;
     // The properties in the schema's order; a required name without a schema takes any value.
     std::vector<std::pair<std::string, const json*>> props;
     static const json kAny = true;
@@ -234,7 +234,7 @@ class Compiler {
   }
 
   Result<ExprPtr> array(const json& s, const std::string& path, int32_t depth) {
-    const ExprPtr ws = call(json_.ws);
+    const ExprPtr ws = json_.ws;
     std::vector<ExprPtr> prefix;
     json rest_schema = true;
     const json* tuple = s.contains("prefixItems") ? &s["prefixItems"] : (s.contains("items") && s["items"].is_array() ? &s["items"] : nullptr);

@@ -7,6 +7,32 @@ Matcher::Matcher(std::shared_ptr<const Grammar> grammar) : g_(std::move(grammar)
   close_level();
 }
 
+Matcher Matcher::inside(std::shared_ptr<const Grammar> grammar, int32_t state) {
+  Matcher m;
+  m.g_ = std::move(grammar);
+  m.seeds_.push_back(m.frame(kUnknownCaller, state));
+  m.close_level();
+  return m;
+}
+
+bool Matcher::reads_after_return(int32_t f, std::string_view bytes) {
+  const int32_t parent = frames_[static_cast<size_t>(f)].parent;
+  if (parent < 0) return bytes.empty();  // the root rule returning ends the sentence
+  seeds_.push_back(parent);
+  close_level();
+  size_t n = 1;
+  bool ok = true;
+  for (char c : bytes) {
+    if (!advance(static_cast<uint8_t>(c))) {
+      ok = false;
+      break;
+    }
+    ++n;
+  }
+  rollback(n);
+  return ok;
+}
+
 int32_t Matcher::frame(int32_t parent, int32_t state) {
   const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(parent)) << 32) | static_cast<uint32_t>(state);
   auto [it, inserted] = frame_ids_.try_emplace(key, static_cast<int32_t>(frames_.size()));
@@ -43,7 +69,8 @@ void Matcher::close_level() {
     }
     if (reads) tops_.push_back(f);
     if (st.accept) {  // the rule may return here: to its caller's frame, or the sentence ends
-      if (fr.parent < 0) level.accept = true;
+      if (fr.parent == kUnknownCaller) level.popped = true;
+      else if (fr.parent < 0) level.accept = true;
       else work_.push_back(fr.parent);
     }
   }
@@ -65,7 +92,7 @@ bool Matcher::advance(uint8_t byte) {
   }
   close_level();
   // A path can still die after the byte (in a part that matches nothing: an empty enum).
-  if (!accepting() && !can_continue()) {
+  if (!accepting() && !can_continue() && !popped()) {
     rollback(1);
     return false;
   }

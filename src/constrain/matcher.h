@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +23,10 @@ namespace og::constrain {
 class Matcher {
  public:
   explicit Matcher(std::shared_ptr<const Grammar> grammar);
+  // A matcher that starts inside a rule, at `state`, with unknown frames below it: where the
+  // rule would return, the level records popped() instead (the token masks' precomputation:
+  // what a token does from a state whatever called its rule).
+  static Matcher inside(std::shared_ptr<const Grammar> grammar, int32_t state);
 
   // Reads one byte; false, and nothing changes, when the grammar cannot read it next.
   bool advance(uint8_t byte);
@@ -35,6 +40,17 @@ class Matcher {
   bool accepting() const { return levels_.back().accept; }
   // Some byte can still come (else only the end can).
   bool can_continue() const { return levels_.back().tops_end > levels_.back().tops_begin; }
+  // inside(): the rule of the start state has just returned, with the last byte read.
+  bool popped() const { return levels_.back().popped; }
+  // The frames of the current level whose top state reads a byte, and a frame's state.
+  std::span<const int32_t> tops() const {
+    return {tops_.data() + levels_.back().tops_begin, levels_.back().tops_end - levels_.back().tops_begin};
+  }
+  int32_t frame_state(int32_t frame) const { return frames_[static_cast<size_t>(frame)].state; }
+  // Whether, were `frame`'s rule to return now, the frames below it would read all of
+  // `bytes` (nothing is changed).
+  bool reads_after_return(int32_t frame, std::string_view bytes);
+
   // Whether `byte` can come next (a 256-bit set, built with the level).
   bool allows(uint8_t byte) const { return (levels_.back().next[byte >> 6] >> (byte & 63)) & 1; }
 
@@ -51,8 +67,11 @@ class Matcher {
   struct Level {
     size_t tops_begin = 0, tops_end = 0;  // into tops_
     bool accept = false;
+    bool popped = false;                  // inside(): the start rule returned here
     std::array<uint64_t, 4> next{};       // the bytes some top can read
   };
+  static constexpr int32_t kUnknownCaller = -2;  // below inside()'s first frame
+  Matcher() = default;
   int32_t frame(int32_t parent, int32_t state);
   // Follows epsilon moves, calls and returns from the seeds_ into a new level.
   void close_level();

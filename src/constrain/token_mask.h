@@ -3,9 +3,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "constrain/matcher.h"
@@ -19,6 +23,11 @@ class TokenTrie {
   explicit TokenTrie(std::span<const std::optional<std::string>> token_bytes);
 
   int32_t vocab_size() const { return vocab_size_; }
+  // The bytes of token `id` ("" for a token never allowed).
+  std::string_view bytes(int32_t id) const {
+    const auto i = static_cast<size_t>(id);
+    return std::string_view(blob_).substr(offsets_[i], offsets_[i + 1] - offsets_[i]);
+  }
   // Bytes of the longest token.
   size_t max_token_bytes() const { return max_len_; }
 
@@ -38,12 +47,42 @@ class TokenTrie {
   std::vector<uint8_t> child_byte_;
   std::vector<uint32_t> child_node_;
   std::vector<int32_t> tokens_;
+  std::string blob_;              // every token's bytes, in id order
+  std::vector<uint32_t> offsets_; // [vocab + 1] into blob_
 };
 
 // One bit per token id, 64 to a word: [ceil(vocab / 64)].
 using TokenMask = std::vector<uint64_t>;
 inline bool mask_has(const TokenMask& m, int32_t id) { return (m[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1; }
 inline void mask_set(TokenMask& m, int32_t id) { m[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63); }
+
+// The allowed tokens of a grammar, fast: per state of a rule, what every token does from a
+// frame at that state whatever lies below it is computed once (xgrammar's adaptive token
+// mask cache): most tokens are accepted or refused by the state alone; the others finish the
+// state's rule partway and leave a suffix that the frames below must read, checked per step
+// once per distinct suffix. Thread-safe; shared by every request with the same grammar.
+class GrammarMasks {
+ public:
+  GrammarMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie);
+  const std::shared_ptr<const Grammar>& grammar() const { return grammar_; }
+  const TokenTrie& trie() const { return *trie_; }
+
+  // Equal to allowed_tokens(matcher, trie()) (tested), at a fraction of its cost.
+  TokenMask allowed(Matcher& matcher) const;
+
+ private:
+  struct StateTokens {
+    TokenMask accepted;  // read whole without leaving the state's rule (or ending it exactly)
+    std::vector<std::pair<std::string, std::vector<int32_t>>> after_return;  // suffix -> tokens
+  };
+  const StateTokens& of_state(int32_t state) const;
+  StateTokens compute(int32_t state) const;
+
+  std::shared_ptr<const Grammar> grammar_;
+  std::shared_ptr<const TokenTrie> trie_;
+  mutable std::mutex mu_;
+  mutable std::unordered_map<int32_t, std::unique_ptr<const StateTokens>> states_;
+};
 
 // The tokens whose whole bytes the matcher can read next (exact: a token may end inside a
 // UTF-8 character or span several of the grammar's pieces). End-of-sequence tokens are the
