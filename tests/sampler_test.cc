@@ -5,6 +5,11 @@
 #include <cmath>
 #include <map>
 
+#include <random>
+
+#include <nlohmann/json.hpp>
+
+#include "constrain/json_schema.h"
 #include "generate/sampler.h"
 
 namespace og {
@@ -128,6 +133,72 @@ TEST(Sampler, InvalidParametersAreNamed) {
   EXPECT_NE(SamplingParams{.frequency_penalty = -3}.validate().message().find("frequency_penalty"), std::string::npos);
   EXPECT_NE(SamplingParams{.frequency_penalty = NAN}.validate().message().find("frequency_penalty"), std::string::npos);
   EXPECT_TRUE(SamplingParams{}.validate().is_ok());
+}
+
+
+// logit_bias is added before anything else: -100 takes the argmax away, +100 hands it over.
+TEST(Sampler, LogitBiasIsAddedFirst) {
+  Sampler ban({.temperature = 0, .logit_bias = {{1, -100.0f}}});
+  EXPECT_EQ(ban.sample(kLogits, {}), 5);
+  Sampler boost({.temperature = 0, .logit_bias = {{3, 100.0f}, {99, 100.0f}}});
+  EXPECT_EQ(boost.sample(kLogits, {}), 3) << "an id outside the vocabulary is ignored";
+  auto f = frequencies({.temperature = 1, .top_k = 0, .top_p = 1, .min_p = 0, .seed = 2, .logit_bias = {{0, 2.0f}}}, kLogits);
+  std::vector<float> biased = kLogits;
+  biased[0] += 2.0f;
+  for (const auto& [t, p] : expected(biased, 1, {0, 1, 2, 3, 4, 5})) EXPECT_NEAR(f[t], p, 0.015) << t;
+}
+
+// A toy vocabulary with a grammar: at temperature 1 over random logits every draw stays inside
+// the grammar, the end token comes only where the text is whole, and the distribution among
+// the allowed tokens is the softmax restricted to them (checked at the first step). (Each
+// byte the grammar may need next is also a token of its own, as in every byte-level or
+// byte-fallback vocabulary: a mask is exact per token, so a token that starts a key no other
+// token can finish would otherwise lead nowhere.)
+TEST(Sampler, AGrammarMaskKeepsEveryDrawInsideIt) {
+  const std::vector<std::optional<std::string>> bytes = {"{", "}", "\"a\"", ":", "1", "2", " ", "x", "\"", std::nullopt, "a"};
+  const int32_t kEnd = 9;
+  auto g = constrain::compile_json_schema(nlohmann::ordered_json::parse(
+      R"({"type": "object", "properties": {"a": {"enum": [1, 12, 21]}}, "additionalProperties": false})"));
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  auto masks = std::make_shared<const constrain::GrammarMasks>(*g, std::make_shared<const constrain::TokenTrie>(bytes));
+  const std::vector<int32_t> ends = {kEnd};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0, 3);
+  std::set<std::string> texts;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    Sampler s({.temperature = 1, .top_k = seed % 2 ? 3 : 0, .top_p = seed % 3 ? 0.9f : 1.0f, .min_p = 0, .seed = seed,
+               .grammar = masks},
+              ends);
+    std::string text;
+    for (int step = 0; step < 50 && !s.grammar_complete(); ++step) {
+      std::vector<float> logits(11);
+      for (float& l : logits) l = normal(rng);
+      const int32_t t = s.sample(logits, {});
+      if (t == kEnd) break;
+      text += *bytes[static_cast<size_t>(t)];
+    }
+    const auto j = nlohmann::json::parse(text, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << text;
+    ASSERT_TRUE(j.is_object()) << text;
+    if (j.contains("a")) EXPECT_TRUE(j["a"] == 1 || j["a"] == 12 || j["a"] == 21) << text;
+    EXPECT_LE(j.size(), 1u) << text;
+    texts.insert(text);
+  }
+  EXPECT_GT(texts.size(), 5u) << "the draws vary";
+  // After "{": "}", "\"a\"", "\"" and " " (not the end: the text is not whole yet).
+  const std::vector<float> logits = {0.5f, 3.0f, 2.0f, 1.0f, 1.0f, 1.0f, -0.5f, 4.0f, 1.0f, 5.0f, 2.0f};
+  std::map<int32_t, double> f;
+  for (uint64_t seed = 0; seed < 20000; ++seed) {
+    Sampler s({.temperature = 1, .top_k = 0, .top_p = 1, .min_p = 0, .seed = seed, .grammar = masks}, ends);
+    EXPECT_EQ(s.sample(logits, {}), 0) << "only \"{\" can start the text";
+    f[s.sample(logits, {})] += 1.0 / 20000;
+  }
+  for (const auto& [t, p] : expected(logits, 1, {1, 2, 6, 8})) EXPECT_NEAR(f[t], p, 0.015) << t;
+  EXPECT_EQ(f.size(), 4u);
+  Sampler greedy({.temperature = 0, .grammar = masks}, ends);
+  EXPECT_EQ(greedy.sample(logits, {}), 0);
+  EXPECT_EQ(greedy.sample(logits, {}), 1) << "greedy is the argmax of the allowed tokens";
+  EXPECT_TRUE(greedy.grammar_complete()) << "after {} nothing can follow";
 }
 
 }  // namespace

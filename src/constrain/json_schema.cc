@@ -67,7 +67,7 @@ class Compiler {
     OG_ASSIGN_OR_RETURN(json_, add_json_rules(*g_));
     const int32_t top = g_->add_rule("root");
     OG_ASSIGN_OR_RETURN(ExprPtr body, schema(root_, "", 0));
-    OG_TRY(g_->define(top, seq({body, json_.ws})));
+    OG_TRY(g_->define(top, body));  // no whitespace around the value: the text ends where it does
     // $ref targets, each once, after the schema that names them (no recursion in C++ here).
     while (!pending_.empty()) {
       auto [rule, target, path] = pending_.back();

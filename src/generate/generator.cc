@@ -32,7 +32,7 @@ Result<GenerateStats> generate(runtime::Session& session, std::span<const int32_
   const auto prefilled = Clock::now();
   stats.prefill_seconds = seconds(start, prefilled);
 
-  Sampler sampler(o.sampling);
+  Sampler sampler(o.sampling, o.stop_ids);
   Clock::time_point first_token_at = prefilled;
   for (;;) {  // one token's turn: generate/stop_rules.h
     if (max_tokens_reached(o, stats.generated_tokens)) {
@@ -54,7 +54,7 @@ Result<GenerateStats> generate(runtime::Session& session, std::span<const int32_
       stats.stop = StopReason::kCallback;
       break;
     }
-    if (auto why = stop_after(o, stats.generated_tokens, session.length(), session.max_ctx_len())) {
+    if (auto why = stop_after(o, stats.generated_tokens, session.length(), session.max_ctx_len(), sampler.grammar_complete())) {
       stats.stop = *why;
       break;
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <unordered_set>
 
 namespace og::generate {
@@ -21,12 +22,54 @@ Status SamplingParams::validate() const {
   return Status::ok();
 }
 
-Sampler::Sampler(const SamplingParams& params) : p_(params), rng_(params.seed) {}
+Sampler::Sampler(const SamplingParams& params, std::span<const int32_t> end_ids)
+    : p_(params), end_ids_(end_ids.begin(), end_ids.end()), rng_(params.seed) {
+  if (p_.grammar) matcher_.emplace(p_.grammar->grammar());
+}
+
+// logit_bias, then the grammar's mask: refused tokens get -inf, which every later rule keeps
+// (penalties scale or shift it, softmax gives it 0, the filters drop it).
+void Sampler::constrain(std::span<float> logits) {
+  const auto V = static_cast<int32_t>(logits.size());
+  for (const auto& [id, bias] : p_.logit_bias)
+    if (id >= 0 && id < V) logits[static_cast<size_t>(id)] += bias;
+  if (!matcher_) return;
+  const constrain::TokenMask mask = p_.grammar->allowed(*matcher_);
+  const int32_t known = std::min(V, p_.grammar->trie().vocab_size());
+  constexpr float kRefused = -std::numeric_limits<float>::infinity();
+  for (int32_t i = 0; i < known; ++i)
+    if (!constrain::mask_has(mask, i)) logits[static_cast<size_t>(i)] = kRefused;
+  for (int32_t i = known; i < V; ++i) logits[static_cast<size_t>(i)] = kRefused;
+  // The end may come where the text is whole, and also at a dead end (a vocabulary without a
+  // token for some byte the grammar needs): the text then stops, invalid, rather than go on
+  // outside the grammar.
+  const bool dead_end = std::none_of(mask.begin(), mask.end(), [](uint64_t w) { return w != 0; });
+  if (matcher_->accepting() || dead_end)  // restore the end ids' own logits (+ bias)
+    for (int32_t id : end_ids_)
+      if (id >= 0 && id < V) {
+        float l = 0;
+        for (const auto& [b, bias] : p_.logit_bias) l += b == id ? bias : 0.0f;
+        logits[static_cast<size_t>(id)] = l + original_[static_cast<size_t>(id)];
+      }
+}
 
 double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
-  const int32_t token = pick(logits, history);
+  int32_t token;
+  if (p_.logit_bias.empty() && !matcher_) {
+    token = pick(logits, history);
+  } else {
+    original_ = logits;
+    biased_.assign(logits.begin(), logits.end());
+    constrain(biased_);
+    token = pick(biased_, history);
+    if (matcher_ && std::find(end_ids_.begin(), end_ids_.end(), token) == end_ids_.end()) {
+      const std::string_view bytes = p_.grammar->trie().bytes(token);
+      // Only an all-refused row (every logit -inf or NaN) can pick outside the mask.
+      if (bytes.empty() || !matcher_->advance(bytes)) matcher_.reset();
+    }
+  }
   if (p_.presence_penalty != 0.0f || p_.frequency_penalty != 0.0f) ++generated_counts_[token];
   return token;
 }
@@ -68,7 +111,10 @@ int32_t Sampler::pick(std::span<const float> logits, std::span<const int32_t> hi
     return argmax;  // rounding left r >= 0: the most likely token
   }
   candidates_.clear();
-  for (int32_t i = 0; i < V; ++i) candidates_.emplace_back(scratch_[i] / p_.temperature, i);
+  constexpr float kRefused = -std::numeric_limits<float>::infinity();  // masked: never a candidate
+  for (int32_t i = 0; i < V; ++i)
+    if (scratch_[i] != kRefused) candidates_.emplace_back(scratch_[i] / p_.temperature, i);
+  if (candidates_.empty()) return static_cast<int32_t>(std::max_element(scratch_.begin(), scratch_.end()) - scratch_.begin());
   auto by_logit = [](const auto& a, const auto& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); };
   size_t keep = candidates_.size();
   if (p_.top_k > 0 && static_cast<size_t>(p_.top_k) < keep) {

@@ -1,16 +1,22 @@
 // Token sampling from logits, as HF generate() orders its processors: repetition penalty,
 // then OpenAI's presence/frequency penalties, temperature, top-k, top-p and min-p;
-// temperature 0 is greedy (argmax).
+// temperature 0 is greedy (argmax). Before all of them come OpenAI's logit_bias and then a
+// grammar's mask (constrain/): a token the grammar refuses is never picked, and every rule
+// after sees the masked distribution.
 // Deterministic for a given seed on every platform (own uniform from mt19937_64 bits).
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <random>
 #include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "base/status.h"
+#include "constrain/matcher.h"
+#include "constrain/token_mask.h"
 
 namespace og::generate {
 
@@ -26,6 +32,11 @@ struct SamplingParams {
   float presence_penalty = 0.0f;
   float frequency_penalty = 0.0f;
   uint64_t seed = 0;
+  // OpenAI's logit_bias: added to a token's logit before anything else (-100 bans, 100 all but
+  // forces). Ids outside the vocabulary are ignored.
+  std::vector<std::pair<int32_t, float>> logit_bias;
+  // The text must be a sentence of this grammar (response_format, --json-schema); null: free.
+  std::shared_ptr<const constrain::GrammarMasks> grammar;
 
   // Every out-of-range or NaN value is an error naming the parameter.
   Status validate() const;
@@ -33,19 +44,30 @@ struct SamplingParams {
 
 class Sampler {
  public:
-  explicit Sampler(const SamplingParams& params);
+  // `end_ids`: the tokens that end the text (EOS, turn end); under a grammar they may come only
+  // where the grammar accepts the text so far.
+  explicit Sampler(const SamplingParams& params, std::span<const int32_t> end_ids = {});
   // Picks the next token from logits [vocab], given the tokens so far (prompt + generated).
-  // Every token returned counts as generated for the presence/frequency penalties.
+  // Every token returned counts as generated for the presence/frequency penalties, and is read
+  // by the grammar.
   int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+  // Under a grammar: the text is a whole sentence and nothing can follow (only an end id
+  // could be sampled next, so the sequence ends now).
+  bool grammar_complete() const { return matcher_ && matcher_->accepting() && !matcher_->can_continue(); }
 
  private:
   int32_t pick(std::span<const float> logits, std::span<const int32_t> history);
   double uniform();  // [0, 1)
   std::unordered_map<int32_t, int32_t> generated_counts_;  // token -> times returned
+  void constrain(std::span<float> logits);
   SamplingParams p_;
+  std::vector<int32_t> end_ids_;
+  std::optional<constrain::Matcher> matcher_;
   std::mt19937_64 rng_;
   std::vector<std::pair<float, int32_t>> candidates_;  // reused: no allocation per token
   std::vector<float> scratch_;
+  std::vector<float> biased_;         // the logits after logit_bias and the mask
+  std::span<const float> original_;   // the step's own logits (constrain() reads end ids there)
 };
 
 }  // namespace og::generate

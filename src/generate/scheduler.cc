@@ -174,7 +174,7 @@ void Scheduler::admit() {
     }
     if (s.sampler) continue;  // already running
     s.admitted = Clock::now();
-    s.sampler.emplace(s.request.options.sampling);
+    s.sampler.emplace(s.request.options.sampling, s.request.options.stop_ids);
     s.history = s.request.prompt;
     s.stats.prompt_tokens = static_cast<int64_t>(s.request.prompt.size());
     s.stats.queued_seconds = seconds_between(s.submitted, s.admitted);
@@ -209,7 +209,8 @@ bool Scheduler::advance(Slot& slot, std::span<const float> logits) {
     s.stats.stop = StopReason::kCallback;
     return false;
   }
-  if (auto why = stop_after(o, s.stats.generated_tokens, slot.session->length(), slot.session->max_ctx_len())) {
+  if (auto why = stop_after(o, s.stats.generated_tokens, slot.session->length(), slot.session->max_ctx_len(),
+                            s.sampler->grammar_complete())) {
     s.stats.stop = *why;
     return false;
   }
