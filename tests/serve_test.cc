@@ -157,8 +157,19 @@ TEST_F(ServeTest, BadRequestsGetTheOpenAIErrorObject) {
   expect_error(post(chat, json{{"messages", msgs}, {"n", 2}}.dump()), 400, "invalid_request_error", "n", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}}.dump()), 400,
                "invalid_request_error", "tools", nullptr);
-  expect_error(post(chat, json{{"messages", msgs}, {"response_format", {{"type", "json_schema"}, {"json_schema", json::object()}}}}.dump()),
-               400, "invalid_request_error", "response_format", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"response_format", {{"type", "json_schema"}, {"json_schema", 3}}}}.dump()),
+               400, "invalid_request_error", "response_format.json_schema", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"response_format", {{"type", "xml"}}}}.dump()), 400, "invalid_request_error",
+               "response_format.type", nullptr);
+  expect_error(post(chat, json{{"messages", msgs},
+                               {"response_format", {{"type", "json_schema"}, {"json_schema", {{"schema", {{"not", json::object()}}}}}}}}
+                              .dump()),
+               400, "invalid_request_error", "response_format.json_schema.schema", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"response_format", {{"type", "json_schema"}, {"json_schema", {{"schema", false}}}}}}
+                              .dump()),
+               400, "invalid_request_error", "response_format.json_schema.schema", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"logit_bias", {{"abc", 1}}}}.dump()), 400, "invalid_request_error", "logit_bias", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"logit_bias", {{"5", 101}}}}.dump()), 400, "invalid_request_error", "logit_bias", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"stream_options", {{"include_usage", "yes"}}}}.dump()), 400,
                "invalid_request_error", "stream_options", nullptr);
   // Past the context (256): a 300-token prompt, and a prompt plus max_tokens.
@@ -606,6 +617,60 @@ TEST(ServeCli, BadFlagsAndUnloadableProgramsExitWithAMessage) {
   r = run_offgraph("serve -m /nonexistent/p.ogp --host 127.0.0.1 --port 0");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_NE(r.err.find("/nonexistent/p.ogp"), std::string::npos) << r.err;
+}
+
+
+// response_format json_schema at temperature 1, random weights: every reply is a JSON text the
+// schema accepts (checked field by field here, independently of the grammar), ending with
+// finish_reason "stop"; the completions endpoint takes it too; json_object gives an object.
+TEST_F(ServeTest, StructuredOutputsFollowTheSchemaAtTemperatureOne) {
+  const json schema = json::parse(R"({"type": "object",
+    "properties": {"name": {"type": "string", "maxLength": 10}, "n": {"type": "integer"},
+                   "tags": {"type": "array", "items": {"enum": ["x", "y"]}, "maxItems": 2}},
+    "required": ["name", "n"], "additionalProperties": false})");
+  const json format = {{"type", "json_schema"}, {"json_schema", {{"name", "item"}, {"schema", schema}, {"strict", true}}}};
+  for (int seed = 0; seed < 4; ++seed) {
+    const bool chat = seed % 2 == 0;
+    json body = {{"max_tokens", 200}, {"temperature", 1}, {"seed", seed}, {"response_format", format}};
+    if (chat) body["messages"] = {{{"role", "user"}, {"content", "an item, as JSON"}}};
+    else body["prompt"] = "an item, as JSON:";
+    auto r = post(chat ? "/v1/chat/completions" : "/v1/completions", body.dump());
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+    const json reply = json::parse(r->body)["choices"][0];
+    EXPECT_EQ(reply["finish_reason"], "stop") << reply;
+    const std::string text = chat ? reply["message"]["content"].get<std::string>() : reply["text"].get<std::string>();
+    const json j = json::parse(text, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << text;
+    ASSERT_TRUE(j.contains("name") && j["name"].is_string()) << text;
+    ASSERT_TRUE(j.contains("n") && j["n"].is_number_integer()) << text;
+    for (const auto& [k, v] : j.items()) EXPECT_TRUE(k == "name" || k == "n" || k == "tags") << text;
+    if (j.contains("tags")) {
+      ASSERT_TRUE(j["tags"].is_array() && j["tags"].size() <= 2) << text;
+      for (const auto& t : j["tags"]) EXPECT_TRUE(t == "x" || t == "y") << text;
+    }
+  }
+  auto r = post("/v1/chat/completions", json{{"messages", {{{"role", "user"}, {"content", "anything"}}}}, {"max_tokens", 40},
+                                             {"seed", 9}, {"response_format", {{"type", "json_object"}}}}
+                                            .dump());
+  ASSERT_TRUE(r && r->status == 200);
+  const json reply = json::parse(r->body)["choices"][0];
+  const std::string text = reply["message"]["content"].get<std::string>();
+  ASSERT_FALSE(text.empty());
+  EXPECT_EQ(text[0], '{') << text;
+  if (reply["finish_reason"] == "stop") EXPECT_TRUE(json::parse(text, nullptr, false).is_object()) << text;
+  EXPECT_TRUE(drained(server_->port()));
+}
+
+// logit_bias +100 on a token makes greedy decoding pick it every time.
+TEST_F(ServeTest, LogitBiasSteersTheSampler) {
+  const int32_t forced = 1234;
+  auto r = post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", 3}, {"temperature", 0},
+                                        {"logit_bias", {{std::to_string(forced), 100}}}, {"logprobs", 1}}
+                                       .dump());
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+  auto tok = post("/tokenize", json{{"content", json::parse(r->body)["choices"][0]["text"]}}.dump());
+  ASSERT_TRUE(tok && tok->status == 200);
+  EXPECT_EQ(json::parse(tok->body)["tokens"], json({forced, forced, forced})) << r->body;
 }
 
 }  // namespace

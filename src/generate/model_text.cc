@@ -53,6 +53,7 @@ Result<ModelText> load_model_text(const runtime::Model& model, const std::string
                                                                  : load_tokenizer(tokenizer_override);
   if (!tok.is_ok()) return tok.status();
   ModelText t{.tokenizer = std::move(tok).value()};
+  t.grammars = std::make_shared<GrammarCache>(t.tokenizer);
   if (p.bos_token() && p.bos_token()->size() > 0) t.render.bos_token = p.bos_token()->str();
   if (p.eos_token() && p.eos_token()->size() > 0) t.render.eos_token = p.eos_token()->str();
   if (p.chat_template() && p.chat_template()->size() > 0) {

@@ -3,11 +3,13 @@
 // stop ids (EOS ids plus the template's end-of-turn token, found by rendering).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "chat/chat_template.h"
+#include "generate/grammar_cache.h"
 #include "runtime/model.h"
 #include "tokenizer/tokenizer.h"
 
@@ -21,6 +23,7 @@ struct ModelText {
   std::optional<chat::ChatTemplate> chat_template;  // absent when the program has none
   chat::RenderOptions render;                       // bos/eos texts for the template
   std::vector<int32_t> stop_ids;
+  std::shared_ptr<GrammarCache> grammars;           // constrained output over this tokenizer
 };
 
 // From the program (tokenizer_override: a path for load_tokenizer, or empty).

@@ -111,6 +111,11 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   sr.options.max_tokens = static_cast<int32_t>(job->request.max_tokens);
   sr.options.sampling = job->request.sampling;
   sr.options.stop_ids = ctx.backend.text.stop_ids;
+  if (job->request.json_schema) {
+    auto masks = ctx.backend.text.grammars->json_schema(*job->request.json_schema);
+    if (!masks.is_ok()) return invalid_request(masks.status().message(), "response_format.json_schema.schema");
+    sr.options.sampling.grammar = *masks;
+  }
   Job* j = job.get();
   Metrics* metrics = &ctx.metrics;
   const tokenizer::Tokenizer* tok = &ctx.backend.text.tokenizer;

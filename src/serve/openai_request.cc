@@ -1,5 +1,7 @@
 #include "serve/openai_request.h"
 
+#include <charconv>
+
 #include <cmath>
 #include <random>
 
@@ -187,6 +189,67 @@ bool parse_prompt(const json& body, CompletionRequest& r, std::optional<ApiError
   return false;
 }
 
+// response_format: "text"; "json_object" (any JSON object); "json_schema" with
+// json_schema.schema (any JSON value when absent), read again from the body in its own key
+// order, which is the order the reply's objects are written in.
+void parse_response_format(const std::string& body, Fields& f, CompletionRequest& r) {
+  const json* rf = f.get("response_format");
+  if (!rf) return;
+  if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string()) {
+    f.fail("response_format", "'response_format' must be an object with a string 'type'");
+    return;
+  }
+  const std::string type = (*rf)["type"].get<std::string>();
+  if (type == "text") return;
+  if (type == "json_object") {
+    r.json_schema = nlohmann::ordered_json{{"type", "object"}};
+    return;
+  }
+  if (type != "json_schema") {
+    f.fail("response_format.type", fmt::format("'response_format.type' must be \"text\", \"json_object\" or \"json_schema\", got {}",
+                                               describe((*rf)["type"])));
+    return;
+  }
+  auto js = rf->find("json_schema");
+  if (js == rf->end() || !js->is_object()) {
+    f.fail("response_format.json_schema", "'response_format.json_schema' must be an object holding the 'schema'");
+    return;
+  }
+  auto schema = js->find("schema");
+  if (schema == js->end() || schema->is_null()) {
+    r.json_schema = nlohmann::ordered_json::object();
+    return;
+  }
+  if (!schema->is_object() && !schema->is_boolean()) {
+    f.fail("response_format.json_schema.schema", "'response_format.json_schema.schema' must be a JSON Schema (an object)");
+    return;
+  }
+  r.json_schema = nlohmann::ordered_json::parse(body)["response_format"]["json_schema"]["schema"];
+}
+
+// logit_bias: {"token id": bias in [-100, 100]}.
+void parse_logit_bias(Fields& f, CompletionRequest& r) {
+  const json* lb = f.get("logit_bias");
+  if (!lb) return;
+  if (!lb->is_object()) {
+    f.fail("logit_bias", "'logit_bias' must be an object mapping token ids to numbers");
+    return;
+  }
+  for (const auto& [key, v] : lb->items()) {
+    int64_t id = -1;
+    const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), id);
+    if (ec != std::errc() || end != key.data() + key.size() || id < 0 || id > INT32_MAX) {
+      f.fail("logit_bias", fmt::format("'logit_bias' keys must be token ids, got \"{}\"", key));
+      return;
+    }
+    if (!v.is_number() || !(v.get<double>() >= -100 && v.get<double>() <= 100)) {
+      f.fail("logit_bias", fmt::format("'logit_bias' values must be numbers in [-100, 100], got {} for {}", describe(v), key));
+      return;
+    }
+    r.sampling.logit_bias.emplace_back(static_cast<int32_t>(id), v.get<float>());
+  }
+}
+
 }  // namespace
 
 ParsedRequest parse_completion_request(const std::string& body, bool chat) {
@@ -212,13 +275,8 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
     f.fail("tools", "'tools' (function calling) is not supported");
   if (const json* t = f.get("functions"); t && !(t->is_array() && t->empty()))
     f.fail("functions", "'functions' (function calling) is not supported");
-  if (const json* rf = f.get("response_format")) {
-    if (!rf->is_object() || !rf->contains("type") || !(*rf)["type"].is_string())
-      f.fail("response_format", "'response_format' must be an object with a string 'type'");
-    else if ((*rf)["type"] != "text")
-      f.fail("response_format", fmt::format("'response_format' of type {} (structured output) is not supported; only \"text\"",
-                                            describe((*rf)["type"])));
-  }
+  parse_response_format(body, f, r);
+  parse_logit_bias(f, r);
   // max_completion_tokens wins over the deprecated max_tokens when both are given. Both must
   // be at least 1, as OpenAI and vLLM require (0 would ask for an answer of nothing).
   f.integer("max_tokens", 1, INT32_MAX, r.max_tokens);

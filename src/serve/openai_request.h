@@ -4,7 +4,7 @@
 //
 // Defaults are OpenAI's when a field is absent or null (temperature 1, top_p 1, no top-k,
 // no min-p); unknown fields are ignored. Refused with a 400 naming the field: n > 1, tools,
-// response_format with a schema (json_schema / json_object), wrong types, out-of-range values.
+// wrong types, out-of-range values (a schema the compiler refuses: at start_job).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +39,8 @@ struct CompletionRequest {
   bool include_usage = false;           // stream_options.include_usage
   bool logprobs = false;
   int32_t top_logprobs = 0;
+  // response_format json_object ({"type": "object"}) or json_schema: the reply is constrained to it.
+  std::optional<nlohmann::ordered_json> json_schema;
 };
 
 // Parses a request body; on failure `error` is set and the request is meaningless.
