@@ -2,7 +2,11 @@
 // The generated text, and only it, goes to stdout; the speed report goes to stderr.
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <iostream>
+#include <iterator>
+
+#include <nlohmann/json.hpp>
 
 #include "base/memory_stats.h"
 #include "cli/commands.h"
@@ -15,7 +19,7 @@ namespace og::cli {
 namespace {
 
 struct RunOptions {
-  std::string program, prompt, system, tokenizer;
+  std::string program, prompt, system, tokenizer, json_schema;
   int32_t n = 256;
   SessionFlags session;
   int64_t max_ctx_len = 0;
@@ -38,6 +42,8 @@ void add_common(CLI::App* cmd, RunOptions& o) {
   add_session_flags(cmd, o.session);
   cmd->add_option("--max-ctx-len,-c", o.max_ctx_len, "context capacity (default: the program's)");
   cmd->add_flag("--no-report", o.no_report, "do not print the speed report");
+  cmd->add_option("--json-schema,-j", o.json_schema,
+                  "constrain the reply to the JSON texts a JSON Schema accepts: the schema's text, or a file holding it");
 }
 
 void report(const generate::GenerateStats& s, double load_s, const runtime::Session& session) {
@@ -62,7 +68,26 @@ struct Loaded {
   std::unique_ptr<runtime::Session> session;
   generate::ModelText text;
   double seconds = 0;
+  std::shared_ptr<const constrain::GrammarMasks> grammar;  // --json-schema
 };
+
+// --json-schema: JSON text (it starts with '{', or is true/false), else a file's path.
+Result<nlohmann::ordered_json> read_schema(const std::string& arg) {
+  const size_t first = arg.find_first_not_of(" \t\r\n");
+  const bool inline_json = first != std::string::npos && (arg[first] == '{' || arg.compare(first, 4, "true") == 0 ||
+                                                          arg.compare(first, 5, "false") == 0);
+  std::string text = arg;
+  if (!inline_json) {
+    std::ifstream in(arg, std::ios::binary);
+    if (!in) return usage_error("--json-schema '{}': not JSON and no such file", arg);
+    text.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  try {
+    return nlohmann::ordered_json::parse(text);
+  } catch (const std::exception& e) {
+    return usage_error("--json-schema: invalid JSON: {}", e.what());
+  }
+}
 
 Result<Loaded> load(const RunOptions& o) {
   OG_TRY(o.sampling.validate());
@@ -73,8 +98,15 @@ Result<Loaded> load(const RunOptions& o) {
   OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(
                                         model, {.kv_dtype = kv, .max_ctx_len = o.max_ctx_len, .threads = o.session.threads}));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
+  std::shared_ptr<const constrain::GrammarMasks> grammar;
+  if (!o.json_schema.empty()) {
+    OG_ASSIGN_OR_RETURN(nlohmann::ordered_json schema, read_schema(o.json_schema));
+    auto masks = text.grammars->json_schema(schema);
+    if (!masks.is_ok()) return masks.status().with_context("--json-schema");
+    grammar = *masks;
+  }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return Loaded{std::move(model), std::move(session), std::move(text), secs};
+  return Loaded{std::move(model), std::move(session), std::move(text), secs, std::move(grammar)};
 }
 
 }  // namespace
@@ -88,6 +120,7 @@ Runner add_run(CLI::App& app) {
   return [o]() -> Status {
     OG_ASSIGN_OR_RETURN(Loaded l, load(*o));
     generate::GenerateOptions g{.max_tokens = o->n, .sampling = o->sampling, .stop_ids = l.text.stop_ids};
+    g.sampling.grammar = l.grammar;
     auto print = [](const std::string& piece) {
       std::fwrite(piece.data(), 1, piece.size(), stdout);
       std::fflush(stdout);
@@ -117,6 +150,7 @@ Runner add_chat(CLI::App& app) {
     OG_ASSIGN_OR_RETURN(Loaded l, load(*o));
     generate::Conversation conv(*l.session, l.text, o->system);
     generate::GenerateOptions g{.max_tokens = o->n, .sampling = o->sampling, .stop_ids = l.text.stop_ids};
+    g.sampling.grammar = l.grammar;
     std::string line;
     std::fprintf(stderr, "offgraph chat: %s (/reset, /undo, /save FILE, /load FILE, /quit)\n", o->program.c_str());
     while (true) {

@@ -5,6 +5,7 @@
 #include <deque>
 #include <thread>
 
+#include <nlohmann/json.hpp>
 #include <pybind11/stl.h>
 
 #include "generate/text_generation.h"
@@ -23,7 +24,7 @@ struct Request {
 
 Request make_request(const std::shared_ptr<ProgramHandle>& p, const py::object& prompt, int32_t max_tokens,
                      float temperature, float top_p, int32_t top_k, float min_p, float repeat_penalty, uint64_t seed,
-                     const std::vector<int32_t>& stop) {
+                     const std::vector<int32_t>& stop, const py::object& json_schema) {
   const generate::ModelText& text = p->model_text();
   Request r{.program = p};
   if (py::isinstance<py::str>(prompt)) {
@@ -46,6 +47,15 @@ Request make_request(const std::shared_ptr<ProgramHandle>& p, const py::object& 
   check(r.options.sampling.validate());
   r.options.stop_ids = text.stop_ids;
   r.options.stop_ids.insert(r.options.stop_ids.end(), stop.begin(), stop.end());
+  if (!json_schema.is_none()) {
+    // A dict keeps its keys' order through json.dumps: the order the reply's objects are written in.
+    const std::string schema_text = py::isinstance<py::str>(json_schema)
+                                        ? py::cast<std::string>(json_schema)
+                                        : py::cast<std::string>(py::module_::import("json").attr("dumps")(json_schema));
+    const auto schema = nlohmann::ordered_json::parse(schema_text, nullptr, false);
+    if (schema.is_discarded()) throw py::value_error("json_schema is not valid JSON");
+    r.options.sampling.grammar = unwrap(without_gil([&] { return text.grammars->json_schema(schema); }));
+  }
   r.session = unwrap(without_gil([&] { return runtime::Session::create(p->model); }));
   return r;
 }
@@ -139,27 +149,31 @@ void bind_generate(py::module_& m, ProgramClass& program) {
                            py::arg("temperature") = d.sampling.temperature, py::arg("top_p") = d.sampling.top_p,
                            py::arg("top_k") = d.sampling.top_k, py::arg("min_p") = d.sampling.min_p,
                            py::arg("repeat_penalty") = d.sampling.repetition_penalty, py::arg("seed") = d.sampling.seed,
-                           py::arg("stop") = std::vector<int32_t>{});
+                           py::arg("stop") = std::vector<int32_t>{}, py::arg("json_schema") = py::none());
   };
   std::apply(
       [&](auto&&... a) {
         program.def(
             "generate",
             [](const std::shared_ptr<ProgramHandle>& p, const py::object& prompt, int32_t max_tokens, float temperature,
-               float top_p, int32_t top_k, float min_p, float repeat_penalty, uint64_t seed, const std::vector<int32_t>& stop) {
-              Request r = make_request(p, prompt, max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, seed, stop);
+               float top_p, int32_t top_k, float min_p, float repeat_penalty, uint64_t seed, const std::vector<int32_t>& stop,
+               const py::object& json_schema) {
+              Request r = make_request(p, prompt, max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, seed, stop,
+                                       json_schema);
               return run(r);
             },
             a...,
             "Generated text for a prompt (str: encoded with the tokenizer's special tokens, as `offgraph run`) or "
             "messages ([{'role', 'content'}]: rendered by the chat template, as `offgraph run --chat`). Sampling as "
-            "the CLI's (temperature 0: greedy); stop: token ids that end generation besides the program's.");
+            "the CLI's (temperature 0: greedy); stop: token ids that end generation besides the program's; json_schema "
+            "(a dict or JSON text): the reply is constrained to the JSON texts the schema accepts (`--json-schema`).");
         program.def(
             "stream",
             [](const std::shared_ptr<ProgramHandle>& p, const py::object& prompt, int32_t max_tokens, float temperature,
-               float top_p, int32_t top_k, float min_p, float repeat_penalty, uint64_t seed, const std::vector<int32_t>& stop) {
-              return std::make_unique<TextStream>(
-                  make_request(p, prompt, max_tokens, temperature, top_p, top_k, min_p, repeat_penalty, seed, stop));
+               float top_p, int32_t top_k, float min_p, float repeat_penalty, uint64_t seed, const std::vector<int32_t>& stop,
+               const py::object& json_schema) {
+              return std::make_unique<TextStream>(make_request(p, prompt, max_tokens, temperature, top_p, top_k, min_p,
+                                                               repeat_penalty, seed, stop, json_schema));
             },
             a..., "As generate(), as an iterator of text pieces (their concatenation is generate()'s text).");
       },

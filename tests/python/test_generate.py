@@ -103,3 +103,50 @@ def test_bad_generation_arguments(program):
         program.generate("x", seed=-1)
     with pytest.raises(TypeError):
         program.generate([{"role": "user", "content": 3}])
+
+
+# A tool-call-like schema: the reply is constrained to it (checked by the independent
+# `jsonschema` validator), at temperature 1 over random weights, and equals `offgraph run
+# --json-schema` for the same seed.
+TOOL_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "city": {"type": "string", "maxLength": 12},
+        "days": {"type": "integer"},
+        "units": {"enum": ["metric", "imperial"]},
+        "hourly": {"type": "boolean"},
+        "fields": {"type": "array", "items": {"type": "string", "maxLength": 6}, "maxItems": 3},
+        "nested": {"anyOf": [{"type": "null"}, {"$ref": "#/$defs/point"}]},
+    },
+    "required": ["city", "days", "units"],
+    "additionalProperties": False,
+    "$defs": {"point": {"type": "object", "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+                        "required": ["x", "y"], "additionalProperties": False}},
+}
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4, 5])
+def test_json_schema_replies_validate_and_equal_cli_run(program, program_path, seed):
+    import jsonschema
+    got = program.generate("Weather, as JSON:", max_tokens=300, temperature=1.0, top_k=0, top_p=1.0, min_p=0.0,
+                           seed=seed, json_schema=TOOL_SCHEMA)
+    jsonschema.validate(json.loads(got), TOOL_SCHEMA)
+    assert list(json.loads(got).keys())[:2] == ["city", "days"], "properties come in the schema's order"
+    expected = cli_run(program_path, "Weather, as JSON:", "-n", 300, "--temp", 1.0, "--top-k", 0, "--top-p", 1.0,
+                       "--min-p", 0.0, "--seed", seed, "--json-schema", json.dumps(TOOL_SCHEMA))
+    assert got == expected
+    assert "".join(program.stream("Weather, as JSON:", max_tokens=300, temperature=1.0, top_k=0, top_p=1.0,
+                                  min_p=0.0, seed=seed, json_schema=json.dumps(TOOL_SCHEMA))) == got
+
+
+def test_bad_json_schemas_name_the_keyword(program, program_path):
+    with pytest.raises(offgraph.InputError, match="'not' is not supported"):
+        program.generate("x", json_schema={"type": "object", "not": {}})
+    with pytest.raises(offgraph.InputError, match="no JSON value satisfies it"):
+        program.generate("x", json_schema=False)
+    with pytest.raises(ValueError):
+        program.generate("x", json_schema="{not json")
+    r = cli("run", "-m", program_path, "-p", "x", "--json-schema", '{"minimum": 3}', check=False)
+    assert r.returncode == 2 and "--json-schema: json schema /: 'minimum' is not supported" in r.stderr, r.stderr
+    r = cli("run", "-m", program_path, "-p", "x", "--json-schema", "no-such-file.json", check=False)
+    assert r.returncode == 1 and "no such file" in r.stderr, r.stderr
