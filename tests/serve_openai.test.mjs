@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
+import Ajv from 'ajv';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const binary = process.env.OG_BINARY ?? path.join(root, 'build/release/src/cli/offgraph');
@@ -202,4 +203,52 @@ test('errors come back as OpenAI errors the client understands', async () => {
                        (e) => e.status === 404 && e.code === 'model_not_found');
   const wrongKey = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: 'nope', maxRetries: 0, timeout: 10000 });
   await assert.rejects(wrongKey.models.list(), (e) => e.status === 401);
+});
+
+// Structured outputs through the client: json_schema (strict) at temperature 1 over many seeds,
+// every reply validated by Ajv (an independent JSON Schema validator), streamed replies equal to
+// non-streamed ones; json_object replies are objects.
+test('response_format json_schema: every reply validates, streamed equals non-streamed', async () => {
+  const schema = {
+    type: 'object',
+    properties: {
+      name: { type: 'string', maxLength: 16 },
+      age: { type: 'integer' },
+      email: { anyOf: [{ type: 'string', maxLength: 20 }, { type: 'null' }] },
+      roles: { type: 'array', items: { enum: ['admin', 'user', 'guest'] }, minItems: 1, maxItems: 3 },
+      address: { $ref: '#/$defs/address' },
+    },
+    required: ['name', 'age', 'roles', 'address'],
+    additionalProperties: false,
+    $defs: { address: { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, zip: { type: 'string', maxLength: 5 } },
+                        required: ['city'], additionalProperties: false } },
+  };
+  const validate = new Ajv().compile(schema);
+  const format = { type: 'json_schema', json_schema: { name: 'person', schema, strict: true } };
+  for (let seed = 0; seed < 6; seed++) {
+    const req = { model: 'tiny', messages: [{ role: 'user', content: 'A person, as JSON' }], max_tokens: 300, temperature: 1,
+                  seed, response_format: format };
+    const r = await client.chat.completions.create(req);
+    assert.equal(r.choices[0].finish_reason, 'stop', r.choices[0].message.content);
+    const value = JSON.parse(r.choices[0].message.content);
+    assert.ok(validate(value), JSON.stringify(validate.errors) + ' ' + r.choices[0].message.content);
+    const stream = await client.chat.completions.create({ ...req, stream: true });
+    let text = '';
+    let finish = null;
+    for await (const c of stream) {
+      text += c.choices[0]?.delta?.content ?? '';
+      finish = c.choices[0]?.finish_reason ?? finish;
+    }
+    assert.equal(text, r.choices[0].message.content);
+    assert.equal(finish, 'stop');
+  }
+  const o = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'JSON please' }],
+                                                   max_tokens: 60, temperature: 0, response_format: { type: 'json_object' } });
+  assert.ok(o.choices[0].message.content.startsWith('{'), o.choices[0].message.content);
+  if (o.choices[0].finish_reason === 'stop') assert.equal(typeof JSON.parse(o.choices[0].message.content), 'object');
+  await assert.rejects(
+    client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }],
+                                     response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'string', not: { maxLength: 1 } } } } }),
+    (e) => e.status === 400 && e.param === 'response_format.json_schema.schema' && /'not' is not supported/.test(e.message));
+  assert.ok(await drained());
 });
