@@ -2,6 +2,7 @@
 // written by hand, the JSON Schema compiler against the JSON-Schema-Test-Suite (Debian's
 // json-schema-test-suite: cases nobody here wrote), and the token masks against a brute-force
 // test of every token of real vocabularies.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -272,6 +273,49 @@ TEST(TokenMask, RandomTokensFromTheMaskAlwaysMakeAValidObject) {
     }
     if (j.contains("ok")) EXPECT_TRUE(j["ok"].is_boolean() || j["ok"].is_null()) << text;
   }
+}
+
+
+// --- hostile schemas: an error, in bounded time and memory -------------------------------
+
+TEST(HostileSchemas, AreRefusedQuickly) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto refused = [](const ojson& schema, const std::string& why) {
+    auto g = constrain::compile_json_schema(schema);
+    ASSERT_FALSE(g.is_ok()) << why;
+    EXPECT_NE(g.status().message().find(why), std::string::npos) << g.status().message();
+  };
+  // Nesting 10,000 deep (properties of properties...).
+  std::string deep;
+  for (int i = 0; i < 10000; ++i) deep += R"({"type": "object", "properties": {"a": )";
+  deep += "true";
+  for (int i = 0; i < 10000; ++i) deep += "}}";
+  refused(ojson::parse(deep), "nest deeper than 64");
+  // An enum of 100,000 values.
+  ojson big = {{"enum", ojson::array()}};
+  for (int i = 0; i < 100000; ++i) big["enum"].push_back("value-" + std::to_string(i));
+  refused(big, "more than the 4096 allowed");
+  // A string of up to 100,000 characters, an array of at least 100,000 items.
+  refused(ojson::parse(R"({"type": "string", "maxLength": 100000})"), "more than 2097152 states");
+  refused(ojson::parse(R"({"type": "array", "minItems": 100000, "items": {"type": "string", "maxLength": 30}})"), "states");
+  refused(ojson::parse(R"({"type": "string", "maxLength": 1e300})"), "larger than 100000");
+  // $ref cycles that read nothing, directly and through allOf / anyOf.
+  refused(ojson::parse(R"({"$ref": "#"})"), "without reading anything");
+  refused(ojson::parse(R"({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/b"}]}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"})"),
+          "without reading anything");
+  // References to nothing, outside the schema, bad escapes.
+  refused(ojson::parse(R"({"$ref": "#/$defs/missing"})"), "points at nothing");
+  refused(ojson::parse(R"({"$ref": "https://example.com/s.json"})"), "is not supported");
+  refused(ojson::parse(R"({"$ref": "#/a%zz"})"), "bad %-escape");
+  refused(ojson::parse(R"({"type": "integer", "minimum": 0})"), "'minimum' is not supported");
+  refused(ojson::parse(R"({"type": "strin"})"), "unknown type");
+  refused(ojson::parse(R"([1, 2])"), "must be an object or a boolean");
+  // A recursive schema that does read between calls compiles, and nests as deep as asked.
+  auto tree = constrain::compile_json_schema(ojson::parse(
+      R"({"$defs": {"t": {"type": "array", "items": {"$ref": "#/$defs/t"}}}, "$ref": "#/$defs/t"})"));
+  ASSERT_TRUE(tree.is_ok()) << tree.status().message();
+  EXPECT_TRUE(accepts(*tree, std::string(5000, '[') + std::string(5000, ']')));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 20.0);
 }
 
 }  // namespace
