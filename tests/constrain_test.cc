@@ -7,6 +7,7 @@
 #include <fstream>
 #include <random>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -101,14 +102,17 @@ std::vector<std::string> serializations(const nlohmann::json& v, size_t limit = 
 
 // Keywords the compiler does not support yet (each gets an error naming it), and remote refs.
 bool uses_unsupported(const nlohmann::json& s) {
-  static const std::set<std::string> kNot = {"pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum",
-                                             "multipleOf", "not", "contains", "if", "then", "else", "dependencies",
+  static const std::set<std::string> kNot = {"pattern", "multipleOf", "not", "contains", "if", "then", "else", "dependencies",
                                              "patternProperties", "propertyNames", "minProperties", "maxProperties"};
   if (s.is_array()) return std::any_of(s.begin(), s.end(), [](const auto& x) { return uses_unsupported(x); });
   if (!s.is_object()) return false;
   for (auto it = s.begin(); it != s.end(); ++it) {
     if (kNot.count(it.key())) return true;
     if (it.key() == "uniqueItems" && it.value() == true) return true;
+    const bool bound = it.key() == "minimum" || it.key() == "maximum" || it.key() == "exclusiveMinimum" || it.key() == "exclusiveMaximum";
+    if (bound && it.value().is_number() && std::floor(it.value().get<double>()) != it.value().get<double>() &&
+        !(s.contains("type") && s["type"] == "integer"))
+      return true;  // a fractional bound on a number
     if (it.key() == "$ref" && it.value().is_string() && it.value().get<std::string>().rfind('#', 0) != 0) return true;
     if (it.key() == "$id" && s.contains("$ref")) return true;  // base-URI changes
     if (uses_unsupported(it.value())) return true;
@@ -122,7 +126,8 @@ TEST(JsonSchemaSuite, ValidInstancesAreProducibleAndInvalidOnesRejected) {
   int checked = 0, unsupported = 0;
   for (const char* file : {"additionalItems", "additionalProperties", "allOf", "anyOf", "boolean_schema", "const",
                            "default", "definitions", "enum", "items", "maxItems", "maxLength", "minItems",
-                           "minLength", "oneOf", "properties", "ref", "required", "type"}) {
+                           "minLength", "oneOf", "properties", "ref", "required", "type", "minimum", "maximum",
+                           "exclusiveMinimum", "exclusiveMaximum"}) {
     std::ifstream in(dir + file + ".json");
     const auto groups = nlohmann::json::parse(in);
     for (const auto& group : groups) {
@@ -153,6 +158,46 @@ TEST(JsonSchemaSuite, ValidInstancesAreProducibleAndInvalidOnesRejected) {
   EXPECT_GT(checked, 200);
   EXPECT_LT(unsupported, 12);
   std::printf("suite: %d cases checked, %d schemas with unsupported keywords refused\n", checked, unsupported);
+}
+
+// Bounded numbers: each text is accepted exactly when its value lies within the bounds
+// (compared here as doubles), for integers and numbers, inclusive and exclusive bounds.
+TEST(JsonNumbers, BoundedNumbersAreExactlyTheOnesInRange) {
+  std::vector<std::string> texts = {"-0", "007", "-01", "1e2", "+1", "1.", ".5", "00", "-", "0.50", "12.000", "-7.0"};
+  for (int i = -150; i <= 150; ++i) texts.push_back(std::to_string(i));
+  for (int q = -80; q <= 80; ++q)
+    if (q % 4 != 0) texts.push_back(fmt::format("{}{}.{}", q < 0 ? "-" : "", std::abs(q) / 4, std::abs(q) % 4 * 25));
+  const std::vector<std::optional<int>> ends = {std::nullopt, -101, -10, -1, 0, 1, 10, 99, 100};
+  int grammars = 0;
+  for (const bool integer : {true, false})
+    for (const auto& lo : ends)
+      for (const auto& hi : ends)
+        for (const bool lo_x : {false, true})
+          for (const bool hi_x : {false, true}) {
+            if ((!lo && lo_x) || (!hi && hi_x)) continue;
+            ojson schema = {{"type", integer ? "integer" : "number"}};
+            if (lo) schema[lo_x ? "exclusiveMinimum" : "minimum"] = *lo;
+            if (hi) schema[hi_x ? "exclusiveMaximum" : "maximum"] = *hi;
+            auto g = constrain::compile_json_schema(schema);
+            ASSERT_TRUE(g.is_ok()) << schema.dump() << ": " << g.status().message();
+            ++grammars;
+            for (const std::string& t : texts) {
+              const auto v = nlohmann::json::parse(t, nullptr, false);
+              // Bounded numbers are written without exponents and never as -0; unbounded ones
+              // are any JSON number (integers: without a fraction or an exponent).
+              const bool bounded = lo || hi;
+              bool want = !v.is_discarded() && v.is_number() && (!bounded || t != "-0") &&
+                          ((bounded || integer) ? t.find('e') == std::string::npos : true);
+              if (want) {
+                const double x = v.get<double>();
+                const bool whole = std::floor(x) == x && t.find('.') == std::string::npos;
+                want = (!integer || whole) && (!lo || (lo_x ? x > *lo : x >= *lo)) && (!hi || (hi_x ? x < *hi : x <= *hi));
+                // The grammar writes integers bare: "12.000" is a number, never an integer.
+              }
+              EXPECT_EQ(accepts(*g, t), want) << schema.dump() << " on " << t;
+            }
+          }
+  EXPECT_GT(grammars, 300);
 }
 
 // --- token masks ------------------------------------------------------------------------
@@ -307,7 +352,8 @@ TEST(HostileSchemas, AreRefusedQuickly) {
   refused(ojson::parse(R"({"$ref": "#/$defs/missing"})"), "points at nothing");
   refused(ojson::parse(R"({"$ref": "https://example.com/s.json"})"), "is not supported");
   refused(ojson::parse(R"({"$ref": "#/a%zz"})"), "bad %-escape");
-  refused(ojson::parse(R"({"type": "integer", "minimum": 0})"), "'minimum' is not supported");
+  refused(ojson::parse(R"({"type": "integer", "multipleOf": 2})"), "'multipleOf' is not supported");
+  refused(ojson::parse(R"({"type": "number", "minimum": 0.5})"), "not an integer on a number");
   refused(ojson::parse(R"({"type": "strin"})"), "unknown type");
   refused(ojson::parse(R"([1, 2])"), "must be an object or a boolean");
   // A recursive schema that does read between calls compiles, and nests as deep as asked.

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "constrain/json_grammar.h"
+#include "constrain/json_numbers.h"
 
 namespace og::constrain {
 namespace {
@@ -20,14 +21,15 @@ const std::set<std::string, std::less<>> kAnnotations = {
 // Standard keywords that change validity and are not compiled (yet): each is an error naming
 // it. Keywords in neither list are not JSON Schema's and are ignored, as the standard says.
 const std::set<std::string, std::less<>> kUnsupported = {
-    "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "not", "contains",
+    "pattern", "multipleOf", "not", "contains",
     "minContains", "maxContains", "if", "then", "else", "dependencies", "dependentRequired", "dependentSchemas",
     "patternProperties", "propertyNames", "minProperties", "maxProperties", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
 // Keywords compiled into the grammar.
 const std::set<std::string, std::less<>> kSupported = {
     "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required", "additionalProperties",
-    "items", "prefixItems", "additionalItems", "minItems", "maxItems", "minLength", "maxLength", "uniqueItems"};
+    "items", "prefixItems", "additionalItems", "minItems", "maxItems", "minLength", "maxLength", "uniqueItems",
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
 const char* const kTypes[] = {"null", "boolean", "object", "array", "number", "string"};  // number: integers too
 
 ExprPtr nothing() { return alt({}); }
@@ -166,8 +168,13 @@ class Compiler {
   Result<ExprPtr> typed(const json& s, const std::string& type, const std::string& path, int32_t depth) {
     if (type == "null") return lit("null");
     if (type == "boolean") return alt({lit("true"), lit("false")});
-    if (type == "integer") return call(json_.integer);
-    if (type == "number") return call(json_.number);
+    if (type == "integer" || type == "number") {
+      OG_ASSIGN_OR_RETURN(std::optional<NumberBounds> b, bounds(s, path));
+      if (!b) return call(type == "integer" ? json_.integer : json_.number);
+      auto e = bounded_number(*b, type == "integer");
+      if (!e.is_ok()) return at(path, e.status().message());
+      return *e;
+    }
     if (type == "string") {
       OG_ASSIGN_OR_RETURN(int32_t min, count(s, "minLength", 0, path));
       OG_ASSIGN_OR_RETURN(int32_t max, count(s, "maxLength", -1, path));
@@ -176,6 +183,26 @@ class Compiler {
     }
     if (type == "array") return array(s, path, depth);
     return object(s, path, depth);
+  }
+
+  // minimum / maximum / exclusiveMinimum / exclusiveMaximum (draft 6 and later: numbers), the
+  // tighter of each side; none: no bounds.
+  static Result<std::optional<NumberBounds>> bounds(const json& s, const std::string& path) {
+    NumberBounds b;
+    bool any = false;
+    for (const char* key : {"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"}) {
+      if (!s.contains(key)) continue;
+      const json& v = s[key];
+      if (!v.is_number()) return at(path + "/" + key, "must be a number (draft-04's boolean form is not supported)");
+      const double x = v.get<double>();
+      const bool excl = key[0] == 'e', low = std::string(key).find("inimum") != std::string::npos;
+      auto& side = low ? b.lo : b.hi;
+      bool& side_excl = low ? b.lo_exclusive : b.hi_exclusive;
+      const bool tighter = !side || (low ? x > *side : x < *side) || (x == *side && excl);
+      if (tighter) side = x, side_excl = excl;
+      any = true;
+    }
+    return any ? std::optional<NumberBounds>(b) : std::nullopt;
   }
 
   // A non-negative integer keyword (absent: `absent`); bounded so that repeats stay in budget.

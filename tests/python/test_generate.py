@@ -112,7 +112,8 @@ TOOL_SCHEMA = {
     "type": "object",
     "properties": {
         "city": {"type": "string", "maxLength": 12},
-        "days": {"type": "integer"},
+        "days": {"type": "integer", "minimum": 1, "maximum": 14},
+        "low": {"type": "number", "exclusiveMinimum": -50, "maximum": 60},
         "units": {"enum": ["metric", "imperial"]},
         "hourly": {"type": "boolean"},
         "fields": {"type": "array", "items": {"type": "string", "maxLength": 6}, "maxItems": 3},
