@@ -147,7 +147,7 @@ def test_bad_json_schemas_name_the_keyword(program, program_path):
         program.generate("x", json_schema=False)
     with pytest.raises(ValueError):
         program.generate("x", json_schema="{not json")
-    r = cli("run", "-m", program_path, "-p", "x", "--json-schema", '{"minimum": 3}', check=False)
-    assert r.returncode == 2 and "--json-schema: json schema /: 'minimum' is not supported" in r.stderr, r.stderr
+    r = cli("run", "-m", program_path, "-p", "x", "--json-schema", '{"multipleOf": 3}', check=False)
+    assert r.returncode == 2 and "--json-schema: json schema /: 'multipleOf' is not supported" in r.stderr, r.stderr
     r = cli("run", "-m", program_path, "-p", "x", "--json-schema", "no-such-file.json", check=False)
     assert r.returncode == 1 and "no such file" in r.stderr, r.stderr
