@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"; shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(fuzz_safetensors fuzz_config fuzz_program fuzz_cache_file fuzz_tokenizer fuzz_chat_template)
+[ ${#targets[@]} -eq 0 ] && targets=(fuzz_safetensors fuzz_config fuzz_program fuzz_cache_file fuzz_tokenizer fuzz_chat_template fuzz_json_schema)
 cmake --preset fuzz >/dev/null
 cmake --build build/fuzz -j "${FUZZ_JOBS:-$(nproc)}" --target "${targets[@]}"
 mkdir -p build/fuzz/artifacts build/fuzz/logs

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
 #include <nlohmann/json.hpp>
 
 #include "constrain/json_schema.h"
@@ -102,7 +104,7 @@ std::vector<std::string> serializations(const nlohmann::json& v, size_t limit = 
 
 // Keywords the compiler does not support yet (each gets an error naming it), and remote refs.
 bool uses_unsupported(const nlohmann::json& s) {
-  static const std::set<std::string> kNot = {"pattern", "multipleOf", "not", "contains", "if", "then", "else", "dependencies",
+  static const std::set<std::string> kNot = {"multipleOf", "not", "contains", "if", "then", "else", "dependencies",
                                              "patternProperties", "propertyNames", "minProperties", "maxProperties"};
   if (s.is_array()) return std::any_of(s.begin(), s.end(), [](const auto& x) { return uses_unsupported(x); });
   if (!s.is_object()) return false;
@@ -127,7 +129,8 @@ TEST(JsonSchemaSuite, ValidInstancesAreProducibleAndInvalidOnesRejected) {
   for (const char* file : {"additionalItems", "additionalProperties", "allOf", "anyOf", "boolean_schema", "const",
                            "default", "definitions", "enum", "items", "maxItems", "maxLength", "minItems",
                            "minLength", "oneOf", "properties", "ref", "required", "type", "minimum", "maximum",
-                           "exclusiveMinimum", "exclusiveMaximum"}) {
+                           "exclusiveMinimum", "exclusiveMaximum", "pattern", "optional/format/date",
+                           "optional/format/time", "optional/format/date-time"}) {
     std::ifstream in(dir + file + ".json");
     const auto groups = nlohmann::json::parse(in);
     for (const auto& group : groups) {
@@ -198,6 +201,58 @@ TEST(JsonNumbers, BoundedNumbersAreExactlyTheOnesInRange) {
             }
           }
   EXPECT_GT(grammars, 300);
+}
+
+// Patterns: a string's JSON text is accepted exactly when PCRE2 (an independent engine, UTF
+// mode, $ only at the end: ECMAScript's semantics on these patterns and characters) finds a match.
+TEST(JsonPattern, StringsMatchAsPcre2SearchesThem) {
+  const std::vector<std::string> patterns = {
+      "a", "^a", "b$", "^ab*$", "^(a|b)+$", "^[a-c0-9]{2,3}$", "^[^a\\s]*$", "\\d\\d", "^\\w+-\\w+$", "^.{2}$",
+      "^(?:ab|é)?日$", "^\\x41|\\u00e9$", "^[\\-_]{1,}$", "^\"\\\\?$", "^a{0}b$", "^(a(b|c)*)?\\n?$", "^[]$",
+      "^[^]*Z$", "^\\S+$", "^(?<n>a)b?$", "^a+?b??$", "^[\\u0061-\\u0063]$"};
+  const std::vector<std::string> alphabet = {"a", "b", "c", "0", "9", "_", "-", " ", "é", "日", "\n", "\"", "\\", "Z", "A"};
+  std::vector<std::string> strings = {""};
+  for (size_t len = 1; len <= 3; ++len) {
+    std::vector<std::string> next;
+    for (const std::string& s : strings)
+      if (s.size() >= len - 1)
+        for (const std::string& c : alphabet) next.push_back(s + c);
+    strings.insert(strings.end(), next.begin(), next.end());
+  }
+  for (const std::string& p : patterns) {
+    auto g = constrain::compile_json_schema(ojson{{"type", "string"}, {"pattern", p}});
+    ASSERT_TRUE(g.is_ok()) << p << ": " << g.status().message();
+    int error = 0;
+    PCRE2_SIZE offset = 0;
+    pcre2_code* re = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(p.data()), p.size(), PCRE2_UTF | PCRE2_DOLLAR_ENDONLY | PCRE2_ALT_BSUX | PCRE2_ALLOW_EMPTY_CLASS, &error, &offset, nullptr);
+    ASSERT_NE(re, nullptr) << p;
+    pcre2_match_data* md = pcre2_match_data_create_from_pattern(re, nullptr);
+    for (const std::string& s : strings) {
+      const bool want = pcre2_match(re, reinterpret_cast<PCRE2_SPTR>(s.data()), s.size(), 0, 0, md, nullptr) >= 0;
+      EXPECT_EQ(accepts(*g, nlohmann::json(s).dump()), want) << p << " on " << nlohmann::json(s).dump();
+    }
+    pcre2_match_data_free(md);
+    pcre2_code_free(re);
+  }
+  for (const char* bad : {"(?=a)", "\\1", "a\\b", "a^", "(a", "a)", "[a", "*a", "a{3,1}", "a**", "\\p{L}"}) {
+    auto g = constrain::compile_json_schema(ojson{{"type", "string"}, {"pattern", bad}});
+    ASSERT_FALSE(g.is_ok()) << bad;
+    EXPECT_NE(g.status().message().find("/pattern: pattern: "), std::string::npos) << g.status().message();
+  }
+  // Formats with a grammar: dates by month, times with offsets, uuids.
+  auto date = constrain::compile_json_schema(ojson{{"type", "string"}, {"format", "date-time"}});
+  ASSERT_TRUE(date.is_ok());
+  EXPECT_TRUE(accepts(*date, R"("2026-12-05T13:05:00.123+01:00")"));
+  EXPECT_TRUE(accepts(*date, R"("2026-02-28t23:59:60Z")"));
+  EXPECT_FALSE(accepts(*date, R"("2026-04-31T00:00:00Z")"));
+  EXPECT_FALSE(accepts(*date, R"("2026-12-05 13:05:00Z")"));
+  auto uuid = constrain::compile_json_schema(ojson{{"type", "string"}, {"format", "uuid"}});
+  ASSERT_TRUE(uuid.is_ok());
+  EXPECT_TRUE(accepts(*uuid, R"("123e4567-e89b-12d3-a456-426614174000")"));
+  EXPECT_FALSE(accepts(*uuid, R"("123e4567-e89b-12d3-a456-42661417400")"));
+  auto email = constrain::compile_json_schema(ojson{{"type", "string"}, {"format", "email"}});
+  ASSERT_TRUE(email.is_ok());
+  EXPECT_TRUE(accepts(*email, R"("not an email")")) << "formats without a grammar are annotations";
 }
 
 // --- token masks ------------------------------------------------------------------------

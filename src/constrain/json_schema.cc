@@ -7,6 +7,7 @@
 
 #include "constrain/json_grammar.h"
 #include "constrain/json_numbers.h"
+#include "constrain/regex.h"
 
 namespace og::constrain {
 namespace {
@@ -21,7 +22,7 @@ const std::set<std::string, std::less<>> kAnnotations = {
 // Standard keywords that change validity and are not compiled (yet): each is an error naming
 // it. Keywords in neither list are not JSON Schema's and are ignored, as the standard says.
 const std::set<std::string, std::less<>> kUnsupported = {
-    "pattern", "multipleOf", "not", "contains",
+    "multipleOf", "not", "contains",
     "minContains", "maxContains", "if", "then", "else", "dependencies", "dependentRequired", "dependentSchemas",
     "patternProperties", "propertyNames", "minProperties", "maxProperties", "unevaluatedProperties",
     "unevaluatedItems", "$dynamicRef", "$recursiveRef"};
@@ -29,7 +30,7 @@ const std::set<std::string, std::less<>> kUnsupported = {
 const std::set<std::string, std::less<>> kSupported = {
     "type", "enum", "const", "anyOf", "oneOf", "allOf", "$ref", "properties", "required", "additionalProperties",
     "items", "prefixItems", "additionalItems", "minItems", "maxItems", "minLength", "maxLength", "uniqueItems",
-    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"};
+    "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern"};
 const char* const kTypes[] = {"null", "boolean", "object", "array", "number", "string"};  // number: integers too
 
 ExprPtr nothing() { return alt({}); }
@@ -178,11 +179,39 @@ class Compiler {
     if (type == "string") {
       OG_ASSIGN_OR_RETURN(int32_t min, count(s, "minLength", 0, path));
       OG_ASSIGN_OR_RETURN(int32_t max, count(s, "maxLength", -1, path));
+      // A pattern, or a format with a grammar of its own (others are annotations), decides the
+      // characters; lengths on top of one would need the two languages' intersection.
+      std::string pattern;
+      if (s.contains("pattern")) {
+        if (!s["pattern"].is_string()) return at(path + "/pattern", "must be a string");
+        pattern = s["pattern"].get<std::string>();
+      } else if (s.contains("format") && s["format"].is_string()) {
+        pattern = format_pattern(s["format"].get<std::string>());
+      }
+      if (!pattern.empty()) {
+        if (min != 0 || max >= 0) return at(path, "'pattern' or 'format' together with 'minLength'/'maxLength' is not supported");
+        auto contents = regex_string_contents(pattern);
+        if (!contents.is_ok()) return at(path + (s.contains("pattern") ? "/pattern" : "/format"), contents.status().message());
+        return seq({ch('"'), *contents, ch('"')});
+      }
       if (min == 0 && max < 0) return call(json_.string);
       return seq({ch('"'), repeat(json_.chr, min, max), ch('"')});
     }
     if (type == "array") return array(s, path, depth);
     return object(s, path, depth);
+  }
+
+  // The formats written by a grammar (RFC 3339's full-date, full-time and date-time; RFC 4122's
+  // uuid); "" for the others, which stay annotations.
+  static std::string format_pattern(const std::string& format) {
+    static const std::string kDate =
+        "[0-9]{4}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-9]))";
+    static const std::string kTime = "(?:[01][0-9]|2[0-3]):[0-5][0-9]:(?:[0-5][0-9]|60)(?:\\.[0-9]{1,9})?(?:[Zz]|[+-](?:[01][0-9]|2[0-3]):[0-5][0-9])";
+    if (format == "date") return "^" + kDate + "$";
+    if (format == "time") return "^" + kTime + "$";
+    if (format == "date-time") return "^" + kDate + "[Tt]" + kTime + "$";
+    if (format == "uuid") return "^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$";
+    return "";
   }
 
   // minimum / maximum / exclusiveMinimum / exclusiveMaximum (draft 6 and later: numbers), the
