@@ -437,6 +437,14 @@ class Compiler {
 
 }  // namespace
 
+int32_t json_library_states() {
+  static const int32_t n = [] {
+    Grammar g;
+    return add_json_rules(g).is_ok() ? static_cast<int32_t>(g.n_states()) : 0;
+  }();
+  return n;
+}
+
 Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::ordered_json& schema, const JsonSchemaLimits& limits) {
   return Compiler(schema, limits).run();
 }

@@ -20,6 +20,11 @@ struct JsonSchemaLimits {
   int32_t max_enum_values = 4096;  // an enum's values
 };
 
+// Every compiled schema's grammar starts with the same JSON rules (json_grammar.h): its states
+// [0, json_library_states()) are the same in each, so their token classes can be shared
+// (constrain::SharedStateTokens).
+int32_t json_library_states();
+
 // The grammar of the JSON texts `schema` accepts (a draft-07 or 2020-12 schema, or a boolean).
 // Errors (kBadInput) name the keyword and its JSON pointer: "/properties/a: 'not' is not
 // supported".

@@ -81,17 +81,21 @@ TokenMask allowed_tokens(Matcher& matcher, const TokenTrie& trie) {
   return mask;
 }
 
-GrammarMasks::GrammarMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie)
-    : grammar_(std::move(grammar)), trie_(std::move(trie)) {}
+GrammarMasks::GrammarMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie,
+                           std::shared_ptr<SharedStateTokens> shared)
+    : grammar_(std::move(grammar)), trie_(std::move(trie)), shared_(std::move(shared)) {}
 
-const GrammarMasks::StateTokens& GrammarMasks::of_state(int32_t state) const {
+const StateTokens& GrammarMasks::of_state(int32_t state) const {
+  const bool is_shared = shared_ && state < shared_->below_;
+  std::mutex& mu = is_shared ? shared_->mu_ : mu_;
+  auto& states = is_shared ? shared_->states_ : states_;
   {
-    std::lock_guard lock(mu_);
-    if (auto it = states_.find(state); it != states_.end()) return *it->second;
+    std::lock_guard lock(mu);
+    if (auto it = states.find(state); it != states.end()) return *it->second;
   }
   auto computed = std::make_unique<const StateTokens>(compute(state));  // outside the lock: it is long
-  std::lock_guard lock(mu_);
-  auto [it, inserted] = states_.try_emplace(state, std::move(computed));
+  std::lock_guard lock(mu);
+  auto [it, inserted] = states.try_emplace(state, std::move(computed));
   return *it->second;
 }
 
@@ -100,7 +104,7 @@ const GrammarMasks::StateTokens& GrammarMasks::of_state(int32_t state) const {
 // token below that trie node that is longer than d depends on the frames below: it is listed
 // under its remaining bytes. (A return before any byte needs no entry: the level the state
 // came from also holds the frames below, and their own entries cover it.)
-GrammarMasks::StateTokens GrammarMasks::compute(int32_t state) const {
+StateTokens GrammarMasks::compute(int32_t state) const {
   const TokenTrie& trie = *trie_;
   StateTokens out;
   out.accepted.assign((static_cast<size_t>(trie.vocab_size()) + 63) / 64, 0);

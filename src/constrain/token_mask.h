@@ -56,6 +56,27 @@ using TokenMask = std::vector<uint64_t>;
 inline bool mask_has(const TokenMask& m, int32_t id) { return (m[static_cast<size_t>(id) >> 6] >> (id & 63)) & 1; }
 inline void mask_set(TokenMask& m, int32_t id) { m[static_cast<size_t>(id) >> 6] |= uint64_t{1} << (id & 63); }
 
+// What every token does from a frame at one grammar state, whatever lies below it.
+struct StateTokens {
+  TokenMask accepted;  // read whole without leaving the state's rule (or ending it exactly)
+  std::vector<std::pair<std::string, std::vector<int32_t>>> after_return;  // suffix -> tokens
+};
+
+// StateTokens of the states every grammar of a family starts with (the JSON rules every
+// compiled schema begins with, json_grammar.h, are the same states with the same edges in
+// each): computed once per vocabulary and shared by all those grammars.
+class SharedStateTokens {
+ public:
+  explicit SharedStateTokens(int32_t below) : below_(below) {}
+  int32_t below() const { return below_; }
+
+ private:
+  friend class GrammarMasks;
+  const int32_t below_;  // states [0, below) are shared
+  std::mutex mu_;
+  std::unordered_map<int32_t, std::unique_ptr<const StateTokens>> states_;
+};
+
 // The allowed tokens of a grammar, fast: per state of a rule, what every token does from a
 // frame at that state whatever lies below it is computed once (xgrammar's adaptive token
 // mask cache): most tokens are accepted or refused by the state alone; the others finish the
@@ -63,7 +84,8 @@ inline void mask_set(TokenMask& m, int32_t id) { m[static_cast<size_t>(id) >> 6]
 // once per distinct suffix. Thread-safe; shared by every request with the same grammar.
 class GrammarMasks {
  public:
-  GrammarMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie);
+  GrammarMasks(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> trie,
+               std::shared_ptr<SharedStateTokens> shared = nullptr);
   const std::shared_ptr<const Grammar>& grammar() const { return grammar_; }
   const TokenTrie& trie() const { return *trie_; }
 
@@ -71,15 +93,12 @@ class GrammarMasks {
   TokenMask allowed(Matcher& matcher) const;
 
  private:
-  struct StateTokens {
-    TokenMask accepted;  // read whole without leaving the state's rule (or ending it exactly)
-    std::vector<std::pair<std::string, std::vector<int32_t>>> after_return;  // suffix -> tokens
-  };
   const StateTokens& of_state(int32_t state) const;
   StateTokens compute(int32_t state) const;
 
   std::shared_ptr<const Grammar> grammar_;
   std::shared_ptr<const TokenTrie> trie_;
+  std::shared_ptr<SharedStateTokens> shared_;
   mutable std::mutex mu_;
   mutable std::unordered_map<int32_t, std::unique_ptr<const StateTokens>> states_;
 };

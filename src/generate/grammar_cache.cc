@@ -5,7 +5,9 @@
 namespace og::generate {
 
 GrammarCache::GrammarCache(tokenizer::Tokenizer tokenizer, size_t capacity)
-    : tokenizer_(std::move(tokenizer)), capacity_(capacity) {}
+    : tokenizer_(std::move(tokenizer)),
+      capacity_(capacity),
+      json_library_(std::make_shared<constrain::SharedStateTokens>(constrain::json_library_states())) {}
 
 std::shared_ptr<const constrain::TokenTrie> GrammarCache::trie() {
   std::call_once(trie_once_, [this] {
@@ -28,7 +30,7 @@ Result<std::shared_ptr<const constrain::GrammarMasks>> GrammarCache::json_schema
   }
   OG_ASSIGN_OR_RETURN(std::shared_ptr<const constrain::Grammar> g, constrain::compile_json_schema(schema));
   if (g->matches_nothing()) return bad_input("json schema: no JSON value satisfies it");
-  auto masks = std::make_shared<const constrain::GrammarMasks>(std::move(g), trie());
+  auto masks = std::make_shared<const constrain::GrammarMasks>(std::move(g), trie(), json_library_);
   std::lock_guard lock(mu_);
   if (auto it = by_schema_.find(key); it != by_schema_.end()) return it->second.first;  // compiled meanwhile
   lru_.push_front(key);

@@ -33,6 +33,7 @@ class GrammarCache {
   size_t capacity_;
   std::once_flag trie_once_;
   std::shared_ptr<const constrain::TokenTrie> trie_;
+  std::shared_ptr<constrain::SharedStateTokens> json_library_;  // the JSON rules' states, for every schema
   std::mutex mu_;
   std::list<std::string> lru_;  // most recent first
   std::unordered_map<std::string, std::pair<std::shared_ptr<const constrain::GrammarMasks>, std::list<std::string>::iterator>> by_schema_;
