@@ -7,6 +7,9 @@
 
 #include <algorithm>
 
+#include <nlohmann/json.hpp>
+
+#include "constrain/json_schema.h"
 #include "e2e_support.h"
 #include "generate/prompt_row_budget.h"
 #include "generate/scheduler.h"
@@ -189,9 +192,19 @@ TEST_F(SchedulerTest, SequencesGenerateWhatTheyGenerateAlone) {
   std::vector<Req> reqs;
   const int64_t V = model_->vocab_size();
   // Prompts longer than the 8-row step, sampled and greedy, more requests than slots.
-  for (int i = 0; i < 6; ++i)
+  // Every third request under a JSON grammar (a toy vocabulary: token i is byte i % 256,
+  // repeated i / 256 + 1 times): constrained and free rows in the same steps.
+  std::vector<std::optional<std::string>> bytes;
+  for (int64_t i = 0; i < V; ++i) bytes.emplace_back(std::string(static_cast<size_t>(i / 256 + 1), static_cast<char>(i % 256)));
+  auto schema = constrain::compile_json_schema(nlohmann::ordered_json::parse(
+      R"({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "array", "items": {"type": "string"}}}})"));
+  ASSERT_TRUE(schema.is_ok());
+  const auto grammar = std::make_shared<const constrain::GrammarMasks>(*schema, std::make_shared<const constrain::TokenTrie>(bytes));
+  for (int i = 0; i < 6; ++i) {
     reqs.push_back({test_tokens(3 + 7 * i, V, static_cast<uint32_t>(100 + i)),
                     options(static_cast<uint64_t>(i), i % 2 ? 0.0f : 0.9f, 6 + 3 * i), {}, std::nullopt});
+    if (i % 3 == 0) reqs.back().o.sampling.grammar = grammar;
+  }
   auto sched = generate::Scheduler::create(model_, {.max_sequences = 3, .threads = 2});
   ASSERT_TRUE(sched.is_ok()) << sched.status().message();
   for (Req& r : reqs) {
@@ -213,6 +226,12 @@ TEST_F(SchedulerTest, SequencesGenerateWhatTheyGenerateAlone) {
   EXPECT_EQ((*sched)->queued(), 0u);
   for (size_t i = 0; i < reqs.size(); ++i) {
     EXPECT_EQ(reqs[i].got, alone(reqs[i].prompt, reqs[i].o)) << "request " << i;
+    if (reqs[i].o.sampling.grammar) {  // the text so far is a prefix the grammar reads
+      EXPECT_FALSE(reqs[i].got.empty()) << "request " << i;
+      EXPECT_EQ(reqs[i].got.empty() ? -1 : reqs[i].got[0], '{') << "request " << i;
+      constrain::Matcher m(grammar->grammar());
+      for (int32_t t : reqs[i].got) EXPECT_TRUE(m.advance(*bytes[static_cast<size_t>(t)])) << "request " << i;
+    }
     ASSERT_TRUE(reqs[i].stats.has_value()) << "request " << i << " never finished";
     EXPECT_EQ(reqs[i].stats->generated_tokens, static_cast<int64_t>(reqs[i].got.size()));
     EXPECT_EQ(reqs[i].stats->prompt_tokens, static_cast<int64_t>(reqs[i].prompt.size()));
