@@ -155,8 +155,23 @@ TEST_F(ServeTest, BadRequestsGetTheOpenAIErrorObject) {
   expect_error(post(chat, json{{"messages", msgs}, {"stop", {1, 2}}}.dump()), 400, "invalid_request_error", "stop", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"presence_penalty", 3}}.dump()), 400, "invalid_request_error", "presence_penalty", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"n", 2}}.dump()), 400, "invalid_request_error", "n", nullptr);
-  expect_error(post(chat, json{{"messages", msgs}, {"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}}}.dump()), 400,
-               "invalid_request_error", "tools", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"tools", {{{"type", "function"}, {"function", {{"description", "f"}}}}}}}.dump()),
+               400, "invalid_request_error", "tools[0].function.name", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"tools", {{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", 3}}}}}}}
+                              .dump()),
+               400, "invalid_request_error", "tools[0].function.parameters", nullptr);
+  expect_error(post(chat, json{{"messages", msgs},
+                               {"tools", {{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", {{"not", json::object()}}}}}}}}}
+                              .dump()),
+               400, "invalid_request_error", "tools[0].function.parameters", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"tools", {{{"type", "function"}, {"function", {{"name", "f"}}}}}},
+                               {"tool_choice", {{"type", "function"}, {"function", {{"name", "g"}}}}}}
+                              .dump()),
+               400, "invalid_request_error", "tool_choice", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"tool_choice", "required"}}.dump()), 400, "invalid_request_error", "tool_choice",
+               nullptr);
+  expect_error(post(chat, json{{"messages", {{{"role", "user"}, {"content", "x"}}, {{"role", "assistant"}, {"tool_calls", 5}}}}}.dump()),
+               400, "invalid_request_error", "messages[1].tool_calls", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"response_format", {{"type", "json_schema"}, {"json_schema", 3}}}}.dump()),
                400, "invalid_request_error", "response_format.json_schema", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"response_format", {{"type", "xml"}}}}.dump()), 400, "invalid_request_error",
@@ -671,6 +686,109 @@ TEST_F(ServeTest, LogitBiasSteersTheSampler) {
   auto tok = post("/tokenize", json{{"content", json::parse(r->body)["choices"][0]["text"]}}.dump());
   ASSERT_TRUE(tok && tok->status == 200);
   EXPECT_EQ(json::parse(tok->body)["tokens"], json({forced, forced, forced})) << r->body;
+}
+
+
+// Tools in the generic JSON format: calls valid against their tool's parameters (checked
+// here field by field), finish_reason "tool_calls", content null; named and single-call
+// choices hold; streamed calls equal the non-streamed ones for the same seed; a follow-up
+// turn with the tool's result is rendered by the template (prompt_tokens as it counts them).
+TEST_F(ServeTest, ToolCallsFollowTheirParametersAndStreamAlike) {
+  const json tools = json::parse(R"([
+    {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+      "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 12},
+        "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false}}},
+    {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object",
+      "properties": {"zone": {"type": "string", "maxLength": 8}}, "required": ["zone"], "additionalProperties": false}}}])");
+  const json messages = {{{"role", "user"}, {"content", "What's the weather in Paris?"}}};
+  const auto check_call = [](const json& call, const std::string& want_name) {
+    ASSERT_EQ(call["type"], "function") << call;
+    ASSERT_TRUE(call["id"].is_string() && !call["id"].get<std::string>().empty()) << call;
+    const std::string name = call["function"]["name"];
+    const json args = json::parse(call["function"]["arguments"].get<std::string>());
+    ASSERT_TRUE(args.is_object()) << call;
+    if (!want_name.empty()) EXPECT_EQ(name, want_name);
+    if (name == "get_weather") {
+      ASSERT_TRUE(args.contains("city") && args["city"].is_string()) << call;
+      for (const auto& [k, v] : args.items()) EXPECT_TRUE(k == "city" || k == "unit") << call;
+      if (args.contains("unit")) EXPECT_TRUE(args["unit"] == "celsius" || args["unit"] == "fahrenheit") << call;
+    } else {
+      ASSERT_EQ(name, "get_time") << call;
+      ASSERT_TRUE(args.contains("zone") && args["zone"].is_string() && args.size() == 1) << call;
+    }
+  };
+  for (int seed = 0; seed < 4; ++seed) {
+    json choice = seed == 1 ? json{{"type", "function"}, {"function", {{"name", "get_time"}}}} : json("required");
+    // One call each (a random model would go on adding calls to a parallel list), the context
+    // the limit.
+    json body = {{"messages", messages}, {"tools", tools}, {"tool_choice", choice}, {"temperature", 1}, {"seed", seed},
+                 {"parallel_tool_calls", false}};
+    auto r = post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+    const json reply = json::parse(r->body)["choices"][0];
+    ASSERT_EQ(reply["finish_reason"], "tool_calls") << reply;
+    EXPECT_TRUE(reply["message"]["content"].is_null()) << reply;
+    const json& calls = reply["message"]["tool_calls"];
+    ASSERT_TRUE(calls.is_array() && !calls.empty()) << reply;
+    EXPECT_EQ(calls.size(), 1u) << "parallel_tool_calls false: one call";
+    for (const json& c : calls) check_call(c, seed == 1 ? "get_time" : "");
+    // The same request streamed: the deltas add up to the same calls (ids aside).
+    body["stream"] = true;
+    auto s = post("/v1/chat/completions", body.dump());
+    ASSERT_TRUE(s && s->status == 200);
+    json streamed = json::array();
+    std::string finish;
+    std::istringstream lines(s->body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("data: {", 0) != 0) continue;
+      const json chunk = json::parse(line.substr(6));
+      const json& ch = chunk["choices"][0];
+      if (ch["finish_reason"].is_string()) finish = ch["finish_reason"];
+      if (!ch["delta"].contains("tool_calls")) continue;
+      for (const json& d : ch["delta"]["tool_calls"]) {
+        const size_t i = d["index"];
+        if (streamed.size() <= i) streamed.push_back({{"name", ""}, {"arguments", ""}});
+        if (d["function"].contains("name")) streamed[i]["name"] = d["function"]["name"];
+        streamed[i]["arguments"] = streamed[i]["arguments"].get<std::string>() + d["function"]["arguments"].get<std::string>();
+      }
+    }
+    EXPECT_EQ(finish, "tool_calls");
+    ASSERT_EQ(streamed.size(), calls.size());
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(streamed[i]["name"], calls[i]["function"]["name"]);
+      EXPECT_EQ(streamed[i]["arguments"], calls[i]["function"]["arguments"]);
+    }
+  }
+  // auto: a call or an answer, and finish_reason says which.
+  auto a = post("/v1/chat/completions",
+                json{{"messages", messages}, {"tools", tools}, {"seed", 5}, {"parallel_tool_calls", false}}.dump());
+  ASSERT_TRUE(a && a->status == 200);
+  const json auto_reply = json::parse(a->body)["choices"][0];
+  if (auto_reply["finish_reason"] == "tool_calls") {
+    for (const json& c : auto_reply["message"]["tool_calls"]) check_call(c, "");
+  } else {
+    EXPECT_TRUE(auto_reply["message"]["content"].is_string()) << auto_reply;
+    EXPECT_FALSE(auto_reply["message"].contains("tool_calls")) << auto_reply;
+  }
+  // The follow-up turn: the call (arguments as JSON text, as clients send them) and its result.
+  json turn = messages;
+  turn.push_back({{"role", "assistant"}, {"content", nullptr},
+                  {"tool_calls", {{{"id", "call_1"}, {"type", "function"},
+                                   {"function", {{"name", "get_weather"}, {"arguments", R"({"city": "Paris"})"}}}}}}});
+  turn.push_back({{"role", "tool"}, {"tool_call_id", "call_1"}, {"content", "21 C"}});
+  auto f = post("/v1/chat/completions", json{{"messages", turn}, {"tools", tools}, {"tool_choice", "none"}, {"max_tokens", 4}}.dump());
+  ASSERT_TRUE(f && f->status == 200) << (f ? f->body : "");
+  auto model = runtime::Model::load(*program_);
+  auto text = generate::load_model_text(**model, "");
+  chat::RenderOptions o = text->render;
+  o.extra_context["tools"] = nlohmann::ordered_json::parse(tools.dump());
+  auto with_mapping = nlohmann::ordered_json::parse(turn.dump());
+  with_mapping[1]["tool_calls"][0]["function"]["arguments"] = nlohmann::ordered_json{{"city", "Paris"}};
+  auto rendered = text->chat_template->render_json(with_mapping, o);
+  ASSERT_TRUE(rendered.is_ok()) << rendered.status().message();
+  EXPECT_NE(rendered->find("21 C"), std::string::npos) << *rendered;
+  EXPECT_EQ(json::parse(f->body)["usage"]["prompt_tokens"], text->tokenizer.encode(*rendered, false)->size());
+  EXPECT_TRUE(drained(server_->port()));
 }
 
 }  // namespace

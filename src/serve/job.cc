@@ -25,7 +25,24 @@ int64_t unix_now() {
 std::optional<ApiError> prompt_ids(const generate::ModelText& t, const CompletionRequest& r, std::vector<int32_t>& ids) {
   const char* param = r.chat ? "messages" : "prompt";
   Result<std::vector<int32_t>> enc = std::vector<int32_t>{};
-  if (r.chat) {
+  if (r.chat && !r.messages_json.empty()) {  // tools or tool messages: the JSON messages, tools in the context
+    if (!t.chat_template) return invalid_request("the model has no chat template; use /v1/completions", param);
+    nlohmann::ordered_json messages = r.messages_json;
+    if (r.tools.active()) {  // the format the grammar holds the reply to, told in the system message
+      const std::string hint = tool_format_hint(r.tools);
+      if (!messages.empty() && messages[0]["role"] == "system" && messages[0]["content"].is_string())
+        messages[0]["content"] = messages[0]["content"].get<std::string>() + "\n\n" + hint;
+      else
+        messages.insert(messages.begin(), nlohmann::ordered_json{{"role", "system"}, {"content", hint}});
+    }
+    chat::RenderOptions o = t.render;
+    o.add_generation_prompt = true;
+    if (!r.tools.tools.empty()) o.extra_context["tools"] = r.tools.tools;
+    auto rendered = t.chat_template->render_json(messages, o);
+    if (!rendered.is_ok()) return invalid_request("the chat template refused the messages: " + rendered.status().message(), param);
+    enc = t.tokenizer.encode(*rendered, false);
+    if (!enc.is_ok()) return invalid_request(enc.status().message(), param);
+  } else if (r.chat) {
     if (!t.chat_template) return invalid_request("the model has no chat template; use /v1/completions", param);
     std::vector<chat::Message> msgs;
     for (const auto& m : r.messages) msgs.push_back({m.role, m.content});
@@ -114,6 +131,11 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   if (job->request.json_schema) {
     auto masks = ctx.backend.text.grammars->json_schema(*job->request.json_schema);
     if (!masks.is_ok()) return invalid_request(masks.status().message(), "response_format.json_schema.schema");
+    sr.options.sampling.grammar = *masks;
+  }
+  if (job->request.tools.active()) {
+    auto masks = ctx.backend.text.grammars->json_schema(tool_reply_schema(job->request.tools));
+    if (!masks.is_ok()) return invalid_request(masks.status().message(), "tools");
     sr.options.sampling.grammar = *masks;
   }
   Job* j = job.get();

@@ -144,14 +144,28 @@ bool parse_messages(const json& body, CompletionRequest& r, std::optional<ApiErr
     }
     std::string role = m["role"].get<std::string>();
     if (role == "developer") role = "system";
-    if (role != "system" && role != "user" && role != "assistant") {
-      error = invalid_request(fmt::format("{}.role '{}' is not supported (system, user, assistant)", where, role),
+    if (role != "system" && role != "user" && role != "assistant" && role != "tool") {
+      error = invalid_request(fmt::format("{}.role '{}' is not supported (system, user, assistant, tool)", where, role),
                               where + ".role");
       return false;
     }
+    if (role == "tool") r.tool_messages = true;
     if (m.contains("tool_calls") && !m["tool_calls"].is_null()) {
-      error = invalid_request(where + ".tool_calls: tools are not supported", where + ".tool_calls");
-      return false;
+      const json& calls = m["tool_calls"];
+      bool ok = role == "assistant" && calls.is_array();
+      for (size_t k = 0; ok && k < calls.size(); ++k) {
+        const json& c = calls[k];
+        ok = c.is_object() && c.contains("function") && c["function"].is_object() && c["function"].contains("name") &&
+             c["function"]["name"].is_string() &&
+             (!c["function"].contains("arguments") || c["function"]["arguments"].is_string() || c["function"]["arguments"].is_object());
+      }
+      if (!ok) {
+        error = invalid_request(where + ".tool_calls must be an assistant's array of {\"type\": \"function\", \"function\": "
+                                        "{\"name\", \"arguments\"}}",
+                                where + ".tool_calls");
+        return false;
+      }
+      r.tool_messages = true;
     }
     ChatMessage msg{.role = role, .content = ""};
     std::string why;
@@ -187,6 +201,35 @@ bool parse_prompt(const json& body, CompletionRequest& r, std::optional<ApiError
   }
   error = invalid_request(kWhy, "prompt");
   return false;
+}
+
+// The messages as the chat template reads them (transformers' shape): content a string (text
+// parts joined) or null, tool_calls with `arguments` as a mapping when the client sent JSON
+// text of an object (templates write them with `| tojson`), tool_call_id and name kept.
+nlohmann::ordered_json template_messages(const nlohmann::ordered_json& messages) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& m : messages) {
+    nlohmann::ordered_json msg = {{"role", m["role"] == "developer" ? nlohmann::ordered_json("system") : m["role"]}};
+    std::string text, why;
+    const json content = m.contains("content") ? json::parse(m["content"].dump()) : json(nullptr);
+    if (content.is_null()) msg["content"] = nullptr;
+    else if (message_content(content, text, why)) msg["content"] = text;
+    if (m.contains("tool_calls") && m["tool_calls"].is_array()) {
+      msg["tool_calls"] = m["tool_calls"];
+      for (auto& c : msg["tool_calls"]) {
+        auto& f = c["function"];
+        if (f.contains("arguments") && f["arguments"].is_string()) {
+          auto args = nlohmann::ordered_json::parse(f["arguments"].get<std::string>(), nullptr, false);
+          if (args.is_object()) f["arguments"] = args;
+        }
+        if (!c.contains("type")) c["type"] = "function";
+      }
+    }
+    for (const char* key : {"tool_call_id", "name", "reasoning_content"})
+      if (m.contains(key) && m[key].is_string()) msg[key] = m[key];
+    out.push_back(std::move(msg));
+  }
+  return out;
 }
 
 // response_format: "text"; "json_object" (any JSON object); "json_schema" with
@@ -271,11 +314,19 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
     int64_t best_of = 1;
     if (f.integer("best_of", 1, 128, best_of) && best_of != 1) f.fail("best_of", "'best_of' > 1 is not supported");
   }
-  if (const json* t = f.get("tools"); t && !(t->is_array() && t->empty()))
-    f.fail("tools", "'tools' (function calling) is not supported");
+  parse_response_format(body, f, r);
+  if (chat && (f.get("tools") || f.get("tool_choice") || f.get("parallel_tool_calls") || r.tool_messages)) {
+    // Read again in the body's own key order: parameters' properties are written in it, and
+    // the template renders tools and messages as sent.
+    const auto ordered = nlohmann::ordered_json::parse(body);
+    if (auto e = parse_tool_request(ordered, r.tools); e && !f.error) f.error = e;
+    r.messages_json = template_messages(ordered["messages"]);
+  } else if (f.get("tools")) {
+    f.fail("tools", "'tools' are for /v1/chat/completions");
+  }
+  if (r.tools.active() && r.json_schema) f.fail("response_format", "'response_format' together with tools is not supported yet");
   if (const json* t = f.get("functions"); t && !(t->is_array() && t->empty()))
     f.fail("functions", "'functions' (function calling) is not supported");
-  parse_response_format(body, f, r);
   parse_logit_bias(f, r);
   // max_completion_tokens wins over the deprecated max_tokens when both are given. Both must
   // be at least 1, as OpenAI and vLLM require (0 would ask for an answer of nothing).

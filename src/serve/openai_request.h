@@ -3,7 +3,7 @@
 // into scheduler requests.
 //
 // Defaults are OpenAI's when a field is absent or null (temperature 1, top_p 1, no top-k,
-// no min-p); unknown fields are ignored. Refused with a 400 naming the field: n > 1, tools,
+// no min-p); unknown fields are ignored. Refused with a 400 naming the field: n > 1,
 // wrong types, out-of-range values (a schema the compiler refuses: at start_job).
 #pragma once
 
@@ -16,6 +16,7 @@
 
 #include "generate/sampler.h"
 #include "serve/api_error.h"
+#include "serve/tool_calls.h"
 
 namespace og::serve {
 
@@ -41,6 +42,11 @@ struct CompletionRequest {
   int32_t top_logprobs = 0;
   // response_format json_object ({"type": "object"}) or json_schema: the reply is constrained to it.
   std::optional<nlohmann::ordered_json> json_schema;
+  // Chat with tools or tool messages: tools, tool_choice, parallel_tool_calls, and the messages
+  // as the template reads them (tool_calls, tool_call_id; empty when neither is involved).
+  ToolRequest tools;
+  bool tool_messages = false;
+  nlohmann::ordered_json messages_json;
 };
 
 // Parses a request body; on failure `error` is set and the request is meaningless.

@@ -72,6 +72,35 @@ ojson completion_body(const ResponseIdentity& id, const std::string& text, ojson
           {"usage", std::move(usage)}};
 }
 
+const char* tool_finish_reason(const ToolReply& reply, generate::StopReason r) {
+  return reply.calls.empty() ? finish_reason(r) : "tool_calls";
+}
+
+ojson tool_completion_body(const ResponseIdentity& id, const ToolReply& reply, ojson logprobs, const char* finish, ojson usage) {
+  ojson body = completion_body(id, reply.content.value_or(""), std::move(logprobs), finish, std::move(usage));
+  ojson& message = body["choices"][0]["message"];
+  if (!reply.content) message["content"] = nullptr;
+  if (!reply.calls.empty()) {
+    ojson calls = ojson::array();
+    for (const ToolCall& c : reply.calls)
+      calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
+    message["tool_calls"] = std::move(calls);
+  }
+  return body;
+}
+
+std::vector<ojson> tool_reply_deltas(const ToolReply& reply) {
+  std::vector<ojson> out;
+  if (reply.content) out.push_back({{"content", *reply.content}});
+  for (size_t i = 0; i < reply.calls.size(); ++i) {
+    const ToolCall& c = reply.calls[i];
+    out.push_back({{"tool_calls", ojson::array({{{"index", i}, {"id", c.id}, {"type", "function"},
+                                                  {"function", {{"name", c.name}, {"arguments", ""}}}}})}});
+    out.push_back({{"tool_calls", ojson::array({{{"index", i}, {"function", {{"arguments", c.arguments}}}}})}});
+  }
+  return out;
+}
+
 ojson stream_choice(bool chat, ojson delta_or_text, ojson logprobs, ojson finish) {
   if (chat)
     return {{"index", 0}, {"delta", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", std::move(finish)}};

@@ -11,6 +11,7 @@
 
 #include "generate/logprobs.h"
 #include "generate/scheduler.h"
+#include "serve/tool_calls.h"
 
 namespace og::serve {
 
@@ -35,6 +36,14 @@ ojson logprobs_json(bool chat, const std::vector<generate::TokenLogprob>& lps, s
 
 // A whole (non-streamed) response.
 ojson completion_body(const ResponseIdentity& id, const std::string& text, ojson logprobs, const char* finish, ojson usage);
+
+// A whole chat response under tools: `content` (null when only calls), `tool_calls`, and
+// finish_reason "tool_calls" when there are calls.
+ojson tool_completion_body(const ResponseIdentity& id, const ToolReply& reply, ojson logprobs, const char* finish, ojson usage);
+// The streamed deltas of a tool reply: a content delta, or per call one delta with its index,
+// id, type and name (arguments "") and one with its arguments; then finish_reason's.
+std::vector<ojson> tool_reply_deltas(const ToolReply& reply);
+const char* tool_finish_reason(const ToolReply& reply, generate::StopReason r);
 
 // One streamed choice: chat `delta` (an object) or completions `text` (a string).
 ojson stream_choice(bool chat, ojson delta_or_text, ojson logprobs, ojson finish);

@@ -28,6 +28,10 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
       !ex.write(sse_event(stream_chunk(id, stream_choice(true, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr), usage_null))))
     return cancel();
   size_t text_offset = 0;
+  // Under tools the reply is one JSON object read back whole at the end (tool_calls.h); its
+  // text is held until then.
+  const bool tools = r.tools.active();
+  std::string held;
   for (;;) {
     std::string text;
     std::vector<generate::TokenLogprob> lps;
@@ -41,6 +45,10 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
       if (!text.empty() || job->done) lps.swap(job->logprobs);
       done = job->done;
       result = job->result;
+    }
+    if (tools) {
+      held += text;
+      text.clear();
     }
     if (!text.empty()) {
       ojson lp = r.logprobs ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
@@ -65,7 +73,14 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
     }
     ojson lp = r.logprobs && !lps.empty() ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
     ojson empty = r.chat ? ojson::object() : ojson("");
-    if (!ex.write(sse_event(stream_chunk(id, stream_choice(r.chat, std::move(empty), std::move(lp), finish_reason(st.stop)), usage_null))))
+    const char* finish = finish_reason(st.stop);
+    if (tools) {
+      const ToolReply reply = read_tool_reply(held);
+      for (ojson& delta : tool_reply_deltas(reply))
+        if (!ex.write(sse_event(stream_chunk(id, stream_choice(true, std::move(delta), nullptr, nullptr), usage_null)))) return;
+      finish = tool_finish_reason(reply, st.stop);
+    }
+    if (!ex.write(sse_event(stream_chunk(id, stream_choice(r.chat, std::move(empty), std::move(lp), finish), usage_null))))
       return;
     if (r.include_usage) {
       ojson u = stream_chunk(id, nullptr, false);
