@@ -252,3 +252,56 @@ test('response_format json_schema: every reply validates, streamed equals non-st
     (e) => e.status === 400 && e.param === 'response_format.json_schema.schema' && /'not' is not supported/.test(e.message));
   assert.ok(await drained());
 });
+
+// Tool calls through the client: required, named and auto, each call's arguments validated by
+// Ajv against its tool's parameters; the streamed deltas (accumulated as the client's own
+// stream helper does) give the same calls; a follow-up turn with the tool's result is answered.
+test('tools: calls validate against their parameters, streamed calls equal non-streamed ones', async () => {
+  const tools = [
+    { type: 'function', function: { name: 'get_weather', description: 'Weather in a city',
+      parameters: { type: 'object', properties: { city: { type: 'string', maxLength: 12 }, unit: { enum: ['celsius', 'fahrenheit'] } },
+                    required: ['city'], additionalProperties: false } } },
+    { type: 'function', function: { name: 'add', parameters: { type: 'object', properties: { a: { type: 'integer', minimum: 0, maximum: 99 },
+      b: { type: 'integer', minimum: 0, maximum: 99 } }, required: ['a', 'b'], additionalProperties: false } } },
+  ];
+  const ajv = new Ajv();
+  const validators = Object.fromEntries(tools.map((t) => [t.function.name, ajv.compile(t.function.parameters)]));
+  const messages = [{ role: 'user', content: 'What is the weather in Paris?' }];
+  const choices = ['required', { type: 'function', function: { name: 'add' } }, 'auto'];
+  for (let seed = 0; seed < 6; seed++) {
+    const tool_choice = choices[seed % 3];
+    const req = { model: 'tiny', messages, tools, tool_choice, parallel_tool_calls: false, temperature: 1, seed };
+    const r = await client.chat.completions.create(req);
+    const msg = r.choices[0].message;
+    if (tool_choice !== 'auto' || r.choices[0].finish_reason === 'tool_calls') {
+      assert.equal(r.choices[0].finish_reason, 'tool_calls', JSON.stringify(r.choices[0]));
+      assert.equal(msg.content, null);
+      assert.equal(msg.tool_calls.length, 1);
+      for (const c of msg.tool_calls) {
+        assert.equal(c.type, 'function');
+        assert.ok(c.id.length > 0);
+        if (typeof tool_choice === 'object') assert.equal(c.function.name, 'add');
+        const validate = validators[c.function.name];
+        assert.ok(validate, c.function.name);
+        assert.ok(validate(JSON.parse(c.function.arguments)), JSON.stringify(validate.errors) + ' ' + c.function.arguments);
+      }
+    } else {
+      assert.equal(typeof msg.content, 'string');
+      assert.equal(msg.tool_calls, undefined);
+    }
+    const stream = client.beta.chat.completions.stream({ ...req, stream: true });
+    const final = await stream.finalChatCompletion();
+    assert.equal(final.choices[0].finish_reason, r.choices[0].finish_reason);
+    assert.deepEqual((final.choices[0].message.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments]),
+                     (msg.tool_calls ?? []).map((c) => [c.function.name, c.function.arguments]));
+    if (!msg.tool_calls) assert.equal(final.choices[0].message.content, msg.content);
+  }
+  const call = { id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city": "Paris"}' } };
+  const followUp = await client.chat.completions.create({
+    model: 'tiny', tools, tool_choice: 'none', max_tokens: 8, temperature: 0,
+    messages: [...messages, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: 'call_1', content: '21 C' }] });
+  assert.ok(['stop', 'length'].includes(followUp.choices[0].finish_reason));
+  assert.equal(followUp.choices[0].message.tool_calls, undefined);
+  assert.ok(followUp.usage.prompt_tokens > 0);
+  assert.ok(await drained());
+});
