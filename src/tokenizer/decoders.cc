@@ -93,6 +93,17 @@ std::vector<std::string> metaspace(const std::vector<std::string>& tokens, const
   return out;
 }
 
+// A Replace step on one token (a regex that fails here, on resource limits, leaves it unchanged).
+void replace_all(const Matcher& m, const std::string& content, std::string& t, std::vector<Span>& spans) {
+  if (!m.find_matches(t, spans).is_ok()) return;
+  std::string replaced;
+  for (const Span& sp : spans) {
+    if (sp.is_match) replaced += content;
+    else replaced.append(t, sp.begin, sp.end - sp.begin);
+  }
+  t = std::move(replaced);
+}
+
 }  // namespace
 
 Status Decoder::init(const std::vector<DecoderStep>& steps, bool has_decoder) {
@@ -151,15 +162,7 @@ std::string Decoder::token_bytes(const std::string& token) const {
       }
       case K::kFuse: fused = true; break;
       case K::kReplace:
-        if (!matchers_[k].find_matches(t, spans).is_ok()) break;
-        {
-          std::string replaced;
-          for (const Span& sp : spans) {
-            if (sp.is_match) replaced += s.content;
-            else replaced.append(t, sp.begin, sp.end - sp.begin);
-          }
-          t = std::move(replaced);
-        }
+        replace_all(matchers_[k], s.content, t, spans);
         break;
     }
   }
@@ -188,16 +191,7 @@ std::string Decoder::decode(std::vector<std::string> tokens) const {
         break;
       }
       case K::kReplace:
-        for (std::string& t : tokens) {
-          // A regex that fails here (resource limits) leaves the token unchanged.
-          if (!matchers_[k].find_matches(t, spans).is_ok()) continue;
-          std::string replaced;
-          for (const Span& sp : spans) {
-            if (sp.is_match) replaced += s.content;
-            else replaced.append(t, sp.begin, sp.end - sp.begin);
-          }
-          t = std::move(replaced);
-        }
+        for (std::string& t : tokens) replace_all(matchers_[k], s.content, t, spans);
         break;
     }
   }
