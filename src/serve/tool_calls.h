@@ -1,4 +1,4 @@
-// Tool calling, in the generic JSON format (llama.cpp's, for templates whose own tool-call
+// Tool calling, in the generic JSON format (the one llama-server uses for templates whose own tool-call
 // syntax offgraph does not read yet): the reply is constrained to one JSON object, either
 // {"tool_calls": [{"name": ..., "arguments": {...}}, ...]} or {"response": "..."}, each
 // call's arguments valid against its tool's `parameters`, and is turned back into OpenAI's
