@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "constrain/json_schema.h"
+#include "constrain/special_marks.h"
 #include "generate/sampler.h"
 
 namespace og {
@@ -199,6 +200,69 @@ TEST(Sampler, AGrammarMaskKeepsEveryDrawInsideIt) {
   EXPECT_EQ(greedy.sample(logits, {}), 0);
   EXPECT_EQ(greedy.sample(logits, {}), 1) << "greedy is the argmax of the allowed tokens";
   EXPECT_TRUE(greedy.grammar_complete()) << "after {} nothing can follow";
+}
+
+// A lazy grammar (tool_choice auto): the text is free until the trigger token, free again
+// never after it; a trigger inside a pause span (reasoning) does not start it. The toy
+// vocabulary has a special trigger token (marked bytes) whose plain spelling also exists.
+TEST(Sampler, ALazyGrammarStartsAtItsTriggerAndNotInsideReasoning) {
+  const std::string call = constrain::mark_special("[C]");
+  const std::vector<std::optional<std::string>> bytes = {"a", "b", " ", call, "[C]", "{", "}", "\"x\"", ":", "1", "2",
+                                                         constrain::mark_special("<t>"), constrain::mark_special("</t>"),
+                                                         "f", std::nullopt};
+  const int32_t kTrigger = 3, kOpen = 11, kClose = 12, kEnd = 14;
+  constrain::FramedJson spec;
+  spec.frames.push_back({{.text = call + "f"},
+                         {.kind = constrain::FramePiece::Kind::kJson,
+                          .schema = nlohmann::ordered_json::parse(R"({"type": "object", "properties": {"x": {"enum": [1, 2]}},
+                                                                      "required": ["x"], "additionalProperties": false})")}});
+  spec.max_items = 1;
+  auto g = constrain::compile_framed_json(spec);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  auto masks = std::make_shared<const constrain::GrammarMasks>(*g, std::make_shared<const constrain::TokenTrie>(bytes));
+  const std::vector<int32_t> ends = {kEnd};
+  std::mt19937 rng(11);
+  std::normal_distribution<float> normal(0, 2);
+  int triggered = 0, paused_triggers = 0;
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    const bool starts_paused = seed % 4 == 0;
+    Sampler s({.temperature = 1, .top_k = 0, .top_p = 1, .min_p = 0, .seed = seed, .grammar = masks,
+               .grammar_trigger = call, .grammar_pause_open = constrain::mark_special("<t>"),
+               .grammar_pause_close = constrain::mark_special("</t>"), .grammar_starts_paused = starts_paused},
+              ends);
+    std::string text;
+    std::vector<int32_t> ids;
+    for (int step = 0; step < 40 && !s.grammar_complete(); ++step) {
+      std::vector<float> logits(15);
+      for (float& l : logits) l = normal(rng);
+      logits[kTrigger] += 1.0f;
+      const int32_t t = s.sample(logits, {});
+      if (t == kEnd) break;
+      ids.push_back(t);
+      text += *bytes[static_cast<size_t>(t)];
+    }
+    // Where a trigger comes outside a pause span, the text from it on is the grammar's.
+    bool paused = starts_paused;
+    size_t first = std::string::npos;
+    for (size_t i = 0; i < ids.size() && first == std::string::npos; ++i) {
+      if (ids[i] == kOpen) paused = true;
+      else if (ids[i] == kClose) paused = false;
+      else if (ids[i] == kTrigger && !paused) first = i;
+      else if (ids[i] == kTrigger) ++paused_triggers;
+    }
+    if (first == std::string::npos || first + 1 == ids.size()) continue;  // (none, or the last draw)
+    ++triggered;
+    std::string tail;
+    for (size_t i = first; i < ids.size(); ++i) tail += *bytes[static_cast<size_t>(ids[i])];
+    ASSERT_TRUE(tail.starts_with(call + "f")) << ::testing::PrintToString(tail) << " seed " << seed << " first " << first;
+    const auto j = nlohmann::json::parse(tail.substr(call.size() + 1), nullptr, false);
+    if (s.grammar_complete()) {
+      ASSERT_TRUE(j.is_object()) << tail;
+      EXPECT_TRUE(j["x"] == 1 || j["x"] == 2) << tail;
+    }
+  }
+  EXPECT_GT(triggered, 50);
+  EXPECT_GT(paused_triggers, 5) << "some triggers came inside a pause span and were ignored";
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // `offgraph export --model MODEL --output FILE [--dtype ...] [--qlinear 4w|8w] [--qhead 4w|8w] [--qlinear-group-size G]
 //  [--qembedding 4w|8w] [--qactivations int8|bf16|f32] [--layout interleaved|row-major] [--max-ctx-len N]
-//  [--prefill-chunk-size C]`
+//  [--prefill-chunk-size C] [--tool-call-format generic_json|JSON|FILE]`
 #include <unistd.h>
 
 #include <iostream>
@@ -31,11 +31,15 @@ Runner add_export(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-ctx-len", o->max_ctx_len, "context capacity (default min(max_position_embeddings, 4096))");
   cmd->add_option("--prefill-chunk-size", o->prefill_chunk_size, "largest T of one step (default min(512, max-ctx-len))");
+  cmd->add_option("--tool-call-format", o->tool_call_format,
+                  "tool-call syntax to store: generic_json, or a JSON object (or file) as `inspect` shows it "
+                  "(default: read from the chat template)");
   return [o]() -> Status {
     o->show_progress = ::isatty(2);
     OG_ASSIGN_OR_RETURN(exporter::ExportSummary s, exporter::export_program(*o));
     std::cerr << fmt::format("exported {} -> {}: {} tensors, {} ops, {:.1f} MB in {:.2f} s\n", o->model, o->output,
                              s.n_tensors, s.n_ops, static_cast<double>(s.bytes) / 1e6, s.seconds);
+    if (!s.tool_calls.empty()) std::cerr << "tool calls: " << s.tool_calls << "\n";
     if (s.n_not_quantizable > 0)
       std::cerr << fmt::format("note: {} matrices kept in {} (columns not a multiple of the group size {})\n",
                                s.n_not_quantizable, o->dtype, o->qgroup_size);

@@ -30,9 +30,12 @@ Runner add_inspect(CLI::App& app) {
     std::cout << fmt::format("program {} ({} bytes)\n  model: {} ({})\n  dtype: {}, vocab {}, max_ctx_len {}, prefill_chunk_size {}\n",
                              *file, pf->file_size(), j["model_id"].get<std::string>(), j["family"].get<std::string>(),
                              j["dtype"].get<std::string>(), p.vocab_size(), p.max_ctx_len(), p.prefill_chunk_size());
-    std::cout << fmt::format("  weights: {} tensors, {:.1f} MB\n  bos {}, eos {}\n  tokenizer: {}, chat template: {}\n  ops:",
+    std::cout << fmt::format("  weights: {} tensors, {:.1f} MB\n  bos {}, eos {}\n  tokenizer: {}, chat template: {}\n",
                              p.tensors()->size(), j["weight_bytes"].get<double>() / 1e6, p.bos_id(), j["eos_ids"].dump(),
                              j["has_tokenizer"].get<bool>() ? "yes" : "no", j["has_chat_template"].get<bool>() ? "yes" : "no");
+    if (j.contains("tool_call_syntax"))
+      std::cout << "  tool calls: " << j["tool_call_syntax"].dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) << "\n";
+    std::cout << "  ops:";
     for (const auto& [name, n] : j["op_counts"].items()) std::cout << " " << name << "=" << n.get<int>();
     if (const int64_t int8_linears = j["linears_with_int8_activations"]; int8_linears > 0)
       std::cout << fmt::format(" ({} linears with int8 activations)", int8_linears);

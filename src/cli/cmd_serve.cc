@@ -14,12 +14,13 @@
 #include "generate/model_text.h"
 #include "generate/scheduler.h"
 #include "serve/server.h"
+#include "toolcall/syntax.h"
 
 namespace og::cli {
 namespace {
 
 struct ServeOptions {
-  std::string program, tokenizer, alias;
+  std::string program, tokenizer, alias, tool_call_format;
   SessionFlags session;
   serve::ServerOptions server;
   int32_t parallel = 4;
@@ -46,6 +47,9 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
   OG_ASSIGN_OR_RETURN(StorageType kv, check_session_flags(o.session));
   OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o.program, residency_of(o.session), math_of(o.session)));
   OG_ASSIGN_OR_RETURN(generate::ModelText text, generate::load_model_text(*model, o.tokenizer));
+  if (!o.tool_call_format.empty()) {
+    OG_ASSIGN_OR_RETURN(text.tool_syntax, toolcall::parse_tool_call_format(o.tool_call_format));
+  }
   std::shared_ptr<runtime::PrefixCache> prefix_cache;
   if (o.cache_ram_mib > 0) {
     OG_ASSIGN_OR_RETURN(prefix_cache, runtime::PrefixCache::create({.budget_bytes = static_cast<uint64_t>(o.cache_ram_mib) << 20,
@@ -112,6 +116,8 @@ Runner add_serve(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--log-steps", o->log_steps, "log every batched step to stderr (rows, prompt-row budget, milliseconds)");
   cmd->add_option("--tokenizer", o->tokenizer, "tokenizer.json, model directory or program to use instead of the program's");
+  cmd->add_option("--tool-call-format", o->tool_call_format,
+                  "tool-call syntax instead of the program's: generic_json, or a JSON object (or file) as `inspect` shows it");
   return [o]() -> Status {
     if (o->parallel < 1) return usage_error("--parallel {} must be at least 1", o->parallel);
     if (o->ctx_size < 0) return usage_error("--ctx-size {} must be >= 0", o->ctx_size);

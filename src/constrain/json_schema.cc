@@ -64,25 +64,68 @@ bool is_integral(const json& v) {
 
 class Compiler {
  public:
-  Compiler(const json& root, const JsonSchemaLimits& limits) : root_(root), limits_(limits) {}
+  Compiler(const json& root, const JsonSchemaLimits& limits) : root_(&root), limits_(limits) {}
 
   Result<std::shared_ptr<const Grammar>> run() {
     OG_ASSIGN_OR_RETURN(json_, add_json_rules(*g_));
     const int32_t top = g_->add_rule("root");
-    OG_ASSIGN_OR_RETURN(ExprPtr body, schema(root_, "", 0));
+    OG_ASSIGN_OR_RETURN(ExprPtr body, schema(*root_, "", 0));
     OG_TRY(g_->define(top, body));  // no whitespace around the value: the text ends where it does
-    // $ref targets, each once, after the schema that names them (no recursion in C++ here).
+    OG_TRY(define_pending());
+    OG_TRY(g_->finish(top));
+    return std::shared_ptr<const Grammar>(std::move(g_));
+  }
+
+  // prefix item (separator item){min-1, max-1} suffix; each item one of the frames.
+  Result<std::shared_ptr<const Grammar>> run(const FramedJson& spec) {
+    if (spec.frames.empty()) return bad_input("framed JSON: no frames");
+    if (spec.min_items < 1 || (spec.max_items >= 0 && spec.max_items < spec.min_items))
+      return bad_input("framed JSON: {}..{} items", spec.min_items, spec.max_items);
+    OG_ASSIGN_OR_RETURN(json_, add_json_rules(*g_));
+    const int32_t top = g_->add_rule("root");
+    const int32_t item = g_->add_rule("item");
+    std::vector<ExprPtr> frames;
+    for (size_t f = 0; f < spec.frames.size(); ++f) {
+      std::vector<ExprPtr> pieces;
+      for (size_t k = 0; k < spec.frames[f].size(); ++k) {
+        const FramePiece& p = spec.frames[f][k];
+        switch (p.kind) {
+          case FramePiece::Kind::kLiteral: pieces.push_back(lit(p.text)); break;
+          case FramePiece::Kind::kAlnum:
+            pieces.push_back(repeat(byte_ranges({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}}), p.length, p.length));
+            break;
+          case FramePiece::Kind::kJson: {
+            root_ = &p.schema;  // its $refs are its own
+            ++root_index_;
+            OG_ASSIGN_OR_RETURN(ExprPtr e, value_rule(p.schema, fmt::format("/frames/{}/{}", f, k), 0));
+            pieces.push_back(e);
+            OG_TRY(define_pending());
+            break;
+          }
+        }
+      }
+      frames.push_back(seq(std::move(pieces)));
+    }
+    OG_TRY(g_->define(item, alt(std::move(frames))));
+    const int32_t more_max = spec.max_items < 0 ? -1 : spec.max_items - 1;
+    OG_TRY(g_->define(top, seq({lit(spec.prefix), call(item), repeat(seq({lit(spec.separator), call(item)}), spec.min_items - 1, more_max),
+                                lit(spec.suffix)})));
+    OG_TRY(g_->finish(top));
+    return std::shared_ptr<const Grammar>(std::move(g_));
+  }
+
+ private:
+  // $ref targets, each once, after the schema that names them (no recursion in C++ here).
+  Status define_pending() {
     while (!pending_.empty()) {
       auto [rule, target, path] = pending_.back();
       pending_.pop_back();
       OG_ASSIGN_OR_RETURN(ExprPtr e, schema(*target, path, 0));
       OG_TRY(g_->define(rule, e));
     }
-    OG_TRY(g_->finish(top));
-    return std::shared_ptr<const Grammar>(std::move(g_));
+    return Status::ok();
   }
 
- private:
   // A rule for the values of schema `s` (keeps each rule's expression shallow).
   Result<ExprPtr> value_rule(const json& s, const std::string& path, int32_t depth) {
     if (s.is_boolean()) return s.get<bool>() ? call(json_.value) : nothing();
@@ -336,10 +379,11 @@ class Compiler {
   Result<ExprPtr> ref(const json& r, const std::string& path) {
     if (!r.is_string()) return at(path, "must be a string");
     const std::string target = r.get<std::string>();
-    if (auto it = ref_rules_.find(target); it != ref_rules_.end()) return call(it->second);
+    const std::string key = fmt::format("{}:{}", root_index_, target);  // each root's references are its own
+    if (auto it = ref_rules_.find(key); it != ref_rules_.end()) return call(it->second);
     OG_ASSIGN_OR_RETURN(const json* s, resolve(target, path));
     const int32_t rule = g_->add_rule(target);
-    ref_rules_[target] = rule;
+    ref_rules_[key] = rule;
     pending_.push_back({rule, s, target.substr(1)});
     return call(rule);
   }
@@ -349,7 +393,7 @@ class Compiler {
       return at(path, fmt::format("$ref '{}' is not supported: only references inside the schema (\"#...\")", target));
     OG_ASSIGN_OR_RETURN(std::string pointer, unescape_fragment(target));
     try {
-      const json& s = root_.at(json::json_pointer(pointer));
+      const json& s = root_->at(json::json_pointer(pointer));
       return &s;
     } catch (const std::exception&) {
       return at(path, fmt::format("$ref '{}' points at nothing", target));
@@ -388,8 +432,8 @@ class Compiler {
     if (a.is_object() && a.empty()) return b;
     if (b.is_object() && b.empty()) return a;
     if (!b.is_object()) return at(path, "a schema must be an object or a boolean");
-    if (a.contains("$ref") || b.contains("$ref")) { at(path, "'$ref' combined with other keywords through allOf/anyOf is not supported");
-    }
+    if (a.contains("$ref") || b.contains("$ref"))
+      return at(path, "'$ref' combined with other keywords through allOf/anyOf is not supported");
     json out = a;
     for (const auto& [key, v] : b.items()) {
       if (!out.contains(key) || !kSupported.count(key)) {
@@ -422,7 +466,8 @@ class Compiler {
     return out;
   }
 
-  const json& root_;
+  const json* root_;       // the schema whose $refs are being resolved
+  int32_t root_index_ = 0;
   JsonSchemaLimits limits_;
   std::unique_ptr<Grammar> g_ = std::make_unique<Grammar>();
   JsonRules json_;
@@ -447,6 +492,11 @@ int32_t json_library_states() {
 
 Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::ordered_json& schema, const JsonSchemaLimits& limits) {
   return Compiler(schema, limits).run();
+}
+
+Result<std::shared_ptr<const Grammar>> compile_framed_json(const FramedJson& spec, const JsonSchemaLimits& limits) {
+  static const json kNone;
+  return Compiler(kNone, limits).run(spec);
 }
 
 }  // namespace og::constrain

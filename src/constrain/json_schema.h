@@ -7,6 +7,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -30,5 +32,23 @@ int32_t json_library_states();
 // supported".
 Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::ordered_json& schema,
                                                            const JsonSchemaLimits& limits = {});
+
+// Literal text around JSON values (a tool call in a chat template's own syntax): the grammar of
+//   prefix item (separator item)* suffix,  min_items..max_items items (max < 0: no bound),
+// each item one of `frames`, a frame a sequence of literal bytes, JSON values of a schema
+// (each its own root for $ref), and runs of ASCII letters and digits of a fixed length (ids).
+struct FramePiece {
+  enum class Kind : uint8_t { kLiteral, kJson, kAlnum };
+  Kind kind = Kind::kLiteral;
+  std::string text;                // kLiteral
+  nlohmann::ordered_json schema;   // kJson
+  int32_t length = 0;              // kAlnum
+};
+struct FramedJson {
+  std::string prefix, separator, suffix;
+  std::vector<std::vector<FramePiece>> frames;
+  int32_t min_items = 1, max_items = -1;
+};
+Result<std::shared_ptr<const Grammar>> compile_framed_json(const FramedJson& spec, const JsonSchemaLimits& limits = {});
 
 }  // namespace og::constrain

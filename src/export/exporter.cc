@@ -7,12 +7,14 @@
 #include <set>
 
 #include "base/mapped_file.h"
+#include "chat/chat_template.h"
 #include "export/build_context.h"
 #include "export/family.h"
 #include "hf/json_fields.h"
 #include "hf/model_dir.h"
 #include "program/validator.h"
 #include "tokenizer/tokenizer.h"
+#include "toolcall/detect.h"
 
 namespace og::exporter {
 namespace {
@@ -60,6 +62,27 @@ Status read_tokenizer_files(const std::string& dir, fb::ProgramT& p) {
     p.bos_token = token_text("bos_token");
     p.eos_token = token_text("eos_token");
   }
+  return Status::ok();
+}
+
+// The template's tool-call and reasoning syntax (toolcall/detect.h), or the one given; stored
+// as data. A template this renderer cannot parse is stored without one (chat refuses it later).
+Status store_tool_call_syntax(const std::string& override_arg, fb::ProgramT& p, std::string& note) {
+  if (!override_arg.empty()) {
+    OG_ASSIGN_OR_RETURN(toolcall::ToolCallSyntax s, toolcall::parse_tool_call_format(override_arg));
+    p.tool_call_syntax = toolcall::to_json(s).dump();
+    note = s.format + " (given)";
+    return Status::ok();
+  }
+  if (p.chat_template.empty()) return Status::ok();
+  auto tmpl = chat::ChatTemplate::parse(p.chat_template);
+  if (!tmpl.is_ok()) return Status::ok();
+  chat::RenderOptions o;
+  if (!p.bos_token.empty()) o.bos_token = p.bos_token;
+  if (!p.eos_token.empty()) o.eos_token = p.eos_token;
+  const toolcall::Detection d = toolcall::detect_syntax(*tmpl, o);
+  p.tool_call_syntax = toolcall::to_json(d.syntax).dump();
+  note = d.syntax.format + " (" + d.why + ")";
   return Status::ok();
 }
 
@@ -141,6 +164,8 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   p.layout = program::layout_to_fb(layout);
   OG_TRY(read_special_ids(config, loc.dir, p));
   OG_TRY(read_tokenizer_files(loc.dir, p));
+  std::string tool_note;
+  OG_TRY(store_tool_call_syntax(o.tool_call_format, p, tool_note));
 
   // Write to a temporary name and rename at the end, so a failed export leaves no half file.
   const std::string tmp = o.output + ".partial";
@@ -189,6 +214,7 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   s.n_ops = static_cast<int32_t>(p.ops.size());
   s.n_quantized = g.n_quantized();
   s.n_not_quantizable = g.n_not_quantizable();
+  s.tool_calls = tool_note;
   s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return s;
 }

@@ -29,6 +29,7 @@ struct ExportOptions {
   std::string qactivations = "int8";  // int8 | bf16 | f32: how quantized (bf16: and bf16) linears meet their input
   std::string layout = "interleaved";  // interleaved | row-major: how matrices are stored (row_block 16 or 0)
   bool qround_to_nearest = false;   // llama.cpp's Q8_0/Q4_0 rounding instead of the fit (to compare)
+  std::string tool_call_format;     // "": read from the chat template; else toolcall::parse_tool_call_format's argument
   bool show_progress = false;       // a progress line on stderr (when it is a terminal)
   std::function<void(const ExportProgress&)> on_progress;  // called on the exporting thread
 };
@@ -40,6 +41,7 @@ struct ExportSummary {
   double seconds = 0;
   int64_t n_quantized = 0;          // matrices stored 4w / 8w
   int64_t n_not_quantizable = 0;    // left in the program dtype: columns not a multiple of the group
+  std::string tool_calls;           // the stored tool-call format and how it was found ("" without a template)
 };
 
 Result<ExportSummary> export_program(const ExportOptions& options);

@@ -5,6 +5,7 @@
 // order its objects are written in). Thread-safe.
 #pragma once
 
+#include <functional>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "constrain/json_schema.h"
+#include "constrain/special_marks.h"
 #include "constrain/token_mask.h"
 #include "tokenizer/tokenizer.h"
 
@@ -25,12 +28,20 @@ class GrammarCache {
   // The masks of the JSON texts `schema` accepts. kBadInput names the keyword at fault
   // (constrain/json_schema.h), or says that no value satisfies the schema.
   Result<std::shared_ptr<const constrain::GrammarMasks>> json_schema(const nlohmann::ordered_json& schema);
+  // The masks of literal frames around JSON values (a template's tool calls; its literals
+  // with special tokens marked, constrain/special_marks.h), cached by the spec as well.
+  Result<std::shared_ptr<const constrain::GrammarMasks>> framed_json(const constrain::FramedJson& spec);
+  // The vocabulary's special tokens' texts (for marking literals).
+  const constrain::SpecialTexts& specials() const { return specials_; }
 
  private:
   std::shared_ptr<const constrain::TokenTrie> trie();
+  Result<std::shared_ptr<const constrain::GrammarMasks>> cached(const std::string& key,
+                                                                 const std::function<Result<std::shared_ptr<const constrain::Grammar>>()>& compile);
 
   tokenizer::Tokenizer tokenizer_;
   size_t capacity_;
+  constrain::SpecialTexts specials_;
   std::once_flag trie_once_;
   std::shared_ptr<const constrain::TokenTrie> trie_;
   std::shared_ptr<constrain::SharedStateTokens> json_library_;  // the JSON rules' states, for every schema

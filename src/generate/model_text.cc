@@ -6,6 +6,7 @@
 
 #include "base/mapped_file.h"
 #include "program/program_file.h"
+#include "toolcall/detect.h"
 
 namespace og::generate {
 namespace fs = std::filesystem;
@@ -62,6 +63,14 @@ Result<ModelText> load_model_text(const runtime::Model& model, const std::string
   }
   if (p.eos_ids())
     for (int32_t id : *p.eos_ids()) t.stop_ids.push_back(id);
+  if (p.tool_call_syntax() && p.tool_call_syntax()->size() > 0) {
+    const auto j = nlohmann::ordered_json::parse(p.tool_call_syntax()->string_view(), nullptr, false);
+    auto s = toolcall::syntax_from_json(j);
+    if (!s.is_ok()) return bad_input("{}: the stored tool-call format: {}", model.file().path(), s.status().message());
+    t.tool_syntax = std::move(s).value();
+  } else if (t.chat_template) {
+    t.tool_syntax = toolcall::detect_syntax(*t.chat_template, t.render).syntax;
+  }
   if (t.chat_template) {
     if (auto end = turn_end_token(t); end && std::find(t.stop_ids.begin(), t.stop_ids.end(), *end) == t.stop_ids.end())
       t.stop_ids.push_back(*end);

@@ -12,6 +12,7 @@
 #include "generate/grammar_cache.h"
 #include "runtime/model.h"
 #include "tokenizer/tokenizer.h"
+#include "toolcall/syntax.h"
 
 namespace og::generate {
 
@@ -24,6 +25,9 @@ struct ModelText {
   chat::RenderOptions render;                       // bos/eos texts for the template
   std::vector<int32_t> stop_ids;
   std::shared_ptr<GrammarCache> grammars;           // constrained output over this tokenizer
+  // How the template writes tool calls and reasoning: stored at export, or read from the
+  // template here for a program exported before it was stored (generic_json without a template).
+  toolcall::ToolCallSyntax tool_syntax;
 };
 
 // From the program (tokenizer_override: a path for load_tokenizer, or empty).

@@ -24,7 +24,40 @@ Status SamplingParams::validate() const {
 
 Sampler::Sampler(const SamplingParams& params, std::span<const int32_t> end_ids)
     : p_(params), end_ids_(end_ids.begin(), end_ids.end()), rng_(params.seed) {
-  if (p_.grammar) matcher_.emplace(p_.grammar->grammar());
+  if (p_.grammar && p_.grammar_trigger.empty()) matcher_.emplace(p_.grammar->grammar());
+  waiting_ = p_.grammar && !p_.grammar_trigger.empty();
+  paused_ = waiting_ && p_.grammar_starts_paused && !p_.grammar_pause_close.empty();
+}
+
+void Sampler::watch_trigger(int32_t token) {
+  free_text_ += p_.grammar->trie().bytes(token);
+  for (;;) {
+    if (paused_) {
+      const size_t close = free_text_.find(p_.grammar_pause_close, scan_);
+      if (close == std::string::npos) return;
+      paused_ = false;
+      scan_ = close + p_.grammar_pause_close.size();
+      continue;
+    }
+    const size_t open = p_.grammar_pause_open.empty() ? std::string::npos : free_text_.find(p_.grammar_pause_open, scan_);
+    const size_t trigger = free_text_.find(p_.grammar_trigger, scan_);
+    if (open != std::string::npos && (trigger == std::string::npos || open < trigger)) {
+      paused_ = true;
+      scan_ = open + p_.grammar_pause_open.size();
+      continue;
+    }
+    if (trigger == std::string::npos) return;
+    // The grammar reads the text from the trigger on; a token that went past the trigger in a
+    // way the grammar refuses leaves the text free (the reply parser reads it as content).
+    constrain::Matcher m(p_.grammar->grammar());
+    if (m.advance(std::string_view(free_text_).substr(trigger))) {
+      matcher_.emplace(std::move(m));
+      waiting_ = false;
+      free_text_.clear();
+      return;
+    }
+    scan_ = trigger + 1;
+  }
 }
 
 // logit_bias, then the grammar's mask: refused tokens get -inf, which every later rule keeps
@@ -59,6 +92,13 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   int32_t token;
   if (p_.logit_bias.empty() && !matcher_) {
     token = pick(logits, history);
+    if (waiting_ && std::find(end_ids_.begin(), end_ids_.end(), token) == end_ids_.end()) watch_trigger(token);
+  } else if (!matcher_) {
+    original_ = logits;
+    biased_.assign(logits.begin(), logits.end());
+    constrain(biased_);
+    token = pick(biased_, history);
+    if (waiting_ && std::find(end_ids_.begin(), end_ids_.end(), token) == end_ids_.end()) watch_trigger(token);
   } else {
     original_ = logits;
     biased_.assign(logits.begin(), logits.end());

@@ -37,6 +37,12 @@ struct SamplingParams {
   std::vector<std::pair<int32_t, float>> logit_bias;
   // The text must be a sentence of this grammar (response_format, --json-schema); null: free.
   std::shared_ptr<const constrain::GrammarMasks> grammar;
+  // A lazy grammar (tool_choice auto): the text is free until it holds `grammar_trigger` (the
+  // grammar's own first bytes, special tokens marked), and follows the grammar from the
+  // trigger's first byte on. A trigger between grammar_pause_open and grammar_pause_close
+  // (reasoning) does not count; grammar_starts_paused: the text begins inside such a span.
+  std::string grammar_trigger, grammar_pause_open, grammar_pause_close;
+  bool grammar_starts_paused = false;
 
   // Every out-of-range or NaN value is an error naming the parameter.
   Status validate() const;
@@ -57,12 +63,17 @@ class Sampler {
 
  private:
   int32_t pick(std::span<const float> logits, std::span<const int32_t> history);
+  void watch_trigger(int32_t token);  // a lazy grammar not yet started: reads `token`
   double uniform();  // [0, 1)
   std::unordered_map<int32_t, int32_t> generated_counts_;  // token -> times returned
   void constrain(std::span<float> logits);
   SamplingParams p_;
   std::vector<int32_t> end_ids_;
   std::optional<constrain::Matcher> matcher_;
+  bool waiting_ = false;     // a lazy grammar whose trigger has not come
+  bool paused_ = false;      // inside a pause span (reasoning)
+  std::string free_text_;    // the text so far while waiting (token bytes, specials marked)
+  size_t scan_ = 0;          // free_text_ before this is read
   std::mt19937_64 rng_;
   std::vector<std::pair<float, int32_t>> candidates_;  // reused: no allocation per token
   std::vector<float> scratch_;

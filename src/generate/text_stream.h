@@ -21,7 +21,10 @@ namespace og::generate {
 
 class TextStream {
  public:
-  explicit TextStream(const tokenizer::Tokenizer& tokenizer, std::vector<std::string> stop_strings = {});
+  // `mark_specials`: special tokens are not skipped but written as their marked text
+  // (constrain/special_marks.h), for a reply parser that reads a template's control tokens.
+  explicit TextStream(const tokenizer::Tokenizer& tokenizer, std::vector<std::string> stop_strings = {},
+                      bool mark_specials = false);
 
   // The text `token` completes (maybe empty). An error of the decoder (an id outside the
   // vocabulary) is returned, and the stream stops.
@@ -37,7 +40,8 @@ class TextStream {
   tokenizer::StreamDecoder decoder_;
   StopStringMatcher stops_;
   std::vector<int32_t> tokens_;   // every token pushed
-  size_t decoded_bytes_ = 0;      // bytes the decoder has returned so far
+  size_t decoded_bytes_ = 0;      // bytes the decoder has returned so far (specials not counted)
+  bool mark_specials_ = false;
 };
 
 }  // namespace og::generate

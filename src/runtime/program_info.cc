@@ -118,6 +118,9 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
   j["file_bytes"] = pf.file_size();
   j["has_tokenizer"] = p.tokenizer_blob() != nullptr && p.tokenizer_blob()->size() > 0;
   j["has_chat_template"] = p.chat_template() != nullptr && p.chat_template()->size() > 0;
+  // The stored tool-call syntax (toolcall/syntax.h), as JSON: what --tool-call-format takes.
+  if (p.tool_call_syntax() && p.tool_call_syntax()->size() > 0)
+    j["tool_call_syntax"] = nlohmann::ordered_json::parse(p.tool_call_syntax()->string_view(), nullptr, false);
   j["checksum"] = fmt::format("{:016x}", pf.checksum());
   j["weights_verified"] = weights_verified;
   return j;

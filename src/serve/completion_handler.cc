@@ -50,10 +50,13 @@ void handle_completion(ServeContext& ctx, const http::Request& req, http::Exchan
   const CompletionRequest& q = job->request;
   const ResponseIdentity id{.chat = q.chat, .id = job->id, .created = job->created, .model = q.model};
   ojson lp = q.logprobs ? logprobs_json(q.chat, job->logprobs, 0) : ojson(nullptr);
-  if (q.tools.active()) {
-    const ToolReply reply = read_tool_reply(job->pending_text);
-    return send_json(ex, to_text(tool_completion_body(id, reply, std::move(lp), tool_finish_reason(reply, st.stop),
-                                                      usage_json(job->prompt_tokens, st))));
+  if (job->parser) {
+    std::vector<toolcall::ReplyEvent> events;
+    job->parser->push(job->pending_text, events);
+    job->parser->finish(events);
+    const toolcall::Reply reply = toolcall::fold(events);
+    return send_json(ex, to_text(reply_body(id, reply, std::move(lp), reply_finish_reason(!reply.calls.empty(), st.stop),
+                                            usage_json(job->prompt_tokens, st))));
   }
   send_json(ex, to_text(completion_body(id, job->pending_text, std::move(lp), finish_reason(st.stop),
                                         usage_json(job->prompt_tokens, st))));

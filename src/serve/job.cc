@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "generate/text_generation.h"
+#include "toolcall/registry.h"
 
 namespace og::serve {
 namespace {
@@ -28,17 +29,30 @@ std::optional<ApiError> prompt_ids(const generate::ModelText& t, const Completio
   if (r.chat && !r.messages_json.empty()) {  // tools or tool messages: the JSON messages, tools in the context
     if (!t.chat_template) return invalid_request("the model has no chat template; use /v1/completions", param);
     nlohmann::ordered_json messages = r.messages_json;
-    if (r.tools.active()) {  // the format the grammar holds the reply to, told in the system message
-      const std::string hint = tool_format_hint(r.tools);
+    const toolcall::Format* format = toolcall::find_format(t.tool_syntax.format);
+    const std::string hint = r.tools.active() && format ? format->hint(tool_set(r.tools)) : "";
+    if (!hint.empty()) {  // a format the template does not tell the model: the system message does
       if (!messages.empty() && messages[0]["role"] == "system" && messages[0]["content"].is_string())
         messages[0]["content"] = messages[0]["content"].get<std::string>() + "\n\n" + hint;
       else
         messages.insert(messages.begin(), nlohmann::ordered_json{{"role", "system"}, {"content", hint}});
     }
+    if (t.tool_syntax.arguments_as_string)  // the template concatenates `arguments`: JSON text, as the client sent it
+      for (auto& m : messages)
+        if (m.contains("tool_calls"))
+          for (auto& c : m["tool_calls"])
+            if (c["function"].contains("arguments") && !c["function"]["arguments"].is_string())
+              c["function"]["arguments"] = c["function"]["arguments"].dump();
     chat::RenderOptions o = t.render;
     o.add_generation_prompt = true;
     if (!r.tools.tools.empty()) o.extra_context["tools"] = r.tools.tools;
     auto rendered = t.chat_template->render_json(messages, o);
+    if (!rendered.is_ok()) {  // clients send `content: null` beside tool_calls; many templates need a string
+      bool any_null = false;
+      for (auto& m : messages)
+        if (m.contains("content") && m["content"].is_null()) m["content"] = "", any_null = true;
+      if (any_null) rendered = t.chat_template->render_json(messages, o);
+    }
     if (!rendered.is_ok()) return invalid_request("the chat template refused the messages: " + rendered.status().message(), param);
     enc = t.tokenizer.encode(*rendered, false);
     if (!enc.is_ok()) return invalid_request(enc.status().message(), param);
@@ -116,7 +130,15 @@ std::string log_words(const Job& job, const generate::SequenceStats& st) {
 std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::shared_ptr<Job>& out) {
   std::vector<int32_t> ids;
   if (auto e = prompt_ids(ctx.backend.text, r, ids)) return e;
-  auto job = std::make_shared<Job>(ctx.backend.text.tokenizer, r.stop);
+  // Chat replies are read back by the program's format when tools are active or the template
+  // writes reasoning; the grammar under tools is that format's.
+  const generate::ModelText& text = ctx.backend.text;
+  const toolcall::Format* format = toolcall::find_format(text.tool_syntax.format);
+  const toolcall::ToolSet tools = tool_set(r.tools);
+  std::unique_ptr<toolcall::ReplyParser> parser;
+  if (r.chat && format && (tools.active() || text.tool_syntax.has_reasoning()))
+    parser = format->parser(text.tool_syntax, tools.active() ? &tools : nullptr, text.grammars->specials());
+  auto job = std::make_shared<Job>(ctx.backend.text.tokenizer, r.stop, std::move(parser));
   job->id = random_id(r.chat ? "chatcmpl-" : "cmpl-");
   job->created = unix_now();
   job->prompt_tokens = static_cast<int64_t>(ids.size());
@@ -133,10 +155,15 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
     if (!masks.is_ok()) return invalid_request(masks.status().message(), "response_format.json_schema.schema");
     sr.options.sampling.grammar = *masks;
   }
-  if (job->request.tools.active()) {
-    auto masks = ctx.backend.text.grammars->json_schema(tool_reply_schema(job->request.tools));
+  if (tools.active() && format) {
+    const toolcall::ReplyGrammar g = format->grammar(text.tool_syntax, tools, text.grammars->specials());
+    auto masks = g.schema ? text.grammars->json_schema(*g.schema) : text.grammars->framed_json(*g.framed);
     if (!masks.is_ok()) return invalid_request(masks.status().message(), "tools");
     sr.options.sampling.grammar = *masks;
+    sr.options.sampling.grammar_trigger = g.trigger;
+    sr.options.sampling.grammar_pause_open = g.pause_open;
+    sr.options.sampling.grammar_pause_close = g.pause_close;
+    sr.options.sampling.grammar_starts_paused = g.starts_paused;
   }
   Job* j = job.get();
   Metrics* metrics = &ctx.metrics;

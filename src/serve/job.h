@@ -16,17 +16,24 @@
 #include "generate/text_stream.h"
 #include "serve/openai_request.h"
 #include "serve/serve_context.h"
+#include "toolcall/reply_parser.h"
 
 namespace og::serve {
 
 struct Job {
-  Job(const tokenizer::Tokenizer& tokenizer, std::vector<std::string> stops) : text(tokenizer, std::move(stops)) {}
+  // parser: the reply's reader (tools, reasoning), or null for plain text; specials are then
+  // marked in the text for it.
+  Job(const tokenizer::Tokenizer& tokenizer, std::vector<std::string> stops, std::unique_ptr<toolcall::ReplyParser> parser)
+      : text(tokenizer, std::move(stops), parser != nullptr), parser(std::move(parser)) {}
   CompletionRequest request;
   std::string id;                      // chatcmpl-... / cmpl-...
   int64_t created = 0;                 // unix seconds
   int64_t prompt_tokens = 0;
   // Loop thread only.
   generate::TextStream text;
+  // The writer's (the HTTP thread that answers): reads pending_text into content, reasoning
+  // and tool calls.
+  std::unique_ptr<toolcall::ReplyParser> parser;
   std::chrono::steady_clock::time_point last_token{};
   bool any_token = false;
   // Shared, under mu.

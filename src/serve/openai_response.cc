@@ -72,31 +72,40 @@ ojson completion_body(const ResponseIdentity& id, const std::string& text, ojson
           {"usage", std::move(usage)}};
 }
 
-const char* tool_finish_reason(const ToolReply& reply, generate::StopReason r) {
-  return reply.calls.empty() ? finish_reason(r) : "tool_calls";
+const char* reply_finish_reason(bool made_calls, generate::StopReason r) {
+  const char* own = finish_reason(r);
+  return made_calls && std::string_view(own) == "stop" ? "tool_calls" : own;  // cut short stays "length"
 }
 
-ojson tool_completion_body(const ResponseIdentity& id, const ToolReply& reply, ojson logprobs, const char* finish, ojson usage) {
+ojson reply_body(const ResponseIdentity& id, const toolcall::Reply& reply, ojson logprobs, const char* finish, ojson usage) {
   ojson body = completion_body(id, reply.content.value_or(""), std::move(logprobs), finish, std::move(usage));
   ojson& message = body["choices"][0]["message"];
-  if (!reply.content) message["content"] = nullptr;
+  if (!reply.content && !reply.calls.empty()) message["content"] = nullptr;
+  if (reply.reasoning) message["reasoning_content"] = *reply.reasoning;
   if (!reply.calls.empty()) {
     ojson calls = ojson::array();
-    for (const ToolCall& c : reply.calls)
+    for (const toolcall::ToolCallOut& c : reply.calls)
       calls.push_back({{"id", c.id}, {"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}});
     message["tool_calls"] = std::move(calls);
   }
   return body;
 }
 
-std::vector<ojson> tool_reply_deltas(const ToolReply& reply) {
+std::vector<ojson> reply_deltas(const std::vector<toolcall::ReplyEvent>& events) {
+  using Kind = toolcall::ReplyEvent::Kind;
   std::vector<ojson> out;
-  if (reply.content) out.push_back({{"content", *reply.content}});
-  for (size_t i = 0; i < reply.calls.size(); ++i) {
-    const ToolCall& c = reply.calls[i];
-    out.push_back({{"tool_calls", ojson::array({{{"index", i}, {"id", c.id}, {"type", "function"},
-                                                  {"function", {{"name", c.name}, {"arguments", ""}}}}})}});
-    out.push_back({{"tool_calls", ojson::array({{{"index", i}, {"function", {{"arguments", c.arguments}}}}})}});
+  for (const toolcall::ReplyEvent& e : events) {
+    switch (e.kind) {
+      case Kind::kContent: out.push_back({{"content", e.text}}); break;
+      case Kind::kReasoning: out.push_back({{"reasoning_content", e.text}}); break;
+      case Kind::kCallStart:
+        out.push_back({{"tool_calls", ojson::array({{{"index", e.index}, {"id", e.id}, {"type", "function"},
+                                                      {"function", {{"name", e.name}, {"arguments", ""}}}}})}});
+        break;
+      case Kind::kArguments:
+        out.push_back({{"tool_calls", ojson::array({{{"index", e.index}, {"function", {{"arguments", e.text}}}}})}});
+        break;
+    }
   }
   return out;
 }

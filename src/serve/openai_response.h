@@ -12,6 +12,7 @@
 #include "generate/logprobs.h"
 #include "generate/scheduler.h"
 #include "serve/tool_calls.h"
+#include "toolcall/reply_parser.h"
 
 namespace og::serve {
 
@@ -37,13 +38,16 @@ ojson logprobs_json(bool chat, const std::vector<generate::TokenLogprob>& lps, s
 // A whole (non-streamed) response.
 ojson completion_body(const ResponseIdentity& id, const std::string& text, ojson logprobs, const char* finish, ojson usage);
 
-// A whole chat response under tools: `content` (null when only calls), `tool_calls`, and
-// finish_reason "tool_calls" when there are calls.
-ojson tool_completion_body(const ResponseIdentity& id, const ToolReply& reply, ojson logprobs, const char* finish, ojson usage);
-// The streamed deltas of a tool reply: a content delta, or per call one delta with its index,
-// id, type and name (arguments "") and one with its arguments; then finish_reason's.
-std::vector<ojson> tool_reply_deltas(const ToolReply& reply);
-const char* tool_finish_reason(const ToolReply& reply, generate::StopReason r);
+// A whole chat response read by a reply parser (tools, reasoning): `content` (null when the
+// reply was only calls), `reasoning_content` when there was reasoning, `tool_calls`.
+ojson reply_body(const ResponseIdentity& id, const toolcall::Reply& reply, ojson logprobs, const char* finish, ojson usage);
+// The streamed deltas of parsed events: {"content"}, {"reasoning_content"}, a call's
+// {"tool_calls": [{index, id, type, function: {name, arguments: ""}}]}, then its
+// {"tool_calls": [{index, function: {arguments: fragment}}]}.
+std::vector<ojson> reply_deltas(const std::vector<toolcall::ReplyEvent>& events);
+// "tool_calls" when the reply made calls and ended by itself, else the stop's own reason
+// ("length" when max_tokens cut it, as OpenAI's).
+const char* reply_finish_reason(bool made_calls, generate::StopReason r);
 
 // One streamed choice: chat `delta` (an object) or completions `text` (a string).
 ojson stream_choice(bool chat, ojson delta_or_text, ojson logprobs, ojson finish);

@@ -28,10 +28,19 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
       !ex.write(sse_event(stream_chunk(id, stream_choice(true, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr), usage_null))))
     return cancel();
   size_t text_offset = 0;
-  // Under tools the reply is one JSON object read back whole at the end (tool_calls.h); its
-  // text is held until then.
-  const bool tools = r.tools.active();
-  std::string held;
+  // A parsed reply (tools, reasoning) streams as the parser's deltas: content, reasoning and
+  // each call's name, then its arguments in fragments.
+  toolcall::ReplyParser* parser = job->parser.get();
+  bool made_calls = false;
+  const auto write_deltas = [&](const std::vector<toolcall::ReplyEvent>& events, ojson lp) {
+    for (ojson& delta : reply_deltas(events)) {
+      if (!ex.write(sse_event(stream_chunk(id, stream_choice(true, std::move(delta), std::move(lp), nullptr), usage_null))))
+        return false;
+      lp = nullptr;
+    }
+    for (const auto& e : events) made_calls |= e.kind == toolcall::ReplyEvent::Kind::kCallStart;
+    return true;
+  };
   for (;;) {
     std::string text;
     std::vector<generate::TokenLogprob> lps;
@@ -46,11 +55,14 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
       done = job->done;
       result = job->result;
     }
-    if (tools) {
-      held += text;
-      text.clear();
-    }
-    if (!text.empty()) {
+    if (parser && !text.empty()) {
+      std::vector<toolcall::ReplyEvent> events;
+      parser->push(text, events);
+      ojson lp = r.logprobs ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
+      text_offset += text.size();
+      lps.clear();
+      if (!write_deltas(events, std::move(lp))) return cancel();
+    } else if (!text.empty()) {
       ojson lp = r.logprobs ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
       ojson piece = r.chat ? ojson{{"content", text}} : ojson(text);
       text_offset += text.size();
@@ -74,11 +86,11 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
     ojson lp = r.logprobs && !lps.empty() ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
     ojson empty = r.chat ? ojson::object() : ojson("");
     const char* finish = finish_reason(st.stop);
-    if (tools) {
-      const ToolReply reply = read_tool_reply(held);
-      for (ojson& delta : tool_reply_deltas(reply))
-        if (!ex.write(sse_event(stream_chunk(id, stream_choice(true, std::move(delta), nullptr, nullptr), usage_null)))) return;
-      finish = tool_finish_reason(reply, st.stop);
+    if (parser) {
+      std::vector<toolcall::ReplyEvent> events;
+      parser->finish(events);
+      if (!write_deltas(events, nullptr)) return;
+      finish = reply_finish_reason(made_calls, st.stop);
     }
     if (!ex.write(sse_event(stream_chunk(id, stream_choice(r.chat, std::move(empty), std::move(lp), finish), usage_null))))
       return;

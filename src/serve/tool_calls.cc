@@ -1,7 +1,5 @@
 #include "serve/tool_calls.h"
 
-#include <random>
-
 #include <fmt/format.h>
 
 #include "constrain/json_schema.h"
@@ -10,11 +8,6 @@ namespace og::serve {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-std::string call_id() {
-  static thread_local std::mt19937_64 rng{std::random_device{}()};
-  return fmt::format("call_{:016x}", rng());
-}
 
 }  // namespace
 
@@ -27,8 +20,8 @@ std::optional<ApiError> parse_tool_request(const ojson& body, ToolRequest& out) 
       if (!tool.is_object() || tool.value("type", "") != "function" || !tool.contains("function") || !tool["function"].is_object())
         return invalid_request(where + " must be {\"type\": \"function\", \"function\": {...}}", where);
       const ojson& f = tool["function"];
-      if (!f.contains("name") || !f["name"].is_string() || f["name"].get<std::string>().empty())
-        return invalid_request(where + ".function.name must be a non-empty string", where + ".function.name");
+      if (!f.contains("name") || !f["name"].is_string() || !toolcall::valid_tool_name(f["name"].get<std::string>()))
+        return invalid_request(where + ".function.name must be 1 to 64 letters, digits, '_' or '-'", where + ".function.name");
       if (f.contains("parameters") && !f["parameters"].is_null()) {
         if (!f["parameters"].is_object())
           return invalid_request(where + ".function.parameters must be a JSON Schema object", where + ".function.parameters");
@@ -76,52 +69,17 @@ std::optional<ApiError> parse_tool_request(const ojson& body, ToolRequest& out) 
   return std::nullopt;
 }
 
-ojson tool_reply_schema(const ToolRequest& t) {
-  ojson calls = ojson::array();
+toolcall::ToolSet tool_set(const ToolRequest& t) {
+  toolcall::ToolSet s;
   for (const ojson& tool : t.tools) {
     const ojson& f = tool["function"];
-    if (t.choice == ToolRequest::Choice::kNamed && f["name"] != t.named) continue;
-    const ojson params = f.contains("parameters") && f["parameters"].is_object() ? f["parameters"] : ojson{{"type", "object"}};
-    calls.push_back({{"type", "object"},
-                     {"properties", {{"name", {{"const", f["name"]}}}, {"arguments", params}}},
-                     {"required", {"name", "arguments"}},
-                     {"additionalProperties", false}});
+    s.tools.push_back({f["name"].get<std::string>(),
+                       f.contains("parameters") && f["parameters"].is_object() ? f["parameters"] : ojson{{"type", "object"}}});
   }
-  ojson list = {{"type", "array"}, {"items", {{"anyOf", calls}}}, {"minItems", 1}};
-  if (!t.parallel) list["maxItems"] = 1;
-  const ojson with_calls = {{"type", "object"},
-                            {"properties", {{"tool_calls", list}}},
-                            {"required", {"tool_calls"}},
-                            {"additionalProperties", false}};
-  if (t.choice != ToolRequest::Choice::kAuto) return with_calls;
-  const ojson with_response = {{"type", "object"},
-                               {"properties", {{"response", {{"type", "string"}}}}},
-                               {"required", {"response"}},
-                               {"additionalProperties", false}};
-  return {{"anyOf", {with_calls, with_response}}};
-}
-
-std::string tool_format_hint(const ToolRequest& t) {
-  std::string s = "Respond with one JSON object: {\"tool_calls\": [{\"name\": <function name>, \"arguments\": <its "
-                  "arguments>}]} to call ";
-  s += t.choice == ToolRequest::Choice::kNamed ? "the function " + t.named : t.parallel ? "functions" : "one function";
-  if (t.choice == ToolRequest::Choice::kAuto) s += ", or {\"response\": <your answer>} to answer the user";
-  return s + ".";
-}
-
-ToolReply read_tool_reply(const std::string& text) {
-  ToolReply r;
-  const ojson j = ojson::parse(text, nullptr, false);
-  if (j.is_object() && j.contains("response") && j["response"].is_string()) {
-    r.content = j["response"].get<std::string>();
-  } else if (j.is_object() && j.contains("tool_calls") && j["tool_calls"].is_array()) {
-    for (const ojson& c : j["tool_calls"])
-      if (c.is_object() && c.contains("name") && c["name"].is_string())
-        r.calls.push_back({call_id(), c["name"].get<std::string>(), c.contains("arguments") ? c["arguments"].dump() : "{}"});
-  } else {
-    r.content = text;
-  }
-  return r;
+  s.choice = static_cast<toolcall::ToolSet::Choice>(static_cast<int>(t.choice));
+  s.named = t.named;
+  s.parallel = t.parallel;
+  return s;
 }
 
 }  // namespace og::serve

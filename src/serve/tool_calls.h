@@ -1,9 +1,7 @@
-// Tool calling, in the generic JSON format (the one llama-server uses for templates whose own tool-call
-// syntax offgraph does not read yet): the reply is constrained to one JSON object, either
-// {"tool_calls": [{"name": ..., "arguments": {...}}, ...]} or {"response": "..."}, each
-// call's arguments valid against its tool's `parameters`, and is turned back into OpenAI's
-// `tool_calls` or `content`. The template still renders `tools`, assistant `tool_calls` and
-// `role: tool` messages its own way (transformers' apply_chat_template(..., tools=...)).
+// OpenAI's tool fields of a chat request: tools, tool_choice, parallel_tool_calls. The reply's
+// syntax, grammar and parser are the program's tool-call format's (toolcall/); the template
+// renders `tools`, assistant `tool_calls` and `role: tool` messages its own way
+// (transformers' apply_chat_template(..., tools=...)).
 #pragma once
 
 #include <optional>
@@ -13,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/api_error.h"
+#include "toolcall/tool_set.h"
 
 namespace og::serve {
 
@@ -26,23 +25,11 @@ struct ToolRequest {
 };
 
 // tools, tool_choice and parallel_tool_calls of a request body (read in their own key order).
-// Errors name the field: tools[i].function.name, tools[i].function.parameters, tool_choice.
+// Errors name the field: tools[i].function.name (OpenAI's name rule: toolcall::valid_tool_name),
+// tools[i].function.parameters, tool_choice.
 std::optional<ApiError> parse_tool_request(const nlohmann::ordered_json& body, ToolRequest& out);
 
-// The schema the reply follows when tools are active (choice auto, required or named).
-nlohmann::ordered_json tool_reply_schema(const ToolRequest& t);
-
-// The system text that tells the model the format (the grammar enforces it either way).
-std::string tool_format_hint(const ToolRequest& t);
-
-struct ToolCall {
-  std::string id, name, arguments;  // arguments: JSON text
-};
-struct ToolReply {
-  std::optional<std::string> content;  // {"response": ...}, or the raw text when it is not whole
-  std::vector<ToolCall> calls;
-};
-// The reply's text read back (a text cut short by max_tokens comes back as content).
-ToolReply read_tool_reply(const std::string& text);
+// The tools as the grammars and parsers read them (toolcall/tool_set.h).
+toolcall::ToolSet tool_set(const ToolRequest& t);
 
 }  // namespace og::serve

@@ -1,0 +1,245 @@
+#include "toolcall/detect.h"
+
+#include <algorithm>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace og::toolcall {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+// Marker strings no template writes by itself; the two calls' names differ at the end only
+// after a common prefix that is not a name itself (so neither is a prefix of the other).
+constexpr const char* kUser = "ogprobe_user";
+constexpr const char* kText = "ogprobe_text";
+constexpr const char* kThought = "ogprobe_thought";
+constexpr const char* kNames[2] = {"ogprobe_fa", "ogprobe_fb"};
+constexpr const char* kIds[2] = {"ogprobe01", "ogprobe02"};  // 9 letters and digits: Mistral's rule
+
+ojson probe_tool(const char* name) {
+  return {{"type", "function"},
+          {"function", {{"name", name}, {"description", "probe"},
+                        {"parameters", {{"type", "object"}, {"properties", {{"ogprobe_arg", {{"type", "string"}}}}}}}}}};
+}
+
+ojson probe_call(int i, bool as_string) {
+  const ojson args = {{"ogprobe_arg", fmt::format("ogprobe_v{}", i)}};
+  return {{"id", kIds[i]}, {"type", "function"},
+          {"function", {{"name", kNames[i]}, {"arguments", as_string ? ojson(args.dump()) : args}}}};
+}
+
+size_t common_prefix(std::string_view a, std::string_view b);
+constexpr size_t kMaxPromptTail = 32;
+
+class Prober {
+ public:
+  Prober(const chat::ChatTemplate& t, chat::RenderOptions o) : t_(t), o_(std::move(o)) {
+    o_.extra_context["tools"] = ojson::array({probe_tool(kNames[0]), probe_tool(kNames[1])});
+    std::tm fixed{};
+    fixed.tm_year = 124, fixed.tm_mon = 6, fixed.tm_mday = 26;
+    o_.now = fixed;
+  }
+  // The text `assistant` adds after the generation prompt; nullopt when the template refuses
+  // it or does not begin with the generation prompt.
+  std::optional<std::string> reply(const ojson& assistant) {
+    const ojson user = {{"role", "user"}, {"content", kUser}};
+    if (!prompt_) {
+      auto g = render(ojson::array({user}), true);
+      if (!g) return std::nullopt;
+      prompt_ = *g;
+    }
+    auto all = render(ojson::array({user, assistant}), false);
+    if (!all) return std::nullopt;
+    // The turn starts where the generation prompt ends, or a little before: a prompt may end
+    // with text the model is to continue from that a written turn leaves out (QwQ's and
+    // DeepSeek-R1's "<think>\n").
+    size_t n = common_prefix(*all, *prompt_);
+    if (prompt_->size() - n > kMaxPromptTail) return std::nullopt;
+    // ... cut where a tag or line of the prompt's tail begins, not inside it ("<think>" and
+    // "<tool_call>" share their "<").
+    if (n < prompt_->size())
+      while (n > 0 && (*prompt_)[n - 1] != '\n' && (*prompt_)[n - 1] != '>') --n;
+    return all->substr(n);
+  }
+  const std::string& prompt() const { return *prompt_; }
+
+ private:
+  std::optional<std::string> render(const ojson& messages, bool gen) {
+    chat::RenderOptions o = o_;
+    o.add_generation_prompt = gen;
+    auto r = t_.render_json(messages, o);
+    if (!r.is_ok()) return std::nullopt;
+    return *r;
+  }
+  const chat::ChatTemplate& t_;
+  chat::RenderOptions o_;
+  std::optional<std::string> prompt_;
+};
+
+std::string trim(std::string_view s) {
+  const auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+  while (!s.empty() && ws(s.front())) s.remove_prefix(1);
+  while (!s.empty() && ws(s.back())) s.remove_suffix(1);
+  return std::string(s);
+}
+
+size_t common_prefix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+  return n;
+}
+size_t common_suffix(std::string_view a, std::string_view b) {
+  size_t n = 0;
+  while (n < a.size() && n < b.size() && a[a.size() - 1 - n] == b[b.size() - 1 - n]) ++n;
+  return n;
+}
+
+// The JSON object around `inside` (the probe argument's key): [begin, end) of its braces.
+std::optional<std::pair<size_t, size_t>> json_object_around(const std::string& s, size_t inside) {
+  const size_t open = s.rfind('{', inside);
+  if (open == std::string::npos) return std::nullopt;
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (size_t i = open; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '{') {
+      ++depth;
+    } else if (c == '}' && --depth == 0) {
+      return std::pair{open, i + 1};
+    }
+  }
+  return std::nullopt;
+}
+
+// One call's pieces in a rendered reply: where its name and its arguments are.
+struct Located {
+  size_t name = 0, args_begin = 0, args_end = 0;
+};
+std::optional<Located> locate(const std::string& r, int i, size_t from) {
+  const size_t name = r.find(kNames[i], from);
+  if (name == std::string::npos) return std::nullopt;
+  const size_t key = r.find("ogprobe_arg", name);
+  if (key == std::string::npos) return std::nullopt;
+  auto obj = json_object_around(r, key);
+  if (!obj || obj->first < name) return std::nullopt;
+  return Located{name, obj->first, obj->second};
+}
+
+std::string with_id_slots(std::string s) {
+  for (const char* id : kIds)
+    for (size_t at; (at = s.find(id)) != std::string::npos;) s.replace(at, std::string_view(id).size(), 1, kIdSlot);
+  return s;
+}
+
+}  // namespace
+
+Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOptions& options) {
+  Prober p(tmpl, options);
+  Detection d;
+  ToolCallSyntax& s = d.syntax;
+
+  // Content and reasoning frames (kept for the generic format too).
+  const std::optional<std::string> content = p.reply({{"role", "assistant"}, {"content", kText}});
+  if (!content) {
+    d.why = "the template does not render an assistant turn after the generation prompt";
+    return d;
+  }
+  const size_t at_text = content->find(kText);
+  const std::string end = at_text == std::string::npos ? "" : content->substr(at_text + std::string_view(kText).size());
+  const std::string head = at_text == std::string::npos ? "" : content->substr(0, at_text);
+  std::string empty_reasoning;  // what an assistant turn without reasoning opens with (Qwen3)
+  if (auto r = p.reply({{"role", "assistant"}, {"content", kText}, {"reasoning_content", kThought}, {"thinking", kThought}})) {
+    const size_t t = r->find(kThought), c = r->find(kText);
+    if (t != std::string::npos && c != std::string::npos && t < c) {
+      const std::string open = r->substr(0, t), close = r->substr(t + std::string_view(kThought).size(), c - t - std::string_view(kThought).size());
+      std::string between = close;
+      if (head == open + close) {
+        empty_reasoning = head;  // the empty block is written anyway: no content frame
+      } else if (!head.empty() && close.ends_with(head)) {
+        between = close.substr(0, close.size() - head.size());
+        s.content_open = head;
+      }
+      s.reasoning_open = trim(open), s.reasoning_close = trim(between);
+    }
+  }
+  if (!s.has_reasoning()) {  // a template that opens the reasoning in the generation prompt (DeepSeek-R1)
+    const std::string g = trim(p.prompt());
+    if (g.ends_with("<think>")) s.reasoning_open = "<think>", s.reasoning_close = "</think>";
+  }
+  if (s.has_reasoning() && trim(p.prompt()).ends_with(s.reasoning_open)) s.starts_in_reasoning = true;
+
+  // One call, then two, with arguments as a mapping first (what `| tojson` templates need),
+  // then as JSON text; content null first, then "".
+  std::optional<std::string> one, two;
+  for (bool as_string : {false, true}) {
+    for (const ojson& c : {ojson(nullptr), ojson("")}) {
+      one = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({probe_call(0, as_string)})}});
+      if (!one || !locate(*one, 0, 0)) {
+        one.reset();
+        continue;
+      }
+      two = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({probe_call(0, as_string), probe_call(1, as_string)})}});
+      break;
+    }
+    if (one) {
+      s.arguments_as_string = as_string;
+      break;
+    }
+  }
+  if (!one) {
+    d.why = "the template writes no tool calls";
+    return d;
+  }
+  const auto strip = [&](std::string r) {
+    if (!empty_reasoning.empty() && r.starts_with(empty_reasoning)) r.erase(0, empty_reasoning.size());
+    if (!end.empty() && r.ends_with(end)) r.resize(r.size() - end.size());
+    return r;
+  };
+  const std::string r1 = strip(*one);
+  const Located a = *locate(r1, 0, 0);
+  const std::string lead = r1.substr(0, a.name);
+  s.mid = with_id_slots(r1.substr(a.name + std::string_view(kNames[0]).size(), a.args_begin - a.name - std::string_view(kNames[0]).size()));
+  std::string tail = with_id_slots(r1.substr(a.args_end));
+  std::optional<Located> b, a2;
+  std::string r2;
+  if (two) {
+    r2 = strip(*two);
+    a2 = locate(r2, 0, 0);
+    if (a2) b = locate(r2, 1, a2->args_end);
+  }
+  if (b && r2.substr(0, a2->name) == lead) {
+    const std::string between = with_id_slots(r2.substr(a2->args_end, b->name - a2->args_end));
+    const std::string tail2 = with_id_slots(r2.substr(b->args_end));
+    // between = after + separator + before; lead = prefix + before; tail = after + suffix.
+    const size_t n_after = std::min(common_prefix(tail2, between), between.size());
+    s.after = between.substr(0, n_after);
+    const std::string rest = between.substr(n_after);
+    const size_t n_before = common_suffix(lead, rest);
+    s.before = lead.substr(lead.size() - n_before);
+    s.prefix = lead.substr(0, lead.size() - n_before);
+    s.separator = rest.substr(0, rest.size() - n_before);
+    s.suffix = tail2.substr(n_after);
+  } else {
+    s.before = lead, s.after = tail, s.max_calls = 1;
+  }
+  if ((s.mid + s.after).find(kIdSlot) != std::string::npos) s.id_length = static_cast<int32_t>(std::string_view(kIds[0]).size());
+  if (s.prefix.empty() && s.before.empty() && trim(s.mid).empty()) {
+    d.syntax = ToolCallSyntax{.reasoning_open = s.reasoning_open, .reasoning_close = s.reasoning_close,
+                              .content_open = s.content_open, .starts_in_reasoning = s.starts_in_reasoning};
+    d.why = "the template writes a call's name with nothing to recognise it by";
+    return d;
+  }
+  s.format = "framed";
+  d.why = s.max_calls == 1 ? "one call per message, read from the template" : "read from the template";
+  return d;
+}
+
+}  // namespace og::toolcall

@@ -1,0 +1,341 @@
+#include "toolcall/framed_calls.h"
+
+#include <algorithm>
+
+namespace og::toolcall {
+namespace {
+
+using constrain::FramePiece;
+using Kind = ReplyEvent::Kind;
+
+bool is_alnum(char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; }
+std::string trim_left(std::string s) {
+  size_t n = 0;
+  while (n < s.size() && is_ws(s[n])) ++n;
+  return s.substr(n);
+}
+
+// A literal (with id slots) against text at `pos`: the bytes matched, or kPartial when the text
+// ends while it still matches, or kNo.
+constexpr int64_t kPartial = -1, kNo = -2;
+int64_t match(std::string_view text, size_t pos, std::string_view lit, int32_t id_length, std::string* id = nullptr) {
+  size_t i = pos;
+  for (char c : lit) {
+    if (c == kIdSlot) {
+      for (int32_t k = 0; k < id_length; ++k, ++i) {
+        if (i >= text.size()) return kPartial;
+        if (!is_alnum(text[i])) return kNo;
+        if (id) *id += text[i];
+      }
+      continue;
+    }
+    if (i >= text.size()) return kPartial;
+    if (text[i++] != c) return kNo;
+  }
+  return static_cast<int64_t>(i - pos);
+}
+
+// Content and reasoning text without special-token marks (unknown specials are dropped, as
+// decoding with skip_special does).
+std::string drop_specials(std::string_view s) {
+  std::string out;
+  bool in_mark = false;
+  for (char c : s) {
+    if (c == constrain::kSpecialMark) in_mark = !in_mark;
+    else if (!in_mark) out += c;
+  }
+  return out;
+}
+
+class FramedParser final : public ReplyParser {
+ public:
+  FramedParser(const ToolCallSyntax& s, bool calls, const constrain::SpecialTexts& sp)
+      : id_length_(s.id_length), calls_(calls), max_calls_(s.max_calls) {
+    const auto m = [&sp](const std::string& t) { return sp.mark(t); };
+    reasoning_open_ = m(s.reasoning_open), reasoning_close_ = m(s.reasoning_close), content_open_ = m(s.content_open);
+    start_ = m(trim_left(s.prefix + s.before)), next_ = m(s.separator + s.before), suffix_ = m(s.suffix);
+    after_ = m(s.after);
+    // The name ends where `mid` starts; an id slot in `mid` splits it.
+    const std::string mid = m(s.mid);
+    const size_t slot = mid.find(kIdSlot);
+    mid_head_ = mid.substr(0, slot);
+    if (slot != std::string::npos) mid_tail_ = mid.substr(slot + 1), id_in_mid_ = true;
+    mode_ = s.has_reasoning() && s.starts_in_reasoning ? Mode::kReasoning : Mode::kContent;
+  }
+
+  void push(std::string_view text, std::vector<ReplyEvent>& out) override {
+    buf_ += text;
+    run(out, false);
+  }
+  void finish(std::vector<ReplyEvent>& out) override { run(out, true); }
+
+ private:
+  enum class Mode { kContent, kReasoning, kName, kId, kArgs, kAfter, kDone };
+
+  void emit(std::vector<ReplyEvent>& out, Kind k, std::string_view raw) {
+    std::string t = k == Kind::kArguments ? std::string(raw) : drop_specials(raw);
+    bool& started = k == Kind::kContent ? content_started_ : reasoning_started_;
+    if (k == Kind::kContent || k == Kind::kReasoning) {  // leading whitespace is the frame's, not the text's
+      if (!started) {
+        size_t n = 0;
+        while (n < t.size() && is_ws(t[n])) ++n;
+        t.erase(0, n);
+      }
+      if (t.empty()) return;
+      started = true;
+    }
+    if (t.empty()) return;
+    if (!out.empty() && out.back().kind == k && k != Kind::kCallStart && out.back().index == index_) out.back().text += t;
+    else out.push_back({.kind = k, .text = std::move(t), .index = index_});
+  }
+
+  // Earliest of `lits` in buf_ from 0: its index and position; else how much of buf_'s end
+  // might still begin one (to hold back).
+  struct Found {
+    int which = -1;
+    size_t at = 0;
+    size_t hold = 0;
+  };
+  Found find_first(const std::vector<const std::string*>& lits) const {
+    Found f;
+    for (size_t i = 0; i < buf_.size(); ++i) {
+      for (size_t k = 0; k < lits.size(); ++k) {
+        if (lits[k]->empty()) continue;
+        const int64_t r = match(buf_, i, *lits[k], id_length_);
+        if (r >= 0) return {static_cast<int>(k), i, 0};
+        if (r == kPartial && f.hold == 0) f.hold = buf_.size() - i;
+      }
+    }
+    // An unfinished special-token mark is held too.
+    const size_t marks = static_cast<size_t>(std::count(buf_.begin(), buf_.end(), constrain::kSpecialMark));
+    if (marks % 2) f.hold = std::max(f.hold, buf_.size() - buf_.rfind(constrain::kSpecialMark));
+    return f;
+  }
+
+  void consume(size_t n) { buf_.erase(0, n); }
+
+  void run(std::vector<ReplyEvent>& out, bool end) {
+    for (;;) {
+      switch (mode_) {
+        case Mode::kContent:
+        case Mode::kReasoning: {
+          const bool content = mode_ == Mode::kContent;
+          std::vector<const std::string*> lits;
+          if (content) lits = {&reasoning_open_, &content_open_, calls_ && !calls_done() ? &start_ : &kEmpty};
+          else lits = {&reasoning_close_};
+          const Found f = find_first(lits);
+          const Kind k = content ? Kind::kContent : Kind::kReasoning;
+          if (f.which < 0) {
+            const size_t keep = end ? 0 : f.hold;
+            emit(out, k, std::string_view(buf_).substr(0, buf_.size() - keep));
+            consume(buf_.size() - keep);
+            return;
+          }
+          emit(out, k, std::string_view(buf_).substr(0, f.at));
+          const std::string& lit = *lits[static_cast<size_t>(f.which)];
+          consume(f.at + lit.size());
+          if (!content) mode_ = Mode::kContent;
+          else if (f.which == 0) mode_ = Mode::kReasoning;
+          else if (f.which == 2) begin_call(out);
+          break;
+        }
+        case Mode::kName: {
+          // The name runs up to `mid`; a character a name cannot hold must begin it.
+          size_t k = 0;
+          while (k < buf_.size() && k <= 64 && (is_alnum(buf_[k]) || buf_[k] == '_' || buf_[k] == '-' || buf_[k] == '.')) ++k;
+          if (k > 64) return abandon(out);
+          if (k == buf_.size()) {
+            if (end) return cut_short();
+            return;
+          }
+          const int64_t r = match(buf_, k, mid_head_, id_length_);
+          if (r == kPartial && end) return cut_short();
+          if (r == kNo || mid_head_.empty()) return abandon(out);
+          if (r == kPartial) return;
+          name_ = buf_.substr(0, k);
+          consume(k + mid_head_.size());
+          mode_ = id_in_mid_ ? Mode::kId : Mode::kArgs;
+          if (!id_in_mid_) start_args(out);
+          break;
+        }
+        case Mode::kId: {
+          std::string id;
+          const int64_t r = match(buf_, 0, std::string(1, kIdSlot) + mid_tail_, id_length_, &id);
+          if (r == kPartial && end) return cut_short();
+          if (r == kNo) return abandon(out);
+          if (r == kPartial) return;
+          id_ = id;
+          consume(static_cast<size_t>(r));
+          mode_ = Mode::kArgs;
+          start_args(out);
+          break;
+        }
+        case Mode::kArgs: {
+          size_t i = 0;
+          while (i < buf_.size() && depth_ == 0 && !args_begun_ && is_ws(buf_[i])) ++i;  // before the value
+          consume(i);
+          i = 0;
+          bool closed = false;
+          bool not_json = false;
+          for (; i < buf_.size() && !closed; ++i) {
+            const char c = buf_[i];
+            if (!args_begun_) {
+              if (c != '{' && c != '[') {  // not arguments after all: the call keeps none, the rest is content
+                not_json = true;
+                break;
+              }
+              args_begun_ = true;
+            }
+            if (in_string_) {
+              if (escaped_) escaped_ = false;
+              else if (c == '\\') escaped_ = true;
+              else if (c == '"') in_string_ = false;
+            } else if (c == '"') {
+              in_string_ = true;
+            } else if (c == '{' || c == '[') {
+              ++depth_;
+            } else if ((c == '}' || c == ']') && --depth_ == 0) {
+              closed = true;
+            }
+          }
+          if (not_json) {
+            ++calls_read_;
+            mode_ = Mode::kContent;
+            break;
+          }
+          emit(out, Kind::kArguments, std::string_view(buf_).substr(0, i));
+          consume(i);
+          if (!closed) return;
+          ++calls_read_;
+          mode_ = Mode::kAfter;
+          break;
+        }
+        case Mode::kAfter: {
+          // after, then the next call (separator + before) or the suffix, or the end.
+          const int64_t a = match(buf_, 0, after_, id_length_);
+          if (a == kPartial && !end) return;
+          if (a >= 0) consume(static_cast<size_t>(a));
+          if (a < 0 && !end) {  // the text left the frame: the rest is content
+            mode_ = Mode::kContent;
+            break;
+          }
+          mode_ = Mode::kDone;
+          break;
+        }
+        case Mode::kDone: {
+          const int64_t more = calls_done() || next_.empty() ? kNo : match(buf_, 0, next_, id_length_);
+          const int64_t last = suffix_.empty() ? kNo : match(buf_, 0, suffix_, id_length_);
+          if (more >= 0) {
+            consume(static_cast<size_t>(more));
+            begin_call(out);
+            break;
+          }
+          if (last >= 0) {
+            consume(static_cast<size_t>(last));
+            mode_ = Mode::kContent;
+            break;
+          }
+          if (more == kPartial || last == kPartial) {
+            if (end) return cut_short();  // the next call's opening, cut short: syntax, not content
+            return;
+          }
+          mode_ = Mode::kContent;
+          if (buf_.empty()) return;
+          break;
+        }
+      }
+    }
+  }
+
+  bool calls_done() const { return max_calls_ > 0 && calls_read_ >= max_calls_; }
+
+  void begin_call(std::vector<ReplyEvent>&) {
+    mode_ = Mode::kName;
+    name_.clear(), id_.clear();
+    depth_ = 0, in_string_ = escaped_ = args_begun_ = false;
+  }
+  void start_args(std::vector<ReplyEvent>& out) {
+    if (id_.empty()) id_ = new_call_id(id_length_);
+    out.push_back({.kind = Kind::kCallStart, .index = next_index_, .id = id_, .name = name_});
+    index_ = next_index_++;
+  }
+  // The reply ended inside a call's opening (max_tokens): no call, and the opening, which is
+  // the template's syntax and not the model's answer, is not content either.
+  void cut_short() {
+    mode_ = Mode::kContent;
+    buf_.clear();
+  }
+  // What looked like a call's start is not one: its text is content.
+  void abandon(std::vector<ReplyEvent>& out) {
+    mode_ = Mode::kContent;
+    emit(out, Kind::kContent, start_ + buf_);
+    buf_.clear();
+  }
+
+  inline static const std::string kEmpty;
+  int32_t id_length_;
+  bool calls_;
+  int32_t max_calls_;
+  std::string reasoning_open_, reasoning_close_, content_open_, start_, next_, suffix_, after_, mid_head_, mid_tail_;
+  bool id_in_mid_ = false;
+  Mode mode_;
+  std::string buf_;
+  bool content_started_ = false, reasoning_started_ = false;
+  std::string name_, id_;
+  int32_t depth_ = 0;
+  bool in_string_ = false, escaped_ = false, args_begun_ = false;
+  int32_t calls_read_ = 0, next_index_ = 0, index_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<ReplyParser> framed_parser(const ToolCallSyntax& s, const ToolSet* tools, const constrain::SpecialTexts& specials) {
+  return std::make_unique<FramedParser>(s, tools != nullptr && tools->active() && s.format == "framed", specials);
+}
+
+ReplyGrammar framed_grammar(const ToolCallSyntax& s, const ToolSet& t, const constrain::SpecialTexts& sp) {
+  const auto m = [&sp](const std::string& x) { return sp.mark(x); };
+  // A literal with id slots as pieces.
+  const auto literal = [&](const std::string& text, std::vector<FramePiece>& out) {
+    size_t from = 0;
+    for (size_t at; (at = text.find(kIdSlot, from)) != std::string::npos; from = at + 1) {
+      if (at > from) out.push_back({.text = m(text.substr(from, at - from))});
+      out.push_back({.kind = FramePiece::Kind::kAlnum, .length = s.id_length});
+    }
+    if (from < text.size()) out.push_back({.text = m(text.substr(from))});
+  };
+  ReplyGrammar g;
+  constrain::FramedJson f;
+  f.prefix = m(s.prefix), f.separator = m(s.separator), f.suffix = m(s.suffix);
+  for (const Tool& tool : t.tools) {
+    if (t.choice == ToolSet::Choice::kNamed && tool.name != t.named) continue;
+    std::vector<FramePiece> frame;
+    literal(s.before + tool.name + s.mid, frame);
+    frame.push_back({.kind = FramePiece::Kind::kJson, .schema = tool.parameters});
+    literal(s.after, frame);
+    f.frames.push_back(std::move(frame));
+  }
+  f.max_items = t.parallel ? (s.max_calls > 0 ? s.max_calls : -1) : 1;
+  g.framed = std::move(f);
+  if (t.choice == ToolSet::Choice::kAuto) {
+    // Lazy: the trigger is the call's opening up to its first whitespace after any; the
+    // grammar starts where the trigger does (leading whitespace is the free text's).
+    const std::string open = trim_left(s.prefix + s.before);
+    g.trigger = m(open.substr(0, std::find_if(open.begin(), open.end(), is_ws) - open.begin()));
+    const size_t ws = s.prefix.size() + s.before.size() - open.size();
+    if (ws > 0 && ws <= s.prefix.size()) {
+      g.framed->prefix = m(s.prefix.substr(ws));
+    } else if (ws > 0) {  // the frames' own `before` starts with it: later calls get it from the separator
+      g.framed->separator = m(s.separator + s.before.substr(0, ws));
+      for (auto& frame : g.framed->frames) frame.front().text = frame.front().text.substr(m(s.before.substr(0, ws)).size());
+    }
+    if (s.has_reasoning()) g.pause_open = m(s.reasoning_open), g.pause_close = m(s.reasoning_close), g.starts_paused = s.starts_in_reasoning;
+  } else if (s.has_reasoning() && s.starts_in_reasoning) {
+    // The generation prompt opened the reasoning: close it, then the calls.
+    g.framed->prefix = m(s.reasoning_close) + "\n\n" + g.framed->prefix;
+  }
+  return g;
+}
+
+}  // namespace og::toolcall

