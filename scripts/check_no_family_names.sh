@@ -8,7 +8,7 @@
 set -euo pipefail
 root="${1:?usage: check_no_family_names.sh REPO_ROOT}"
 folders=()
-for d in runtime kernels program generate base hf http serve python chat tokenizer cli constrain; do
+for d in runtime kernels program generate base hf http serve python chat tokenizer cli constrain toolcall; do
   [[ -d "$root/src/$d" ]] && folders+=("$root/src/$d")
 done
 # export/'s top level too (its families/ folder is where the names live).

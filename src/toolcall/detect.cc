@@ -16,7 +16,7 @@ constexpr const char* kUser = "ogprobe_user";
 constexpr const char* kText = "ogprobe_text";
 constexpr const char* kThought = "ogprobe_thought";
 constexpr const char* kNames[2] = {"ogprobe_fa", "ogprobe_fb"};
-constexpr const char* kIds[2] = {"ogprobe01", "ogprobe02"};  // 9 letters and digits: Mistral's rule
+constexpr const char* kIds[2] = {"ogprobe01", "ogprobe02"};  // 9 letters and digits: what the strictest templates demand
 
 ojson probe_tool(const char* name) {
   return {{"type", "function"},
@@ -53,8 +53,8 @@ class Prober {
     auto all = render(ojson::array({user, assistant}), false);
     if (!all) return std::nullopt;
     // The turn starts where the generation prompt ends, or a little before: a prompt may end
-    // with text the model is to continue from that a written turn leaves out (QwQ's and
-    // DeepSeek-R1's "<think>\n").
+    // with text the model is to continue from that a written turn leaves out (an opened
+    // "<think>\n").
     size_t n = common_prefix(*all, *prompt_);
     if (prompt_->size() - n > kMaxPromptTail) return std::nullopt;
     // ... cut where a tag or line of the prompt's tail begins, not inside it ("<think>" and
@@ -155,7 +155,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   const size_t at_text = content->find(kText);
   const std::string end = at_text == std::string::npos ? "" : content->substr(at_text + std::string_view(kText).size());
   const std::string head = at_text == std::string::npos ? "" : content->substr(0, at_text);
-  std::string empty_reasoning;  // what an assistant turn without reasoning opens with (Qwen3)
+  std::string empty_reasoning;  // what an assistant turn without reasoning opens with (an empty <think></think>)
   if (auto r = p.reply({{"role", "assistant"}, {"content", kText}, {"reasoning_content", kThought}, {"thinking", kThought}})) {
     const size_t t = r->find(kThought), c = r->find(kText);
     if (t != std::string::npos && c != std::string::npos && t < c) {
@@ -170,7 +170,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
       s.reasoning_open = trim(open), s.reasoning_close = trim(between);
     }
   }
-  if (!s.has_reasoning()) {  // a template that opens the reasoning in the generation prompt (DeepSeek-R1)
+  if (!s.has_reasoning()) {  // a template that opens the reasoning in the generation prompt
     const std::string g = trim(p.prompt());
     if (g.ends_with("<think>")) s.reasoning_open = "<think>", s.reasoning_close = "</think>";
   }

@@ -40,7 +40,7 @@ struct Reply {
 Reply fold(const std::vector<ReplyEvent>& events);
 
 // A call id as OpenAI writes them ("call_" and 24 letters and digits), or exactly `length`
-// letters and digits where the template writes ids of its own (Mistral: 9).
+// letters and digits where the template writes ids of its own (id_length).
 std::string new_call_id(int32_t length = 0);
 
 }  // namespace og::toolcall

@@ -4,12 +4,12 @@
 //
 // `framed` (every template that renders assistant tool_calls): the calls of one reply are
 //   prefix  before NAME mid ARGUMENTS after  (separator  before NAME mid ARGUMENTS after)*  suffix
-// with ARGUMENTS a JSON value and, where the template writes the call's id (Mistral), the
+// with ARGUMENTS a JSON value and, where the template writes the call's id, the
 // character kIdSlot in `mid` or `after` standing for `id_length` ASCII letters and digits.
-//   <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call>      (Hermes, Qwen)
-//   {"name": "NAME", "parameters": ARGS}                                (Llama 3.x, one call)
-//   [TOOL_CALLS][{"name": "NAME", "arguments": ARGS, "id": "ID"}, ...]  (Mistral v3)
-//   [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]ARGS                               (Mistral v11)
+//   <tool_call>\n{"name": "NAME", "arguments": ARGS}\n</tool_call>      (tagged JSON)
+//   {"name": "NAME", "parameters": ARGS}                                (bare JSON, one call)
+//   [TOOL_CALLS][{"name": "NAME", "arguments": ARGS, "id": "ID"}, ...]  (prefixed JSON list with ids)
+//   [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]ARGS                               (prefixed name, id and arguments)
 //   <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>ARGS<|call|>  (harmony)
 // `generic_json` (templates with no tool syntax): the reply is one JSON object,
 //   {"tool_calls": [{"name": NAME, "arguments": ARGS}, ...]} or {"response": TEXT},
