@@ -22,6 +22,9 @@
 //   mid-request: streamed ones after their second token, the others (sent unstreamed) after
 //   0.2 s. After each level the server's /metrics gauges are printed: with drops, the running
 //   and waiting counts must be 0 and the throughput that of a run without them.
+//   --json-schema JSON: each level runs four times, alternately without and with
+//   response_format {type: json_schema, schema: JSON} (constrained sampling), and prints both
+//   and the ratio of constrained to plain decode rate and aggregate tok/s (the same server, interleaved).
 //   --log-steps: passed to serve (one stderr line per batched step); --server-log FILE keeps
 //   the server's stderr.
 import { spawn } from 'node:child_process';
@@ -101,13 +104,17 @@ async function abandon(seed, tokensMax, text) {
   return { ttft: null, gaps: [], tokens, dropped: true };
 }
 
+const jsonSchema = args['json-schema'] ? JSON.parse(args['json-schema']) : null;
+let constrained = false;  // this level's requests carry response_format (--json-schema)
+
 async function one(seed, { times = null, onToken = null, tokensMax = maxTokens, text = prompt } = {}) {
   if (dropped(seed)) return abandon(seed, tokensMax, text);
   const t0 = performance.now();
+  const req = { messages: [{ role: 'user', content: `(${seed}) ${text}` }], max_tokens: tokensMax,
+                temperature: 0.8, seed, stream: true, stream_options: { include_usage: true } };
+  if (constrained) req.response_format = { type: 'json_schema', json_schema: { name: 'bench', schema: jsonSchema } };
   const r = await fetch(`${base}/v1/chat/completions`, {
-    method: 'POST', headers, signal: AbortSignal.timeout(600000),
-    body: JSON.stringify({ messages: [{ role: 'user', content: `(${seed}) ${text}` }], max_tokens: tokensMax,
-                           temperature: 0.8, seed, stream: true, stream_options: { include_usage: true } }) });
+    method: 'POST', headers, signal: AbortSignal.timeout(600000), body: JSON.stringify(req) });
   if (r.status !== 200) throw new Error(`HTTP ${r.status}: ${await r.text()}`);
   const decoder = new TextDecoder();
   let buf = '', ttft = null, last = null, tokens = 0;
@@ -182,7 +189,16 @@ try {
               `stagger ${args.stagger ?? 0} (a lone request took ${loneSeconds.toFixed(2)} s)`);
   console.log('clients  requests  tokens    tok/s   ttft p50  ttft p99   itl p50   itl p99  (ms)  stream tok/s' +
               (dropFraction > 0 ? '  dropped  running waiting disconnects' : ''));
-  for (const c of levels) {
+  // Each run's requests have seeds of their own: a rerun must not hit the prefix cache.
+  let seedBase = 0;
+  if (jsonSchema) {  // the vocabulary's first constrained reply computes its shared token classes: not timed
+    constrained = true;
+    await one(1e6);
+    constrained = false;
+  }
+  const runLevel = async (c, label) => {
+    const first = seedBase;
+    seedBase += 1000;
     // Client k starts k staggers after the first (0: all at once, the worst case for the
     // first wave's time to first token; auto: a lone request's duration spread over the C).
     const stagger = args.stagger === 'auto' ? loneSeconds / c : Number(args.stagger ?? 0);
@@ -190,7 +206,7 @@ try {
     const results = (await Promise.all(Array.from({ length: c }, async (_, k) => {
       await new Promise((res) => setTimeout(res, k * stagger * 1000));
       const out = [];
-      for (let i = 0; i < perClient; ++i) out.push(await one(1 + k * perClient + i));
+      for (let i = 0; i < perClient; ++i) out.push(await one(first + 1 + k * perClient + i));
       return out;
     }))).flat();
     const wall = (performance.now() - start) / 1000;
@@ -211,8 +227,25 @@ try {
       tail = `  ${String(results.filter((r) => r.dropped).length).padStart(7)}  ${String(g('offgraph:num_requests_running')).padStart(7)} ` +
              `${String(g('offgraph:num_requests_waiting')).padStart(7)} ${String(g('offgraph:client_disconnects_total')).padStart(11)}`;
     }
-    console.log(`${String(c).padStart(7)} ${String(results.length).padStart(9)} ${String(tokens).padStart(7)} ${(tokens / wall).toFixed(1).padStart(8)} ` +
+    console.log(`${label}${String(c).padStart(7)} ${String(results.length).padStart(9)} ${String(tokens).padStart(7)} ${(tokens / wall).toFixed(1).padStart(8)} ` +
                 `${ms(pct(ttfts, 50))}  ${ms(pct(ttfts, 99))}  ${ms(pct(gaps, 50))}  ${ms(pct(gaps, 99))}  ${streamRate.toFixed(2).padStart(12)}` + tail);
+    return { total: tokens / wall, stream: streamRate };
+  };
+  for (const c of levels) {
+    if (!jsonSchema) {
+      await runLevel(c, '');
+      continue;
+    }
+    const runs = { plain: [], schema: [] };
+    for (let rep = 0; rep < 2; ++rep)
+      for (const mode of ['plain', 'schema']) {
+        constrained = mode === 'schema';
+        runs[mode].push(await runLevel(c, mode.padEnd(7)));
+      }
+    constrained = false;
+    const mean = (xs, k) => xs.reduce((a, x) => a + x[k], 0) / xs.length;
+    console.log(`ratio  ${String(c).padStart(7)}  constrained / plain: aggregate ${(mean(runs.schema, 'total') / mean(runs.plain, 'total')).toFixed(3)}, ` +
+                `stream decode ${(mean(runs.schema, 'stream') / mean(runs.plain, 'stream')).toFixed(3)}`);
   }
 } finally {
   if (server) {

@@ -12,6 +12,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
 import Ajv from 'ajv';
+import { ChatOpenAI } from '@langchain/openai';
+import { HumanMessage, ToolMessage } from '@langchain/core/messages';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const binary = process.env.OG_BINARY ?? path.join(root, 'build/release/src/cli/offgraph');
@@ -348,6 +350,24 @@ test('tools in the template\'s own syntax (Qwen3): valid calls, fragments add up
                        calls.map((c) => [c.function.name, c.function.arguments]));
       assert.ok(fragments > 1, 'arguments arrive in fragments');
     }
+    // LangChain.js, as agents use it: bindTools, then the tool's result sent back as a ToolMessage.
+    const llm = new ChatOpenAI({ model: 'm', apiKey: 'none', temperature: 1, maxRetries: 0, timeout: 120000,
+                                 configuration: { baseURL: `http://127.0.0.1:${qport}/v1` } });
+    const agent = llm.bindTools(tools, { tool_choice: 'required', parallel_tool_calls: false });
+    const ask = [new HumanMessage('What is 2 + 3?')];
+    const ai = await agent.invoke(ask, { seed: 4 });
+    assert.equal(ai.tool_calls.length, 1, JSON.stringify(ai));
+    assert.equal(ai.tool_calls[0].name, 'add');
+    assert.ok(validate(ai.tool_calls[0].args), JSON.stringify(ai.tool_calls[0].args));
+    const answer = await llm.bindTools(tools, { tool_choice: 'none' }).invoke(
+      [...ask, ai, new ToolMessage({ tool_call_id: ai.tool_calls[0].id, content: '5' })], { max_tokens: 8 });
+    assert.equal(typeof answer.content, 'string');
+    assert.equal((answer.tool_calls ?? []).length, 0);
+    // Streamed through LangChain: the chunks' tool_call_chunks concatenate to a valid call.
+    let merged;
+    for await (const chunk of await agent.stream(ask, { seed: 5 })) merged = merged ? merged.concat(chunk) : chunk;
+    assert.equal(merged.tool_calls.length, 1, JSON.stringify(merged.tool_call_chunks));
+    assert.ok(validate(merged.tool_calls[0].args), JSON.stringify(merged.tool_calls[0]));
     // No tools: what the model writes inside <think>...</think> is reasoning_content, never content.
     const plain = await qclient.chat.completions.create({ model: 'm', messages, max_tokens: 40, temperature: 1, seed: 3 });
     const m = plain.choices[0].message;

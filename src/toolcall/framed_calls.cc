@@ -36,18 +36,6 @@ int64_t match(std::string_view text, size_t pos, std::string_view lit, int32_t i
   return static_cast<int64_t>(i - pos);
 }
 
-// Content and reasoning text without special-token marks (unknown specials are dropped, as
-// decoding with skip_special does).
-std::string drop_specials(std::string_view s) {
-  std::string out;
-  bool in_mark = false;
-  for (char c : s) {
-    if (c == constrain::kSpecialMark) in_mark = !in_mark;
-    else if (!in_mark) out += c;
-  }
-  return out;
-}
-
 class FramedParser final : public ReplyParser {
  public:
   FramedParser(const ToolCallSyntax& s, bool calls, const constrain::SpecialTexts& sp)
@@ -72,6 +60,17 @@ class FramedParser final : public ReplyParser {
 
  private:
   enum class Mode { kContent, kReasoning, kName, kId, kArgs, kAfter, kDone };
+
+  // Content and reasoning text without special-token marks (unknown specials are dropped, as
+  // decoding with skip_special does); a mark's state carries across pieces.
+  std::string drop_specials(std::string_view s) {
+    std::string out;
+    for (char c : s) {
+      if (c == constrain::kSpecialMark) in_mark_ = !in_mark_;
+      else if (!in_mark_) out += c;
+    }
+    return out;
+  }
 
   void emit(std::vector<ReplyEvent>& out, Kind k, std::string_view raw) {
     std::string t = k == Kind::kArguments ? std::string(raw) : drop_specials(raw);
@@ -281,7 +280,7 @@ class FramedParser final : public ReplyParser {
   bool id_in_mid_ = false;
   Mode mode_;
   std::string buf_;
-  bool content_started_ = false, reasoning_started_ = false;
+  bool content_started_ = false, reasoning_started_ = false, in_mark_ = false;
   std::string name_, id_;
   int32_t depth_ = 0;
   bool in_string_ = false, escaped_ = false, args_begun_ = false;
