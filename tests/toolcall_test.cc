@@ -17,11 +17,13 @@
 #include "toolcall/detect.h"
 #include "toolcall/framed_calls.h"
 #include "toolcall/registry.h"
+#include "test_util.h"
 
 namespace og::toolcall {
 namespace {
 
 using ojson = nlohmann::ordered_json;
+using og::testing::read_file;
 
 const ojson& oracle() {
   static const ojson j = [] {
@@ -29,13 +31,6 @@ const ojson& oracle() {
     return ojson::parse(f);
   }();
   return j;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
 }
 
 struct Loaded {

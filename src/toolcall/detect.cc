@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "toolcall/json_extent.h"
+
 namespace og::toolcall {
 namespace {
 
@@ -100,22 +102,9 @@ size_t common_suffix(std::string_view a, std::string_view b) {
 std::optional<std::pair<size_t, size_t>> json_object_around(const std::string& s, size_t inside) {
   const size_t open = s.rfind('{', inside);
   if (open == std::string::npos) return std::nullopt;
-  int depth = 0;
-  bool in_string = false, escaped = false;
-  for (size_t i = open; i < s.size(); ++i) {
-    const char c = s[i];
-    if (in_string) {
-      if (escaped) escaped = false;
-      else if (c == '\\') escaped = true;
-      else if (c == '"') in_string = false;
-    } else if (c == '"') {
-      in_string = true;
-    } else if (c == '{') {
-      ++depth;
-    } else if (c == '}' && --depth == 0) {
-      return std::pair{open, i + 1};
-    }
-  }
+  JsonExtent extent;
+  for (size_t i = open; i < s.size(); ++i)
+    if (extent.step(s[i])) return std::pair{open, i + 1};
   return std::nullopt;
 }
 

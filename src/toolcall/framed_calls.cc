@@ -1,5 +1,7 @@
 #include "toolcall/framed_calls.h"
 
+#include "toolcall/json_extent.h"
+
 #include <algorithm>
 
 namespace og::toolcall {
@@ -132,27 +134,34 @@ class FramedParser final : public ReplyParser {
             return;
           }
           emit(out, k, std::string_view(buf_).substr(0, f.at));
-          const std::string& lit = *lits[static_cast<size_t>(f.which)];
+          const std::string lit = *lits[static_cast<size_t>(f.which)];
           consume(f.at + lit.size());
           if (!content) mode_ = Mode::kContent;
           else if (f.which == 0) mode_ = Mode::kReasoning;
-          else if (f.which == 2) begin_call(out);
+          else if (f.which == 2) begin_call(lit);
           break;
         }
         case Mode::kName: {
           // The name runs up to `mid`; a character a name cannot hold must begin it.
           size_t k = 0;
           while (k < buf_.size() && k <= 64 && (is_alnum(buf_[k]) || buf_[k] == '_' || buf_[k] == '-' || buf_[k] == '.')) ++k;
-          if (k > 64) return abandon(out);
+          if (k > 64) {
+            abandon(out);  // and read on
+            break;
+          }
           if (k == buf_.size()) {
             if (end) return cut_short();
             return;
           }
           const int64_t r = match(buf_, k, mid_head_, id_length_);
           if (r == kPartial && end) return cut_short();
-          if (r == kNo || mid_head_.empty()) return abandon(out);
+          if (r == kNo || mid_head_.empty()) {
+            abandon(out);  // and read on
+            break;
+          }
           if (r == kPartial) return;
           name_ = buf_.substr(0, k);
+          opening_ += buf_.substr(0, k + mid_head_.size());
           consume(k + mid_head_.size());
           mode_ = id_in_mid_ ? Mode::kId : Mode::kArgs;
           if (!id_in_mid_) start_args(out);
@@ -162,7 +171,10 @@ class FramedParser final : public ReplyParser {
           std::string id;
           const int64_t r = match(buf_, 0, std::string(1, kIdSlot) + mid_tail_, id_length_, &id);
           if (r == kPartial && end) return cut_short();
-          if (r == kNo) return abandon(out);
+          if (r == kNo) {
+            abandon(out);  // and read on
+            break;
+          }
           if (r == kPartial) return;
           id_ = id;
           consume(static_cast<size_t>(r));
@@ -172,7 +184,7 @@ class FramedParser final : public ReplyParser {
         }
         case Mode::kArgs: {
           size_t i = 0;
-          while (i < buf_.size() && depth_ == 0 && !args_begun_ && is_ws(buf_[i])) ++i;  // before the value
+          while (i < buf_.size() && !args_begun_ && is_ws(buf_[i])) ++i;  // before the value
           consume(i);
           i = 0;
           bool closed = false;
@@ -186,17 +198,7 @@ class FramedParser final : public ReplyParser {
               }
               args_begun_ = true;
             }
-            if (in_string_) {
-              if (escaped_) escaped_ = false;
-              else if (c == '\\') escaped_ = true;
-              else if (c == '"') in_string_ = false;
-            } else if (c == '"') {
-              in_string_ = true;
-            } else if (c == '{' || c == '[') {
-              ++depth_;
-            } else if ((c == '}' || c == ']') && --depth_ == 0) {
-              closed = true;
-            }
+            closed = extent_.step(c);
           }
           if (not_json) {
             ++calls_read_;
@@ -226,8 +228,9 @@ class FramedParser final : public ReplyParser {
           const int64_t more = calls_done() || next_.empty() ? kNo : match(buf_, 0, next_, id_length_);
           const int64_t last = suffix_.empty() ? kNo : match(buf_, 0, suffix_, id_length_);
           if (more >= 0) {
+            const std::string lit = buf_.substr(0, static_cast<size_t>(more));
             consume(static_cast<size_t>(more));
-            begin_call(out);
+            begin_call(lit);
             break;
           }
           if (last >= 0) {
@@ -249,10 +252,11 @@ class FramedParser final : public ReplyParser {
 
   bool calls_done() const { return max_calls_ > 0 && calls_read_ >= max_calls_; }
 
-  void begin_call(std::vector<ReplyEvent>&) {
+  void begin_call(const std::string& opening) {
     mode_ = Mode::kName;
+    opening_ = opening;
     name_.clear(), id_.clear();
-    depth_ = 0, in_string_ = escaped_ = args_begun_ = false;
+    extent_ = JsonExtent{}, args_begun_ = false;
   }
   void start_args(std::vector<ReplyEvent>& out) {
     if (id_.empty()) id_ = new_call_id(id_length_);
@@ -265,11 +269,12 @@ class FramedParser final : public ReplyParser {
     mode_ = Mode::kContent;
     buf_.clear();
   }
-  // What looked like a call's start is not one: its text is content.
+  // What looked like a call's opening is not one: the opening read so far is content, and
+  // what follows is read again as content (it may hold the next opening).
   void abandon(std::vector<ReplyEvent>& out) {
     mode_ = Mode::kContent;
-    emit(out, Kind::kContent, start_ + buf_);
-    buf_.clear();
+    emit(out, Kind::kContent, opening_);
+    opening_.clear();
   }
 
   inline static const std::string kEmpty;
@@ -282,8 +287,9 @@ class FramedParser final : public ReplyParser {
   std::string buf_;
   bool content_started_ = false, reasoning_started_ = false, in_mark_ = false;
   std::string name_, id_;
-  int32_t depth_ = 0;
-  bool in_string_ = false, escaped_ = false, args_begun_ = false;
+  std::string opening_;  // the current call's opening as read (content again if it is not one)
+  JsonExtent extent_;  // the arguments' value so far
+  bool args_begun_ = false;
   int32_t calls_read_ = 0, next_index_ = 0, index_ = 0;
 };
 
