@@ -154,6 +154,23 @@ TEST_P(ServeTools, CallsFollowTheTemplatesSyntaxAndTheirParameters) {
       EXPECT_EQ(st.calls[i]["arguments"], calls[i]["function"]["arguments"]);
     }
   }
+  // Logprobs through the parser: one per generated token, whatever the parser held back.
+  {
+    auto s = post({{"messages", messages}, {"tools", kTools}, {"tool_choice", "required"}, {"temperature", 1}, {"seed", 9},
+                   {"max_tokens", 200}, {"parallel_tool_calls", false}, {"logprobs", true}, {"stream", true},
+                   {"stream_options", {{"include_usage", true}}}});
+    ASSERT_TRUE(s && s->status == 200);
+    size_t logprobs = 0;
+    int64_t completion = -1;
+    std::istringstream lines(s->body);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.rfind("data: {", 0) != 0) continue;
+      const json c = json::parse(line.substr(6));
+      if (c.contains("usage") && c["usage"].is_object()) completion = c["usage"]["completion_tokens"];
+      if (!c["choices"].empty() && c["choices"][0]["logprobs"].is_object()) logprobs += c["choices"][0]["logprobs"]["content"].size();
+    }
+    EXPECT_EQ(static_cast<int64_t>(logprobs), completion) << s->body;
+  }
   // auto: free text until the model writes the call's opening; whatever it writes, the
   // template's syntax never shows in content, and a call it makes is valid.
   for (int seed = 0; seed < 3; ++seed) {

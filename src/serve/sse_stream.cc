@@ -31,6 +31,7 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
   // A parsed reply (tools, reasoning) streams as the parser's deltas: content, reasoning and
   // each call's name, then its arguments in fragments.
   toolcall::ReplyParser* parser = job->parser.get();
+  std::vector<generate::TokenLogprob> held_lps;
   bool made_calls = false;
   const auto write_deltas = [&](const std::vector<toolcall::ReplyEvent>& events, ojson lp) {
     for (ojson& delta : reply_deltas(events)) {
@@ -58,10 +59,14 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
     if (parser && !text.empty()) {
       std::vector<toolcall::ReplyEvent> events;
       parser->push(text, events);
-      ojson lp = r.logprobs ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
-      text_offset += text.size();
+      // Logprobs wait for the parser's next delta (text it holds back keeps them waiting).
+      held_lps.insert(held_lps.end(), std::make_move_iterator(lps.begin()), std::make_move_iterator(lps.end()));
       lps.clear();
-      if (!write_deltas(events, std::move(lp))) return cancel();
+      if (!events.empty()) {
+        ojson lp = r.logprobs ? logprobs_json(r.chat, held_lps, 0) : ojson(nullptr);
+        held_lps.clear();
+        if (!write_deltas(events, std::move(lp))) return cancel();
+      }
     } else if (!text.empty()) {
       ojson lp = r.logprobs ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
       ojson piece = r.chat ? ojson{{"content", text}} : ojson(text);
@@ -82,6 +87,10 @@ void stream_job(ServeContext& ctx, const std::shared_ptr<Job>& job, http::Exchan
     {
       std::lock_guard lock(job->mu);
       lps.swap(job->logprobs);
+    }
+    if (parser) {  // logprobs the parser's deltas did not carry go with the finish chunk
+      held_lps.insert(held_lps.end(), std::make_move_iterator(lps.begin()), std::make_move_iterator(lps.end()));
+      lps = std::move(held_lps);
     }
     ojson lp = r.logprobs && !lps.empty() ? logprobs_json(r.chat, lps, text_offset) : ojson(nullptr);
     ojson empty = r.chat ? ojson::object() : ojson("");
