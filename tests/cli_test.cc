@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -318,6 +320,29 @@ TEST(CliUsage, SessionFlagsAreTheSameOnEveryCommandThatRunsAProgram) {
     EXPECT_NE(math.err.find("--math 'quick': expected auto, exact or fast"), std::string::npos) << name << ": " << math.err;
   }
   EXPECT_NE(first_help.find("--math"), std::string::npos) << first_help;
+}
+
+// --tool-call-format at export: stored as given, shown by inspect; a bad one is a usage error
+// (exit 1) naming what is wrong, at export and at serve, before anything is written or loaded.
+TEST(CliExport, ToolCallFormatIsStoredAsGivenAndBadOnesAreRefused) {
+  TempDir d;
+  ASSERT_EQ(run_offgraph("gen-model --family llama --out " + d.file("m")).exit_code, 0);
+  const std::string fmt = R"({"format": "framed", "before": "<call>", "mid": " ", "separator": "\n"})";
+  std::ofstream(d.file("fmt.json")) << fmt;
+  auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --tool-call-format " + d.file("fmt.json"));
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  EXPECT_NE(ex.err.find("tool calls: framed (given)"), std::string::npos) << ex.err;
+  auto inspect = run_offgraph("inspect --json " + d.file("p.ogp"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  EXPECT_EQ(nlohmann::json::parse(inspect.out)["tool_call_syntax"], nlohmann::json::parse(fmt));
+  std::ofstream(d.file("bad.json")) << R"({"format": "framed", "before": "<call>", "colour": 1})";
+  auto bad = run_offgraph("export -m " + d.file("m") + " -o " + d.file("q.ogp") + " --tool-call-format " + d.file("bad.json"));
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("unknown key 'colour'"), std::string::npos) << bad.err;
+  EXPECT_FALSE(std::filesystem::exists(d.file("q.ogp")));
+  auto serve = run_offgraph("serve -m " + d.file("p.ogp") + " --port 0 --tool-call-format " + d.file("missing.json"));
+  EXPECT_EQ(serve.exit_code, 1);
+  EXPECT_NE(serve.err.find("--tool-call-format"), std::string::npos) << serve.err;
 }
 
 TEST(CliEndToEnd, GenExportInspectLogits) {

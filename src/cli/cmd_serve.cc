@@ -124,6 +124,8 @@ Runner add_serve(CLI::App& app) {
     if (auto kv = check_session_flags(o->session); !kv.is_ok()) return kv.status();
     if (o->cache_ram_mib < 0) return usage_error("--cache-ram {} must be >= 0", o->cache_ram_mib);
     if (o->cache_dir_mib < 1) return usage_error("--cache-dir-mb {} must be at least 1", o->cache_dir_mib);
+    if (!o->tool_call_format.empty())  // refused before anything binds or loads
+      if (auto f = toolcall::parse_tool_call_format(o->tool_call_format); !f.is_ok()) return f.status();
     if (!o->cache_dir.empty() && o->cache_ram_mib == 0) return usage_error("--cache-dir needs the prefix cache (--cache-ram > 0)");
     if (o->snapshot_interval < 1) return usage_error("--prefix-snapshot-interval {} must be at least 1", o->snapshot_interval);
     if (!(o->shutdown_grace_s >= 0)) return usage_error("--shutdown-grace {} must be >= 0", o->shutdown_grace_s);
