@@ -1,5 +1,6 @@
 // Prefix reuse: the store's lookup rules (flat states serve shorter prefixes, ring snapshots
-// only their own length; the budget evicts the least recently used), and through the
+// only their own length unless their session kept the rings' history; the budget evicts the
+// least recently used), and through the
 // scheduler: a request that shares a prefix with an earlier one restores it and then yields
 // logits bit-identical to a cold run, for flat caches, rings, KV-shared layers and kv dtypes,
 // with cached_tokens counting what was restored. The disk tier (`serve --cache-dir`): a cache
@@ -28,8 +29,9 @@ std::shared_ptr<const runtime::Model> load(const Generated& g) {
 
 // A session fed `tokens` in steps of 8 and the state of its first n tokens.
 std::shared_ptr<const runtime::PrefixState> state_of(const std::shared_ptr<const runtime::Model>& m,
-                                                     const std::vector<int32_t>& tokens, int64_t n) {
-  auto s = runtime::Session::create(m, {.threads = 1});
+                                                     const std::vector<int32_t>& tokens, int64_t n,
+                                                     bool keep_history = false) {
+  auto s = runtime::Session::create(m, {.threads = 1, .keep_history = keep_history});
   for (int64_t t = 0; t < n; t += 8)
     EXPECT_TRUE((*s)->append(std::span<const int32_t>(tokens.data() + t, static_cast<size_t>(std::min<int64_t>(8, n - t)))).is_ok());
   auto st = (*s)->copy_prefix(n);
@@ -76,6 +78,66 @@ TEST(PrefixCacheStore, FlatStatesServeShorterPrefixesRingSnapshotsOnlyTheirLengt
   auto same = rc.lookup(ar);
   ASSERT_TRUE(same.state);
   EXPECT_EQ(same.length, 16);
+  // A session that keeps its rings' history (as the scheduler's do with a prefix cache)
+  // copies states that hold every row, and so serve any shorter prefix, as flat ones do.
+  runtime::PrefixCache hc({.block_tokens = 4});
+  hc.insert(ar, state_of(mr, ar, 40, /*keep_history=*/true));
+  auto h21 = hc.lookup(with_tail(std::vector<int32_t>(ar.begin(), ar.begin() + 21), {1, 2}));
+  ASSERT_TRUE(h21.state);
+  EXPECT_EQ(h21.length, 21);
+  EXPECT_EQ(hc.lookup(ar).length, 39);
+}
+
+// Two states hold the same positions with the same bytes.
+void expect_same_state(const runtime::PrefixState& x, const runtime::PrefixState& y) {
+  ASSERT_EQ(x.length, y.length);
+  ASSERT_EQ(x.caches.size(), y.caches.size());
+  for (size_t c = 0; c < x.caches.size(); ++c) {
+    SCOPED_TRACE(c);
+    EXPECT_EQ(x.caches[c].first, y.caches[c].first);
+    EXPECT_EQ(x.caches[c].rows, y.caches[c].rows);
+    EXPECT_TRUE(x.caches[c].k == y.caches[c].k && x.caches[c].v == y.caches[c].v);
+  }
+}
+
+// A session keeping its rings' history copies the same state whatever its way there: fed
+// straight, rewound and fed again, restored from a state; a loaded save file (which holds
+// only a ring's slots) serves what those slots reach and refuses what they do not.
+TEST(PrefixCacheStore, KeptHistoryFollowsRewindsRestoresAndLoads) {
+  auto g = testing::generate({.family = "gemma3_text", .seed = 62});
+  auto m = load(*g);
+  const int64_t V = m->vocab_size();
+  const auto a = test_tokens(37, V, 7);
+  const auto straight = state_of(m, a, 37, true);
+  for (const auto& pc : straight->caches) EXPECT_EQ(pc.first, 0);
+  auto feed = [&](runtime::Session& s, std::span<const int32_t> t) {
+    for (size_t i = 0; i < t.size(); i += 8) ASSERT_TRUE(s.append(t.subspan(i, std::min<size_t>(8, t.size() - i))).is_ok());
+  };
+  auto x = runtime::Session::create(m, {.threads = 1, .keep_history = true});
+  ASSERT_TRUE(x.is_ok());
+  feed(**x, std::span(a).first(27));
+  feed(**x, test_tokens(3, V, 8));  // three tokens the sequence then takes back
+  ASSERT_TRUE((*x)->rewind(27).is_ok());
+  feed(**x, std::span(a).subspan(27));
+  expect_same_state(*(*x)->copy_prefix(37), *straight);
+  expect_same_state(*(*x)->copy_prefix(10), *state_of(m, a, 10, true));
+  auto y = runtime::Session::create(m, {.threads = 1, .keep_history = true});
+  ASSERT_TRUE((*y)->restore_prefix(*straight, 20).is_ok());
+  feed(**y, std::span(a).subspan(20));
+  expect_same_state(*(*y)->copy_prefix(37), *straight);
+  // A new sequence on the same session starts its history again.
+  (*y)->clear();
+  feed(**y, std::span(a).first(10));
+  expect_same_state(*(*y)->copy_prefix(10), *state_of(m, a, 10, true));
+  const std::string path = g->dir.file("x.ogkv");
+  ASSERT_TRUE((*x)->save(path).is_ok());
+  auto z = runtime::Session::create(m, {.threads = 1, .keep_history = true});
+  ASSERT_TRUE((*z)->load(path).is_ok());
+  auto loaded = (*z)->copy_prefix(37);
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+  EXPECT_TRUE(loaded->can_restore(36));
+  EXPECT_FALSE(loaded->can_restore(20)) << "a ring's slots do not reach back to 20";
+  EXPECT_FALSE((*z)->copy_prefix(20).is_ok());
 }
 
 // The key of block k covers blocks 0..k: equal later blocks after different earlier ones
@@ -165,8 +227,7 @@ TEST_P(PrefixReuse, RestoredPrefixGivesTheLogitsOfAColdRun) {
   auto g = testing::generate({.family = c.family, .seed = 54});
   auto m = load(*g);
   auto cache = std::make_shared<runtime::PrefixCache>(runtime::PrefixCacheOptions{.block_tokens = 4});
-  auto warm = generate::Scheduler::create(
-      m, {.max_sequences = 2, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache, .snapshot_interval = 8});
+  auto warm = generate::Scheduler::create(m, {.max_sequences = 2, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache});
   auto cold = generate::Scheduler::create(m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1});
   ASSERT_TRUE(warm.is_ok() && cold.is_ok());
   const int64_t V = m->vocab_size();
@@ -174,12 +235,10 @@ TEST_P(PrefixReuse, RestoredPrefixGivesTheLogitsOfAColdRun) {
   const auto first = with_tail(system, test_tokens(5, V, 4)), second = with_tail(system, test_tokens(6, V, 5));
   auto a = serve(**warm, first, 6);
   EXPECT_EQ(a.cached, 0);
-  // Branching: the second request shares only the system prompt. Flat caches restore all
-  // 37 tokens; with rings, the snapshot at 32 (every 8 prompt tokens) is the longest usable.
+  // Branching: the second request shares only the system prompt, restored whole on every
+  // cache kind (rings from their kept history: windows of 4-8 wrapped long before 37).
   auto b = serve(**warm, second, 6);
-  bool has_window = false;
-  for (int32_t w : m->layout().windows) has_window = has_window || w > 0;
-  EXPECT_EQ(b.cached, has_window ? 32 : 37);
+  EXPECT_EQ(b.cached, 37);
   auto b_cold = serve(**cold, second, 6);
   EXPECT_EQ(b.tokens, b_cold.tokens);
   EXPECT_EQ(b.logits, b_cold.logits) << "restored prefix changed the logits";
@@ -192,21 +251,51 @@ TEST_P(PrefixReuse, RestoredPrefixGivesTheLogitsOfAColdRun) {
   EXPECT_EQ(t.logits, t_cold.logits);
 }
 
-// With rings and the prefix cache, a prompt is cut into chunks that end at every
-// snapshot_interval (so each boundary's state can be stored) and are otherwise as long as
-// the step allows: 22 tokens at interval 4 run as 4, 4, 4, 4, 4, 2, with snapshots at
-// 4 .. 20 and the prompt's end.
-TEST(PrefixReuseStores, RingProgramsChunkPromptsAtEverySnapshotBoundary) {
+// A prefix shared up to any length is restored to that length, whatever the rings did
+// around it: one stored prompt of 45 tokens (windows of 4-8 in rings of window + 7 slots,
+// steps of 8), then requests that leave it after b tokens for b below, at and past a
+// window, a ring's size and a step (a match needs one whole block of 4), each restoring
+// exactly b tokens and then giving the logits of a cold run.
+TEST_P(PrefixReuse, SharedPrefixOfAnyLengthIsRestoredWhole) {
+  const auto& c = GetParam();
+  auto g = testing::generate({.family = c.family, .seed = 61});
+  auto m = load(*g);
+  auto cache = std::make_shared<runtime::PrefixCache>(runtime::PrefixCacheOptions{.block_tokens = 4});
+  auto warm = generate::Scheduler::create(m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache});
+  auto cold = generate::Scheduler::create(m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1});
+  ASSERT_TRUE(warm.is_ok() && cold.is_ok());
+  const int64_t V = m->vocab_size();
+  const auto stored = test_tokens(45, V, 21);
+  serve(**warm, stored, 1);
+  for (int64_t b : {4, 5, 9, 12, 13, 16, 21, 30, 44}) {
+    SCOPED_TRACE(b);
+    auto request = std::vector<int32_t>(stored.begin(), stored.begin() + b);
+    request.push_back(static_cast<int32_t>((stored[static_cast<size_t>(b)] + 1) % V));  // leaves it here
+    request = with_tail(request, test_tokens(3, V, 22));
+    auto w = serve(**warm, request, 3);
+    EXPECT_EQ(w.cached, b);
+    auto k = serve(**cold, request, 3);
+    EXPECT_EQ(w.tokens, k.tokens);
+    EXPECT_EQ(w.logits, k.logits) << "restored prefix changed the logits";
+  }
+}
+
+// Rings no longer cut a prompt at snapshot points: it runs in whole steps and its one
+// stored state (at its end) serves every shorter prefix.
+TEST(PrefixReuseStores, RingProgramsStoreOneStatePerPromptInWholeSteps) {
   auto g = testing::generate({.family = "gemma3_text", .seed = 59});
   auto m = load(*g);
   auto cache = std::make_shared<runtime::PrefixCache>(runtime::PrefixCacheOptions{.block_tokens = 4});
   std::vector<int64_t> prompt_rows;
-  auto s = generate::Scheduler::create(m, {.max_sequences = 1, .threads = 1, .prefix_cache = cache, .snapshot_interval = 4,
+  auto s = generate::Scheduler::create(m, {.max_sequences = 1, .threads = 1, .prefix_cache = cache,
                                            .on_step = [&](const generate::StepRecord& r) { prompt_rows.push_back(r.prompt_rows); }});
   ASSERT_TRUE(s.is_ok());
   serve(**s, test_tokens(22, m->vocab_size(), 11), 1);
-  EXPECT_EQ(prompt_rows, (std::vector<int64_t>{4, 4, 4, 4, 4, 2}));
-  EXPECT_EQ(cache->counters().stores, 6u);  // at 4, 8, 12, 16, 20 and 22
+  EXPECT_EQ(prompt_rows, (std::vector<int64_t>{8, 8, 6}));
+  EXPECT_EQ(cache->counters().stores, 1u);
+  const auto shape = cache->lookup(test_tokens(22, m->vocab_size(), 11));
+  ASSERT_TRUE(shape.state);
+  for (const auto& pc : shape.state->caches) EXPECT_EQ(pc.first, 0) << "every cache holds its rows from position 0";
 }
 
 TEST(PrefixReuseStores, PromptAndReplyEndsAreStoredOnceAndAfterTheFirstToken) {
@@ -280,8 +369,7 @@ TEST(PrefixCacheDisk, RestartedCacheRestoresFromDiskWithTheLogitsOfAColdRun) {
     const auto first = with_tail(system, test_tokens(5, V, 4)), second = with_tail(system, test_tokens(6, V, 5));
     {  // the first server: computes and stores
       auto cache = disk_cache(*m, dir, c.kv, warnings);
-      auto warm = generate::Scheduler::create(
-          m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache, .snapshot_interval = 8});
+      auto warm = generate::Scheduler::create(m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache});
       ASSERT_TRUE(warm.is_ok());
       EXPECT_EQ(serve(**warm, first, 6).cached, 0);
       cache->flush();
@@ -290,14 +378,11 @@ TEST(PrefixCacheDisk, RestartedCacheRestoresFromDiskWithTheLogitsOfAColdRun) {
     auto cache = disk_cache(*m, dir, c.kv, warnings);  // restarted: the index read from disk
     EXPECT_GT(cache->counters().disk_entries, 0u);
     EXPECT_EQ(cache->counters().bytes, 0u) << "nothing is read into RAM before it is asked for";
-    auto warm = generate::Scheduler::create(
-        m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache, .snapshot_interval = 8});
+    auto warm = generate::Scheduler::create(m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1, .prefix_cache = cache});
     auto cold = generate::Scheduler::create(m, {.max_sequences = 1, .kv_dtype = c.kv, .threads = 1});
     ASSERT_TRUE(warm.is_ok() && cold.is_ok());
     auto b = serve(**warm, second, 6);
-    bool has_window = false;
-    for (int32_t w : m->layout().windows) has_window = has_window || w > 0;
-    EXPECT_EQ(b.cached, has_window ? 32 : 37);
+    EXPECT_EQ(b.cached, 37);
     EXPECT_EQ(cache->counters().disk_loads, 1u);
     auto b_cold = serve(**cold, second, 6);
     EXPECT_EQ(b.tokens, b_cold.tokens);

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <optional>
 #include <filesystem>
 #include <thread>
 
@@ -29,7 +30,7 @@ struct ServeOptions {
   int64_t cache_ram_mib = 1024;
   std::string cache_dir;
   int64_t cache_dir_mib = 8192;
-  int64_t snapshot_interval = 256;
+  std::optional<int64_t> snapshot_interval;  // deprecated flag
   double prompt_step_ratio = 3.0;
   bool log_steps = false;
 };
@@ -70,7 +71,6 @@ Result<serve::Backend> load_backend(const ServeOptions& o) {
                                                                           .threads = o.session.threads,
                                                                           .prompt_step_ratio = o.prompt_step_ratio,
                                                                           .prefix_cache = prefix_cache,
-                                                                          .snapshot_interval = o.snapshot_interval,
                                                                           .max_waiting = o.server.queue,
                                                                           .on_step = o.log_steps ? log_step : nullptr}));
   serve::Backend b{.scheduler = std::move(scheduler), .text = std::move(text)};
@@ -106,9 +106,10 @@ Runner add_serve(CLI::App& app) {
                   "also keep prefix cache states in files under DIR (per program and kv dtype), so a restarted server hits");
   cmd->add_option("--cache-dir-mb", o->cache_dir_mib, "MiB of prefix states kept in --cache-dir (least recently used deleted)")
       ->capture_default_str();
+  // Kept so that scripts written for it still start: states of sliding-window programs now
+  // serve every shorter prefix, so interval snapshots have nothing left to add.
   cmd->add_option("--prefix-snapshot-interval", o->snapshot_interval,
-                  "with sliding-window caches, also keep a prefix state every N prompt tokens")
-      ->capture_default_str();
+                  "no longer needed (ignored, with a warning): every prefix state serves any shorter prefix");
   cmd->add_option("--prompt-step-ratio", o->prompt_step_ratio,
                   "a step that carries prompt rows beside decoding streams may take up to 1 + this many decode "
                   "steps: more gives new requests their first token sooner, and running streams longer gaps")
@@ -127,7 +128,10 @@ Runner add_serve(CLI::App& app) {
     if (!o->tool_call_format.empty())  // refused before anything binds or loads
       if (auto f = toolcall::parse_tool_call_format(o->tool_call_format); !f.is_ok()) return f.status();
     if (!o->cache_dir.empty() && o->cache_ram_mib == 0) return usage_error("--cache-dir needs the prefix cache (--cache-ram > 0)");
-    if (o->snapshot_interval < 1) return usage_error("--prefix-snapshot-interval {} must be at least 1", o->snapshot_interval);
+    if (o->snapshot_interval && *o->snapshot_interval < 1)
+      return usage_error("--prefix-snapshot-interval {} must be at least 1", *o->snapshot_interval);
+    if (o->snapshot_interval)
+      std::fprintf(stderr, "warning: --prefix-snapshot-interval is ignored: every prefix state now serves any shorter prefix\n");
     if (!(o->shutdown_grace_s >= 0)) return usage_error("--shutdown-grace {} must be >= 0", o->shutdown_grace_s);
     if (o->server.port < 0 || o->server.port > 65535) return usage_error("--port {} must be in [0, 65535]", o->server.port);
     o->server.http_threads = o->parallel + o->server.queue + 4;

@@ -27,17 +27,20 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
   s->model_ = model;
   s->options_ = o;
   OG_ASSIGN_OR_RETURN(s->runner_, runtime::BatchRunner::create(model, {.threads = o.threads, .pool = o.pool}));
+  // Feeding the prefix store, sessions keep their rings' rows: every stored state then serves
+  // any shorter prefix, so a shared prompt is reused to its last shared token on every layer.
+  const bool keep_history = o.prefix_cache && !runtime::prefix_serves_shorter(model->layout().windows);
   for (int32_t i = 0; i < o.max_sequences; ++i) {
     // The sessions never step on their own: their kernels run on the runner's pool.
-    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(
-                                          model, {.kv_dtype = o.kv_dtype, .max_ctx_len = o.max_ctx_len, .threads = 1}));
+    OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = o.kv_dtype,
+                                                                       .max_ctx_len = o.max_ctx_len,
+                                                                       .threads = 1,
+                                                                       .keep_history = keep_history}));
     s->slots_.push_back({.session = std::move(session), .seq = nullptr});
   }
   // Adaptive: the first prompt step beside decodes is small (its cost is not known yet; 16
   // rows of a 1B bf16 program cost 3.5 decode steps here), then measured costs size them.
   s->prompt_budget_ = PromptRowBudget(o.prompt_step_ratio, kFirstPromptRows, s->runner_->max_rows());
-  if (o.snapshot_interval < 1) return usage_error("snapshot_interval {} must be at least 1", o.snapshot_interval);
-  s->flat_only_ = runtime::prefix_serves_shorter(model->layout().windows);
   return s;
 }
 
@@ -248,10 +251,6 @@ bool Scheduler::step() {
     if (budget <= 0) break;
     Sequence& s = *slot->seq;
     int64_t n = std::min<int64_t>(budget, static_cast<int64_t>(s.request.prompt.size()) - s.prefilled);
-    if (options_.prefix_cache && !flat_only_) {  // end the chunk at the next snapshot boundary
-      const int64_t K = options_.snapshot_interval, boundary = (s.prefilled / K + 1) * K;
-      n = std::min(n, std::max<int64_t>(1, boundary - s.prefilled));
-    }
     entries.push_back({.session = slot->session.get(),
                        .ids = std::span<const int32_t>(s.request.prompt.data() + s.prefilled, static_cast<size_t>(n))});
     work.push_back({slot, n});
@@ -284,10 +283,7 @@ bool Scheduler::step() {
       s.prefilled += work[i].prompt_rows;
       const auto prompt_len = static_cast<int64_t>(s.request.prompt.size());
       prompt_done = s.prefilled == prompt_len;
-      if (!prompt_done) {
-        if (!flat_only_ && s.prefilled % options_.snapshot_interval == 0) snapshot(slot, s.request.prompt, s.prefilled);
-        continue;
-      }
+      if (!prompt_done) continue;
     }
     s.pending = -1;
     // The first token goes out before the prompt's state is copied for the prefix cache (a

@@ -112,10 +112,10 @@ struct SchedulerOptions {
   double prompt_step_ratio = 3.0;
   // Prefix reuse (runtime/prefix_cache.h), null: off. A request's prompt is looked up at
   // admission and the longest restorable prefix restored; states are stored at the end of
-  // every prompt, the end of every reply, and, for programs with sliding windows (whose
-  // snapshots serve only their own length), every `snapshot_interval` prompt tokens.
+  // every prompt and the end of every reply. Sessions of programs with sliding windows then
+  // keep their rings' rows (SessionOptions::keep_history), so every state serves any shorter
+  // prefix, as a flat program's does.
   std::shared_ptr<runtime::PrefixCache> prefix_cache = nullptr;
-  int64_t snapshot_interval = 256;
   // Requests that may wait for a slot beyond those running; past it submit() refuses with
   // kQueueFull (-1: no bound). A sequence's slot counts as free before its on_done runs.
   int32_t max_waiting = -1;
@@ -179,7 +179,6 @@ class Scheduler {
 
   std::shared_ptr<const runtime::Model> model_;
   std::unique_ptr<runtime::BatchRunner> runner_;
-  bool flat_only_ = true;  // no cache has a window: a stored state serves every shorter prefix
   std::vector<Slot> slots_;
   SchedulerOptions options_;
 

@@ -51,6 +51,7 @@ Result<std::vector<std::span<const float>>> BatchRunner::step(std::span<const Ba
   for (size_t i = 0; i < entries.size(); ++i) {
     const EntryRows& r = rows_[i];
     entries[i].session->length_ = r.p0 + r.rows;  // commit: every cache of the entry was written
+    entries[i].session->caches_.written(r.p0, r.rows);
     const auto n = static_cast<size_t>(r.logits == LogitsRows::kAll ? r.rows : 1);
     out.emplace_back(buffers_.logits.data() + static_cast<size_t>(r.logits_row0) * V, n * V);
   }

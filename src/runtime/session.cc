@@ -25,6 +25,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
   OG_ASSIGN_OR_RETURN(ThreadPool * pool, resolve_pool(o.threads, o.pool, owned));
   OG_ASSIGN_OR_RETURN(CacheSet caches,
                       CacheSet::create(plan_cache_set(m.layout(), o.kv_dtype, max_ctx, m.prefill_chunk_size())));
+  if (o.keep_history) caches.keep_history();
   auto s = std::unique_ptr<Session>(new Session(std::move(caches)));
   s->model_ = std::move(model);
   s->own_pool_ = std::move(owned);
@@ -35,6 +36,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
 Status Session::rewind(int64_t n) {
   OG_TRY(check_rewind(length_, n, caches_.policies()));
   length_ = n;
+  caches_.truncated(n);
   return Status::ok();
 }
 
@@ -47,8 +49,7 @@ Status Session::load(const std::string& path) {
 }
 
 Result<PrefixState> Session::copy_prefix(int64_t n) const {
-  // The rewind rule is exactly "every ring still holds what position n reads".
-  OG_TRY(check_rewind(length_, n, caches_.policies()));
+  OG_TRY(caches_.check_copy(length_, n));
   return caches_.copy_prefix(n);
 }
 
@@ -99,6 +100,7 @@ Result<std::span<const float>> Session::step(std::span<const int32_t> ids, std::
   EntryRows e{.caches = &caches_, .row0 = 0, .rows = static_cast<int64_t>(ids.size()), .p0 = positions[0], .logits = rows};
   execute_step(*model_, std::span<EntryRows>(&e, 1), *buffers_, pool_);
   length_ = e.p0 + e.rows;  // commit: every cache was written
+  caches_.written(e.p0, e.rows);
   const int64_t out_rows = rows == LogitsRows::kAll ? e.rows : 1;
   return std::span<const float>(buffers_->logits.data(), static_cast<size_t>(out_rows) * model_->vocab_size());
 }

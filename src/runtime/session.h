@@ -32,6 +32,11 @@ struct SessionOptions {
   int64_t max_ctx_len = 0;  // 0: the program's
   int threads = 0;
   std::shared_ptr<ThreadPool> pool = nullptr;
+  // Keep every row the sliding-window rings write (runtime/cache/ring_history.h), so that
+  // copy_prefix() states serve any shorter prefix, as a flat cache's do: what a session that
+  // feeds the prefix store wants. Costs the rows' bytes (history_bytes()) and a copy of each
+  // row once, after its step.
+  bool keep_history = false;
 };
 
 // The pool that `threads` / `pool` name (see SessionOptions); `owned` keeps a new one alive.
@@ -54,19 +59,23 @@ class Session {
   int64_t max_ctx_len() const { return caches_.plan().max_ctx_len; }
   // Largest T of one step: the program's prefill_chunk_size, clamped to max_ctx_len.
   int64_t max_step_rows() const { return caches_.plan().chunk; }
-  void clear() { length_ = 0; }
+  void clear() {
+    length_ = 0;
+    caches_.truncated(0);
+  }
   Status rewind(int64_t n);
   // Saves caches and position; load() restores them into this session (same program,
   // same --kv-dtype and max_ctx_len), refusing any mismatch before touching the session.
   Status save(const std::string& path) const;
   Status load(const std::string& path);
   // The cache state of this sequence's first n tokens (n <= length(), and every ring must
-  // still hold what position n needs: the rewind rule), and restoring one: the session then
-  // continues at state.length exactly as if it had computed those tokens itself.
+  // still hold what position n needs, in its slots or its history), and restoring one: the
+  // session then continues at state.length exactly as if it had computed those tokens itself.
   Result<PrefixState> copy_prefix(int64_t n) const;
   Status restore_prefix(const PrefixState& state, std::optional<int64_t> n = std::nullopt);
 
   uint64_t cache_bytes() const { return caches_.bytes(); }
+  uint64_t history_bytes() const { return caches_.history_bytes(); }
   // Adds each op's time of this session's steps to `times` (sized to the model's ops), or
   // stops with nullptr.
   void set_op_times(OpTimes* times) { op_times_ = times; }

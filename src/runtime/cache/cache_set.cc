@@ -90,9 +90,11 @@ Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path
   for (const CacheFileHeader::Cache& hc : h.caches) {
     PrefixState::Cache c{.window = hc.window, .kv_heads = hc.kv_heads, .head_dim = hc.head_dim, .rows = hc.rows};
     c.first = h.length - hc.rows;
-    // The rows a state of this length holds (copy_prefix): anything else is not a snapshot.
+    // A state holds at least what its own length reads (copy_prefix), from position 0 at
+    // most (a windowed cache's history): anything else is not a snapshot. A full-history
+    // cache's first_needed is 0, so it holds exactly rows 0 ...
     const int64_t first = first_needed(h.length, hc.window);
-    if (c.first != first || hc.slots != hc.rows) return bad_input("{}: cache rows do not match a prefix of {} tokens", path, h.length);
+    if (c.first > first || c.first < 0 || hc.slots != hc.rows) return bad_input("{}: cache rows do not match a prefix of {} tokens", path, h.length);
     if (with_data) {
       c.k.resize(static_cast<size_t>(hc.kv_heads) * static_cast<size_t>(hc.rows) * hc.head_dim * storage_value_bytes(kv_type));
       c.v.resize(c.k.size());
@@ -182,7 +184,78 @@ Result<int64_t> CacheSet::load(const std::string& path, uint64_t program_checksu
   };
   OG_ASSIGN_OR_RETURN(CacheFileHeader h, read_cache_file(path, program_checksum, plan_.kv_type, into_this));
   if (h.length > plan_.max_ctx_len) return bad_input("{}: saved length {} exceeds max_ctx_len {}", path, h.length, plan_.max_ctx_len);
+  if (keep_history_) {  // the file holds a flat cache's rows from 0 and a ring's last slots
+    for (size_t c = 0; c < kv_.size(); ++c) {
+      flat_from_[c] = 0;
+      if (!history_[c]) continue;
+      const int64_t oldest = std::max<int64_t>(0, h.length - kv_[c].slots);
+      history_[c]->reset(oldest);
+      history_[c]->record(kv_[c], oldest, h.length - oldest);
+    }
+  }
   return h.length;
+}
+
+void CacheSet::keep_history() {
+  keep_history_ = true;
+  history_.clear();
+  history_.resize(kv_.size());
+  flat_from_.assign(kv_.size(), 0);
+  for (size_t c = 0; c < kv_.size(); ++c)
+    if (kv_[c].ring)
+      history_[c].emplace(kv_[c].kv_heads, static_cast<size_t>(kv_[c].head_dim) * storage_value_bytes(plan_.kv_type));
+}
+
+void CacheSet::written(int64_t p0, int64_t rows) {
+  for (size_t c = 0; c < history_.size(); ++c) {
+    if (!history_[c]) continue;
+    RingHistory& h = *history_[c];
+    if (p0 >= h.first() && p0 <= h.end()) {
+      h.truncate(p0);
+      h.record(kv_[c], p0, rows);
+    } else {  // not a continuation (a length change went unreported): restart at the ring's oldest row
+      const int64_t oldest = std::max<int64_t>(0, p0 + rows - kv_[c].slots);
+      h.reset(oldest);
+      h.record(kv_[c], oldest, p0 + rows - oldest);
+    }
+  }
+}
+
+void CacheSet::truncated(int64_t n) {
+  for (size_t c = 0; c < history_.size(); ++c) {
+    if (history_[c]) {
+      if (n < history_[c]->first())
+        history_[c]->reset(n);
+      else
+        history_[c]->truncate(n);
+    }
+    flat_from_[c] = std::min(flat_from_[c], n);
+  }
+}
+
+uint64_t CacheSet::history_bytes() const {
+  uint64_t n = 0;
+  for (const auto& h : history_)
+    if (h) n += h->bytes();
+  return n;
+}
+
+int64_t CacheSet::held_from(size_t c) const {
+  if (plan_.policies[c].window <= 0) return 0;
+  if (history_[c]) return history_[c]->first();
+  return flat_from_[c];
+}
+
+Status CacheSet::check_copy(int64_t length, int64_t n) const {
+  if (n < 0 || n > length) return bad_input("cannot copy a prefix of {} tokens from a sequence of {}", n, length);
+  for (size_t c = 0; c < kv_.size(); ++c) {
+    const int64_t need = first_needed(n, plan_.policies[c].window);
+    if (keep_history_ && held_from(c) <= need && (!history_[c] || history_[c]->end() >= n)) continue;
+    if (kv_[c].ring && need < std::max<int64_t>(0, length - kv_[c].slots))
+      return bad_input("cannot copy a prefix of {}: cache {} (ring of {} slots, window {}) no longer holds position {}", n,
+                       c, kv_[c].slots, plan_.policies[c].window, need);
+  }
+  return Status::ok();
 }
 
 PrefixState CacheSet::copy_prefix(int64_t length) const {
@@ -192,15 +265,23 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
   const size_t esize = storage_value_bytes(plan_.kv_type);
   for (size_t c = 0; c < kv_.size(); ++c) {
     const kernels::KvStorage& kv = kv_[c];
+    const int64_t need = first_needed(length, plan_.policies[c].window);
+    // With history every row still held, so the state serves shorter prefixes too.
+    const bool whole = keep_history_ && held_from(c) <= need && (!history_[c] || history_[c]->end() >= length);
     PrefixState::Cache pc;
     pc.window = plan_.policies[c].window;
     pc.kv_heads = kv.kv_heads;
     pc.head_dim = kv.head_dim;
-    pc.first = first_needed(length, plan_.policies[c].window);
+    pc.first = whole ? held_from(c) : need;
     pc.rows = length - pc.first;
     const size_t row = static_cast<size_t>(kv.head_dim) * esize;
     pc.k.resize(static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) * row);
     pc.v.resize(pc.k.size());
+    if (whole && history_[c]) {
+      history_[c]->copy_out(pc.first, length, pc.k.data(), pc.v.data());
+      st.caches.push_back(std::move(pc));
+      continue;
+    }
     for (auto [src, dst] : {std::pair{static_cast<const uint8_t*>(kv.k), pc.k.data()},
                             std::pair{static_cast<const uint8_t*>(kv.v), pc.v.data()}})
       for (int32_t h = 0; h < kv.kv_heads; ++h)
@@ -231,19 +312,27 @@ Status CacheSet::restore_prefix(const PrefixState& st, std::optional<int64_t> le
     const PrefixState::Cache& pc = st.caches[c];
     const size_t want = static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) * kv.head_dim * esize;
     if (pc.window != plan_.policies[c].window || pc.kv_heads != kv.kv_heads || pc.head_dim != kv.head_dim ||
-        pc.rows > kv.slots || pc.k.size() != want || pc.v.size() != want)
+        pc.k.size() != want || pc.v.size() != want)
       return bad_input("prefix state of cache {} does not match this session's geometry", c);
   }
   for (size_t c = 0; c < kv_.size(); ++c) {
     const kernels::KvStorage& kv = kv_[c];
     const PrefixState::Cache& pc = st.caches[c];
     const size_t row = static_cast<size_t>(kv.head_dim) * esize;
-    const int64_t from = first_needed(n, pc.window);  // positions from .. n - 1
+    // Positions from .. n - 1: what position n reads; keeping history, a flat windowed cache
+    // takes every row the state has (a ring's history takes them below).
+    const int64_t from = keep_history_ && !kv.ring ? pc.first : first_needed(n, pc.window);
     for (auto [src, dst] : {std::pair{pc.k.data(), static_cast<uint8_t*>(kv.k)}, std::pair{pc.v.data(), static_cast<uint8_t*>(kv.v)}})
       for (int32_t h = 0; h < kv.kv_heads; ++h)
         for (int64_t p = from; p < n; ++p)
           std::memcpy(dst + (static_cast<size_t>(h) * kv.slots + kv.slot(p)) * row,
                       src + (static_cast<size_t>(h) * pc.rows + (p - pc.first)) * row, row);
+    if (!keep_history_) continue;
+    flat_from_[c] = pc.window > 0 ? from : 0;
+    if (history_[c]) {
+      history_[c]->reset(pc.first);
+      history_[c]->record(pc.k.data(), pc.v.data(), pc.rows, pc.first, pc.first, n - pc.first);
+    }
   }
   return Status::ok();
 }

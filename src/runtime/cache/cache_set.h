@@ -10,6 +10,12 @@
 // the positions its window still reads, max(0, length - W + 1) .. length - 1, which are its
 // live slots at that moment and no others. KV-shared layers have no cache of their own and
 // so no state: they read their donor's.
+//
+// With keep_history() (a session that feeds the prefix store) a windowed cache's state holds
+// every row from position 0 instead, like a flat cache's, and so serves any shorter prefix:
+// a ring's overwritten rows come from its RingHistory, a flat windowed cache keeps them
+// anyway. The owner reports every change of length (written, truncated) so the history
+// follows the sequence.
 #pragma once
 
 #include <cstdint>
@@ -24,6 +30,7 @@
 #include "kernels/kernels.h"
 #include "program/layout.h"
 #include "runtime/cache/cache_policy.h"
+#include "runtime/cache/ring_history.h"
 
 namespace og::runtime {
 
@@ -98,8 +105,23 @@ class CacheSet {
   // Restores a save file; returns its length. Refuses a mismatch before touching any cache.
   Result<int64_t> load(const std::string& path, uint64_t program_checksum);
 
+  // Keeps every windowed cache's rows from here on (see the header comment): from the next
+  // write at position 0 (after written()/truncated() report a fresh sequence).
+  void keep_history();
+  bool keeps_history() const { return keep_history_; }
+  // The sequence's new rows [p0, p0 + rows) are written (a committed step), or it was cut to
+  // n tokens (rewind, clear): the histories follow.
+  void written(int64_t p0, int64_t rows);
+  void truncated(int64_t n);
+  // Bytes the ring histories hold (allocated, kept across sequences).
+  uint64_t history_bytes() const;
+
+  // Whether copy_prefix(n) can serve a sequence of `length` tokens: n <= length, and every
+  // ring holds what position n reads (in its slots, or in its history).
+  Status check_copy(int64_t length, int64_t n) const;
   // Copies out the state a sequence of `length` committed tokens needs (length <= what the
-  // caches hold; for a ring, the caller must not have stepped past `length` since).
+  // caches hold; for a ring without history, the caller must not have stepped past `length`
+  // since). With history, windowed caches hold every row they still have from position 0.
   PrefixState copy_prefix(int64_t length) const;
   // Writes back the state of its first n tokens (n = state.length when absent); the sequence
   // then continues at n exactly as if it had computed them here. Refuses a state of another
@@ -109,7 +131,14 @@ class CacheSet {
   Status restore_prefix(const PrefixState& state, std::optional<int64_t> n = std::nullopt);
 
  private:
+  // First position whose row a windowed cache holds (in the ring's history for a ring):
+  // what copy_prefix can reach back to when keeping history.
+  int64_t held_from(size_t c) const;
+
   CacheSetPlan plan_;
+  bool keep_history_ = false;
+  std::vector<std::optional<RingHistory>> history_;    // [n_caches] set for rings when keep_history_
+  std::vector<int64_t> flat_from_;                      // [n_caches] first valid row of a flat windowed cache
   std::vector<kernels::KvStorage> kv_;                 // [n_caches] views into memory_
   std::vector<std::unique_ptr<uint8_t[]>> memory_;    // [n_caches] K then V, each [kv_heads, slots, head_dim]
 };
