@@ -96,7 +96,7 @@ void expect_same_state(const runtime::PrefixState& x, const runtime::PrefixState
     SCOPED_TRACE(c);
     EXPECT_EQ(x.caches[c].first, y.caches[c].first);
     EXPECT_EQ(x.caches[c].rows, y.caches[c].rows);
-    EXPECT_TRUE(x.caches[c].k == y.caches[c].k && x.caches[c].v == y.caches[c].v);
+    EXPECT_TRUE(std::ranges::equal(x.caches[c].k, y.caches[c].k) && std::ranges::equal(x.caches[c].v, y.caches[c].v));
   }
 }
 
@@ -496,7 +496,7 @@ TEST(PrefixCacheDisk, RamEvictionKeepsStatesOnDiskWithinTheDiskBudget) {
   ASSERT_TRUE(hit.state);
   EXPECT_EQ(hit.length, 32);
   EXPECT_EQ(c->counters().disk_loads, 1u);
-  EXPECT_EQ(hit.state->caches[0].k, state_of(m, a, 32)->caches[0].k);
+  EXPECT_TRUE(std::ranges::equal(hit.state->caches[0].k, state_of(m, a, 32)->caches[0].k));
   c->insert(c3, state_of(m, c3, 32));  // b is the least recently used: its file goes
   c->flush();
   EXPECT_EQ(c->counters().disk_entries, 2u);

@@ -170,7 +170,9 @@ class Scheduler {
 
   Scheduler() = default;
   void admit();
-  void retire(Slot& slot, Result<SequenceStats> result);
+  // Ends a sequence: tells its requester, then stores its states (the prompt's end when
+  // `prompt_state`, and the reply's end) and frees its session.
+  void retire(Slot& slot, Result<SequenceStats> result, bool prompt_state = false);
   // Stores the state of the slot's first n tokens (of `tokens`) in the prefix cache.
   void snapshot(Slot& slot, std::span<const int32_t> tokens, int64_t n);
   // Samples the next token of a sequence whose logits are ready; false when it is done.

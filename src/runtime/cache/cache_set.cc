@@ -45,14 +45,24 @@ bool PrefixState::can_restore(int64_t n) const {
   return true;
 }
 
-uint64_t PrefixState::bytes() const {
-  uint64_t n = 0;
-  for (const Cache& c : caches) n += c.k.size() + c.v.size();
-  return n;
+void PrefixState::allocate() {
+  const size_t esize = storage_value_bytes(kv_type);
+  size_t total = 0;
+  for (const Cache& c : caches) total += 2 * static_cast<size_t>(c.kv_heads) * static_cast<size_t>(c.rows) * c.head_dim * esize;
+  memory.resize(total);
+  uint8_t* at = memory.data();
+  for (Cache& c : caches) {
+    const size_t half = static_cast<size_t>(c.kv_heads) * static_cast<size_t>(c.rows) * c.head_dim * esize;
+    c.k = {at, half};
+    c.v = {at + half, half};
+    at += 2 * half;
+  }
 }
 
 PrefixState PrefixState::shape() const {
-  PrefixState s{.length = length, .kv_type = kv_type};
+  PrefixState s;
+  s.length = length;
+  s.kv_type = kv_type;
   for (const Cache& c : caches)
     s.caches.push_back({.window = c.window, .kv_heads = c.kv_heads, .head_dim = c.head_dim, .first = c.first, .rows = c.rows});
   return s;
@@ -65,8 +75,8 @@ std::vector<kernels::KvStorage> prefix_views(const PrefixState& st) {
   std::vector<kernels::KvStorage> views;
   for (const PrefixState::Cache& c : st.caches) {
     kernels::KvStorage kv;
-    kv.k = const_cast<uint8_t*>(c.k.data());  // written to only by load_prefix_state, which owns st
-    kv.v = const_cast<uint8_t*>(c.v.data());
+    kv.k = c.k.data();  // written to only by load_prefix_state, which owns st
+    kv.v = c.v.data();
     kv.type = st.kv_type;
     kv.kv_heads = c.kv_heads;
     kv.head_dim = c.head_dim;
@@ -95,12 +105,9 @@ Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path
     // cache's first_needed is 0, so it holds exactly rows 0 ...
     const int64_t first = first_needed(h.length, hc.window);
     if (c.first > first || c.first < 0 || hc.slots != hc.rows) return bad_input("{}: cache rows do not match a prefix of {} tokens", path, h.length);
-    if (with_data) {
-      c.k.resize(static_cast<size_t>(hc.kv_heads) * static_cast<size_t>(hc.rows) * hc.head_dim * storage_value_bytes(kv_type));
-      c.v.resize(c.k.size());
-    }
     p.state.caches.push_back(std::move(c));
   }
+  if (with_data) p.state.allocate();
   return p;
 }
 
@@ -274,12 +281,15 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
     pc.head_dim = kv.head_dim;
     pc.first = whole ? held_from(c) : need;
     pc.rows = length - pc.first;
+    st.caches.push_back(pc);
+  }
+  st.allocate();
+  for (size_t c = 0; c < kv_.size(); ++c) {
+    const kernels::KvStorage& kv = kv_[c];
+    PrefixState::Cache& pc = st.caches[c];
     const size_t row = static_cast<size_t>(kv.head_dim) * esize;
-    pc.k.resize(static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) * row);
-    pc.v.resize(pc.k.size());
-    if (whole && history_[c]) {
+    if (keep_history_ && history_[c] && pc.first >= history_[c]->first() && history_[c]->end() >= length) {
       history_[c]->copy_out(pc.first, length, pc.k.data(), pc.v.data());
-      st.caches.push_back(std::move(pc));
       continue;
     }
     for (auto [src, dst] : {std::pair{static_cast<const uint8_t*>(kv.k), pc.k.data()},
@@ -293,7 +303,6 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
                       src + (static_cast<size_t>(h) * kv.slots + s0) * row, static_cast<size_t>(n) * row);
           r += n;
         }
-    st.caches.push_back(std::move(pc));
   }
   return st;
 }
