@@ -138,6 +138,13 @@ TEST(PrefixCacheStore, KeptHistoryFollowsRewindsRestoresAndLoads) {
   EXPECT_TRUE(loaded->can_restore(36));
   EXPECT_FALSE(loaded->can_restore(20)) << "a ring's slots do not reach back to 20";
   EXPECT_FALSE((*z)->copy_prefix(20).is_ok());
+  // A history limit: rows past it are not kept, so longer states hold only the windows.
+  auto w = runtime::Session::create(m, {.threads = 1, .keep_history = true, .history_limit = 20});
+  feed(**w, std::span(a));
+  expect_same_state(*(*w)->copy_prefix(16), *state_of(m, a, 16, true));
+  auto past = (*w)->copy_prefix(37);
+  ASSERT_TRUE(past.is_ok()) << past.status().message();
+  expect_same_state(*past, *state_of(m, a, 37, false));
 }
 
 // The key of block k covers blocks 0..k: equal later blocks after different earlier ones

@@ -29,13 +29,19 @@ Result<std::unique_ptr<Scheduler>> Scheduler::create(std::shared_ptr<const runti
   OG_ASSIGN_OR_RETURN(s->runner_, runtime::BatchRunner::create(model, {.threads = o.threads, .pool = o.pool}));
   // Feeding the prefix store, sessions keep their rings' rows: every stored state then serves
   // any shorter prefix, so a shared prompt is reused to its last shared token on every layer.
+  // Never more rows than one state the store can hold.
   const bool keep_history = o.prefix_cache && !runtime::prefix_serves_shorter(model->layout().windows);
+  const uint64_t position_bytes =
+      runtime::plan_cache_set(model->layout(), o.kv_dtype, 1, 1).position_bytes();
+  const int64_t history_limit =
+      keep_history ? static_cast<int64_t>(o.prefix_cache->options().budget_bytes / std::max<uint64_t>(1, position_bytes)) : 0;
   for (int32_t i = 0; i < o.max_sequences; ++i) {
     // The sessions never step on their own: their kernels run on the runner's pool.
     OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = o.kv_dtype,
                                                                        .max_ctx_len = o.max_ctx_len,
                                                                        .threads = 1,
-                                                                       .keep_history = keep_history}));
+                                                                       .keep_history = keep_history,
+                                                                       .history_limit = std::max<int64_t>(1, history_limit)}));
     s->slots_.push_back({.session = std::move(session), .seq = nullptr});
   }
   // Adaptive: the first prompt step beside decodes is small (its cost is not known yet; 16

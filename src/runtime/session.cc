@@ -25,7 +25,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
   OG_ASSIGN_OR_RETURN(ThreadPool * pool, resolve_pool(o.threads, o.pool, owned));
   OG_ASSIGN_OR_RETURN(CacheSet caches,
                       CacheSet::create(plan_cache_set(m.layout(), o.kv_dtype, max_ctx, m.prefill_chunk_size())));
-  if (o.keep_history) caches.keep_history();
+  if (o.keep_history) caches.keep_history(o.history_limit);
   auto s = std::unique_ptr<Session>(new Session(std::move(caches)));
   s->model_ = std::move(model);
   s->own_pool_ = std::move(owned);

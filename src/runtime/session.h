@@ -37,6 +37,9 @@ struct SessionOptions {
   // feeds the prefix store wants. Costs the rows' bytes (history_bytes()) and a copy of each
   // row once, after its step.
   bool keep_history = false;
+  // With keep_history, the positions kept at most (0: all): a state longer than the prefix
+  // store's budget is never stored, so rows past it would be kept for nothing.
+  int64_t history_limit = 0;
 };
 
 // The pool that `threads` / `pool` name (see SessionOptions); `owned` keeps a new one alive.

@@ -16,6 +16,12 @@ uint64_t CacheSetPlan::slot_bytes(int32_t c) const {
   return 2ull * static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(head_dims[i]) * storage_value_bytes(kv_type);
 }
 
+uint64_t CacheSetPlan::position_bytes() const {
+  uint64_t total = 0;
+  for (int32_t c = 0; c < n_caches(); ++c) total += slot_bytes(c);
+  return total;
+}
+
 uint64_t CacheSetPlan::bytes() const {
   uint64_t total = 0;
   for (int32_t c = 0; c < n_caches(); ++c) total += slot_bytes(c) * static_cast<uint64_t>(policies[static_cast<size_t>(c)].slots);
@@ -203,8 +209,9 @@ Result<int64_t> CacheSet::load(const std::string& path, uint64_t program_checksu
   return h.length;
 }
 
-void CacheSet::keep_history() {
+void CacheSet::keep_history(int64_t limit) {
   keep_history_ = true;
+  history_limit_ = limit;
   history_.clear();
   history_.resize(kv_.size());
   flat_from_.assign(kv_.size(), 0);
@@ -217,6 +224,13 @@ void CacheSet::written(int64_t p0, int64_t rows) {
   for (size_t c = 0; c < history_.size(); ++c) {
     if (!history_[c]) continue;
     RingHistory& h = *history_[c];
+    if (history_limit_ > 0 && p0 + rows > history_limit_) {  // past the limit: the history ends at p0
+      if (p0 >= h.first())
+        h.truncate(p0);
+      else
+        h.reset(p0);
+      continue;
+    }
     if (p0 >= h.first() && p0 <= h.end()) {
       h.truncate(p0);
       h.record(kv_[c], p0, rows);

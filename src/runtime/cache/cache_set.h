@@ -45,6 +45,8 @@ struct CacheSetPlan {
   int32_t n_caches() const { return static_cast<int32_t>(policies.size()); }
   // Bytes of one slot of cache c (K and V together).
   uint64_t slot_bytes(int32_t c) const;
+  // Bytes one position takes in every cache together: what a prefix state holds per token.
+  uint64_t position_bytes() const;
   // Bytes the caches take when allocated: 2 * slots * kv_heads * head_dim * elem, summed.
   uint64_t bytes() const;
 };
@@ -55,8 +57,10 @@ CacheSetPlan plan_cache_set(const program::CacheLayout& layout, StorageType kv_t
 
 // The K/V a sequence of `length` tokens needs (see the header comment); bytes as stored.
 // One allocation holds every cache's K and V: a state is tens of buffers of a few MB each,
-// and each allocated on its own came from malloc's mmap, faulted in 4 KiB pages (a 1.5k-token
-// gemma-3-1b state took 204 ms to copy out that way, 10 ms from one huge-page buffer).
+// and each allocated on its own came from malloc's mmap, faulted in 4 KiB pages; one buffer
+// of 2 MiB or more gets huge pages (base/large_buffer.h). A 1B model's 1.5k-token state (80
+// MB) took 204 ms to copy out before, 135 ms after: the rest is this VM backing memory the
+// guest never touched (80 MB of fresh memory takes 180 ms to fault in here, 10 ms reused).
 // Move-only: the caches' spans point into `memory`.
 struct PrefixState {
   int64_t length = 0;
@@ -120,8 +124,10 @@ class CacheSet {
   Result<int64_t> load(const std::string& path, uint64_t program_checksum);
 
   // Keeps every windowed cache's rows from here on (see the header comment): from the next
-  // write at position 0 (after written()/truncated() report a fresh sequence).
-  void keep_history();
+  // write at position 0 (after written()/truncated() report a fresh sequence), up to
+  // position `limit` (0: all; a ring's rows past it are not kept, and states longer than
+  // that hold only the window, as without history).
+  void keep_history(int64_t limit = 0);
   bool keeps_history() const { return keep_history_; }
   // The sequence's new rows [p0, p0 + rows) are written (a committed step), or it was cut to
   // n tokens (rewind, clear): the histories follow.
@@ -151,6 +157,7 @@ class CacheSet {
 
   CacheSetPlan plan_;
   bool keep_history_ = false;
+  int64_t history_limit_ = 0;
   std::vector<std::optional<RingHistory>> history_;    // [n_caches] set for rings when keep_history_
   std::vector<int64_t> flat_from_;                      // [n_caches] first valid row of a flat windowed cache
   std::vector<kernels::KvStorage> kv_;                 // [n_caches] views into memory_
