@@ -267,11 +267,16 @@ int64_t CacheSet::held_from(size_t c) const {
   return flat_from_[c];
 }
 
+bool CacheSet::holds_every_row(size_t c, int64_t n) const {
+  return keep_history_ && held_from(c) <= first_needed(n, plan_.policies[c].window) &&
+         (!history_[c] || history_[c]->end() >= n);
+}
+
 Status CacheSet::check_copy(int64_t length, int64_t n) const {
   if (n < 0 || n > length) return bad_input("cannot copy a prefix of {} tokens from a sequence of {}", n, length);
   for (size_t c = 0; c < kv_.size(); ++c) {
     const int64_t need = first_needed(n, plan_.policies[c].window);
-    if (keep_history_ && held_from(c) <= need && (!history_[c] || history_[c]->end() >= n)) continue;
+    if (holds_every_row(c, n)) continue;
     if (kv_[c].ring && need < std::max<int64_t>(0, length - kv_[c].slots))
       return bad_input("cannot copy a prefix of {}: cache {} (ring of {} slots, window {}) no longer holds position {}", n,
                        c, kv_[c].slots, plan_.policies[c].window, need);
@@ -288,7 +293,7 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
     const kernels::KvStorage& kv = kv_[c];
     const int64_t need = first_needed(length, plan_.policies[c].window);
     // With history every row still held, so the state serves shorter prefixes too.
-    const bool whole = keep_history_ && held_from(c) <= need && (!history_[c] || history_[c]->end() >= length);
+    const bool whole = holds_every_row(c, length);
     PrefixState::Cache pc;
     pc.window = plan_.policies[c].window;
     pc.kv_heads = kv.kv_heads;

@@ -154,6 +154,9 @@ class CacheSet {
   // First position whose row a windowed cache holds (in the ring's history for a ring):
   // what copy_prefix can reach back to when keeping history.
   int64_t held_from(size_t c) const;
+  // Whether cache c keeps (with history) every row it has held up to n, reaching back at least
+  // as far as position n reads: a state of length n then takes them all.
+  bool holds_every_row(size_t c, int64_t n) const;
 
   CacheSetPlan plan_;
   bool keep_history_ = false;
