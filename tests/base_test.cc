@@ -30,7 +30,7 @@ namespace {
 // makes old program and cache files mean something else).
 TEST(StorageTypes, OneRowPerTypeWithUniqueNamesAndPinnedCodes) {
   constexpr StorageType kAll[] = {StorageType::kF32, StorageType::kF16, StorageType::kBF16, StorageType::kQ8,
-                                  StorageType::kQ4};
+                                  StorageType::kQ4,  StorageType::kQ8_0, StorageType::kQ4_0};
   ASSERT_EQ(std::size(kStorageTypes), std::size(kAll));
   for (StorageType t : kAll) {
     int rows = 0;
@@ -45,13 +45,14 @@ TEST(StorageTypes, OneRowPerTypeWithUniqueNamesAndPinnedCodes) {
       EXPECT_NE(x.name, y.name);
       EXPECT_NE(x.tag, y.tag);
       EXPECT_NE(x.name, y.tag);
-      EXPECT_NE(x.program_code, y.program_code);
+      if (x.program_code != kNoCode) EXPECT_NE(x.program_code, y.program_code);
       if (x.cache_code != kNoCode) EXPECT_NE(x.cache_code, y.cache_code);
     }
   const std::tuple<StorageType, const char*, const char*, int, int, int> pinned[] = {
       {StorageType::kF32, "fp32", "f32", 0, 0, 4}, {StorageType::kF16, "fp16", "f16", 1, 1, 2},
       {StorageType::kBF16, "bf16", "bf16", 2, 2, 2}, {StorageType::kQ8, "q8", "q8", 4, kNoCode, 0},
-      {StorageType::kQ4, "q4", "q4", 5, kNoCode, 0}};
+      {StorageType::kQ4, "q4", "q4", 5, kNoCode, 0},   {StorageType::kQ8_0, "q8_0", "q8_0", kNoCode, 3, 0},
+      {StorageType::kQ4_0, "q4_0", "q4_0", kNoCode, 4, 0}};
   for (const auto& [t, name, tag, program_code, cache_code, bytes] : pinned) {
     EXPECT_EQ(storage_type_name(t), name);
     EXPECT_EQ(storage_type_tag(t), tag);
@@ -61,7 +62,14 @@ TEST(StorageTypes, OneRowPerTypeWithUniqueNamesAndPinnedCodes) {
     EXPECT_EQ(storage_info(t).kv, cache_code != kNoCode) << name;
   }
   EXPECT_EQ(storage_type_from_name("int4"), std::nullopt);
-  EXPECT_EQ(storage_type_names([](const StorageTypeInfo& i) { return i.kv; }), "fp32, fp16, bf16");
+  EXPECT_EQ(storage_type_names([](const StorageTypeInfo& i) { return i.kv; }), "fp32, fp16, bf16, q8_0, q4_0");
+  // A cache row's bytes: GGUF's blocks (34 and 18 bytes per 32 values), a partial block padded.
+  EXPECT_EQ(kv_row_bytes(StorageType::kF32, 64), 256);
+  EXPECT_EQ(kv_row_bytes(StorageType::kBF16, 40), 80);
+  EXPECT_EQ(kv_row_bytes(StorageType::kQ8_0, 64), 68);
+  EXPECT_EQ(kv_row_bytes(StorageType::kQ8_0, 40), 68);
+  EXPECT_EQ(kv_row_bytes(StorageType::kQ4_0, 256), 144);
+  EXPECT_EQ(kv_row_bytes(StorageType::kQ4_0, 16), 18);
 }
 
 TEST(SpecialFunctions, ErfinvMatchesHighPrecisionValues) {

@@ -124,8 +124,8 @@ INSTANTIATE_TEST_SUITE_P(Families, BatchEveryFamily, ::testing::ValuesIn(testgen
                          [](const auto& info) { return info.param; });
 
 // Weight storages and kv dtypes: bf16 weights, 4w/8w with int8 activations (mixture-of-experts
-// rows of several sessions included), and sessions of
-// different kv dtypes in one batch.
+// rows of several sessions included), and sessions of different kv dtypes (float and
+// block-quantized) in one batch.
 class BatchStorage : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
 TEST_P(BatchStorage, EachSessionGetsItsSoloLogitsBitForBit) {
@@ -141,6 +141,7 @@ TEST_P(BatchStorage, EachSessionGetsItsSoloLogitsBitForBit) {
   auto plans = mixed_plans((*m)->vocab_size());
   plans[1].kv = StorageType::kBF16;
   plans[2].kv = StorageType::kF16;
+  plans[3].kv = storage == "4w" ? StorageType::kQ4_0 : StorageType::kQ8_0;
   expect_batched_equals_solo(*m, plans, 3, /*threads=*/2);
 }
 

@@ -85,9 +85,13 @@ TEST_F(CacheFileTest, MismatchedOrDamagedFilesAreRefusedAndChangeNothing) {
                                          StorageType::kF32)
                   .is_ok());
   // The kv dtype's code in the file (after the 8-byte magic and the 4-byte version) is fixed
-  // by the format, whatever the kernels' enum order: 0 f32, 1 f16, 2 bf16; others refused.
-  const std::pair<StorageType, uint8_t> codes[] = {
-      {StorageType::kF32, 0}, {StorageType::kF16, 1}, {StorageType::kBF16, 2}};
+  // by the format, whatever the kernels' enum order: 0 f32, 1 f16, 2 bf16, 3 q8_0, 4 q4_0;
+  // others refused.
+  const std::pair<StorageType, uint8_t> codes[] = {{StorageType::kF32, 0},
+                                                   {StorageType::kF16, 1},
+                                                   {StorageType::kBF16, 2},
+                                                   {StorageType::kQ8_0, 3},
+                                                   {StorageType::kQ4_0, 4}};
   for (const auto& [kv, code] : codes) {
     auto s = runtime::Session::create(model_, {.kv_dtype = kv});
     ASSERT_TRUE((*s)->append(std::vector<int32_t>(ids_.begin(), ids_.begin() + 4)).is_ok());

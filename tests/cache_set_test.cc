@@ -96,11 +96,11 @@ INSTANTIATE_TEST_SUITE_P(Caches, PrefixState,
                                            PrefixCase{"gemma3_text", StorageType::kBF16},
                                            PrefixCase{"gemma4", StorageType::kF32},
                                            PrefixCase{"gemma3n", StorageType::kF16},
-                                           PrefixCase{"mistral", StorageType::kBF16}),
+                                           PrefixCase{"mistral", StorageType::kBF16},
+                                           PrefixCase{"gemma3_text", StorageType::kQ8_0},
+                                           PrefixCase{"gemma3n", StorageType::kQ4_0}),
                          [](const auto& info) {
-                           return info.param.family + (info.param.kv == StorageType::kF32    ? "_f32"
-                                                       : info.param.kv == StorageType::kBF16 ? "_bf16"
-                                                                                                  : "_f16");
+                           return info.param.family + "_" + std::string(storage_type_tag(info.param.kv));
                          });
 
 TEST(PrefixStateRules, ShorterPrefixOfFlatCachesButNotOfOverwrittenRings) {

@@ -45,6 +45,11 @@ constexpr Tol kTol[] = {
     {StorageType::kBF16, "bf16", 1e-5, 2e-5},
     {StorageType::kF16, "f16", 1e-5, 2e-5},
 };
+// Every KV cache type: the float ones, and the block-quantized ones (the reference reads
+// the values their blocks hold, so the same bound applies).
+constexpr Tol kKvTol[] = {
+    kTol[0], kTol[1], kTol[2], {StorageType::kQ8_0, "q8_0", 0, 2e-5}, {StorageType::kQ4_0, "q4_0", 0, 2e-5},
+};
 
 // Runs fn once per SIMD target compiled into the kernels and supported here.
 template <class Fn>
@@ -87,10 +92,34 @@ double stored_value(float f, StorageType t) {
     case StorageType::kF32: return f;
     case StorageType::kBF16: return bf16_value(round_bf16(f));
     case StorageType::kF16: return f16_value(round_f16(f));
-    case StorageType::kQ8:
-    case StorageType::kQ4: break;  // not a float storage type
+    default: break;  // not a float storage type (stored_row reads the KV block types)
   }
   return 0;
+}
+
+// The values a cache row x [D] reads as once stored as t: for the KV block types, GGUF's
+// q8_0 and q4_0 written here from their definition (blocks of 32 along the row, the last
+// one partial; an fp16 scale each; q8_0: d = max|x| / 127, q = round(x / d); q4_0: d = the
+// value of largest magnitude / -8, n = min(15, trunc(x / d + 8.5)), value (n - 8) d).
+std::vector<double> stored_row(const float* x, int64_t D, StorageType t) {
+  std::vector<double> out(static_cast<size_t>(D));
+  if (t != StorageType::kQ8_0 && t != StorageType::kQ4_0) {
+    for (int64_t i = 0; i < D; ++i) out[i] = stored_value(x[i], t);
+    return out;
+  }
+  for (int64_t b = 0; b < D; b += 32) {
+    const int64_t n = std::min<int64_t>(32, D - b);
+    float amax = 0, extreme = 0;
+    for (int64_t i = b; i < b + n; ++i)
+      if (std::fabs(x[i]) > amax) amax = std::fabs(x[i]), extreme = x[i];
+    const float d = t == StorageType::kQ8_0 ? amax / 127.0f : extreme / -8.0f;
+    const float inv = d != 0 ? 1.0f / d : 0.0f;
+    const double dh = f16_value(round_f16(d));
+    for (int64_t i = b; i < b + n; ++i)
+      out[i] = t == StorageType::kQ8_0 ? dh * std::round(x[i] * inv)
+                                       : dh * (std::min(15.0f, std::trunc(x[i] * inv + 8.5f)) - 8.0);
+  }
+  return out;
 }
 
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
@@ -406,8 +435,7 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
   const int64_t slots = c.ring ? slots_ring : L;
   const std::vector<float> k = random_floats(L * kvw, 11), v = random_floats(L * kvw, 12);
   const std::vector<float> q = random_floats(c.T * qw, 13);
-  const size_t esize = tol.type == StorageType::kF32 ? 4 : 2;
-  std::vector<uint8_t> kmem(c.n_kv_heads * slots * D * esize), vmem(kmem.size());
+  std::vector<uint8_t> kmem(c.n_kv_heads * slots * kv_row_bytes(tol.type, D)), vmem(kmem.size());
   const kernels::KvStorage kv{.k = kmem.data(), .v = vmem.data(), .type = tol.type, .kv_heads = c.n_kv_heads,
                               .head_dim = c.head_dim, .slots = slots, .ring = c.ring};
   for (int64_t p = 0; p < p0;) {
@@ -421,7 +449,14 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
   const kernels::AttendParams params{.scale = scale, .softcap = c.softcap, .window = static_cast<int32_t>(c.window),
                                      .n_heads = c.n_heads, .n_kv_heads = c.n_kv_heads, .head_dim = c.head_dim,
                                      .sinks = c.sinks ? sinks.data() : nullptr};
-  // float64 reference [T, n_heads * D] and max|v| of each query's keys.
+  // The values the cache holds [L, kvw], then the float64 reference [T, n_heads * D] and
+  // max|v| of each query's keys.
+  std::vector<double> ks(L * kvw), vs(L * kvw);
+  for (int64_t r = 0; r < L * c.n_kv_heads; ++r)
+    for (auto [from, to] : {std::pair{&k, &ks}, std::pair{&v, &vs}}) {
+      const std::vector<double> row = stored_row(from->data() + r * D, D, tol.type);
+      std::copy(row.begin(), row.end(), to->begin() + r * D);
+    }
   std::vector<double> want(c.T * qw), vmax(c.T, 0.0);
   const int32_t group = c.n_heads / c.n_kv_heads;
   for (int64_t t = 0; t < c.T; ++t) {
@@ -435,7 +470,7 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
       for (int64_t j = first; j <= pos; ++j) {
         double dot = 0;
         for (int64_t i = 0; i < D; ++i)
-          dot += static_cast<double>(q[t * qw + h * D + i]) * stored_value(k[j * kvw + kvh * D + i], tol.type);
+          dot += static_cast<double>(q[t * qw + h * D + i]) * ks[j * kvw + kvh * D + i];
         dot *= scale;
         if (c.softcap > 0) dot = c.softcap * std::tanh(dot / c.softcap);
         s.push_back(dot);
@@ -446,7 +481,7 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
       for (int64_t i = 0; i < D; ++i) {
         double o = 0;
         for (int64_t j = first; j <= pos; ++j) {
-          const double vj = stored_value(v[j * kvw + kvh * D + i], tol.type);
+          const double vj = vs[j * kvw + kvh * D + i];
           o += s[j - first] / sum * vj;
           vmax[t] = std::max(vmax[t], std::fabs(vj));
         }
@@ -474,7 +509,7 @@ void check_attend(const AttendCase& c, const Tol& tol, ThreadPool* pool) {
 
 TEST(Attend, MatchesFloat64OverFlatAndRingStorageAtEverySize) {
   ThreadPool pool(2);
-  for (const Tol& tol : kTol) {
+  for (const Tol& tol : kKvTol) {
     SCOPED_TRACE(tol.name);
     for (int64_t D : kSizes)
       for (int64_t T : {int64_t{1}, int64_t{7}, int64_t{31}, int64_t{32}, int64_t{33}}) {
@@ -501,7 +536,7 @@ TEST(Attend, MatchesFloat64OverFlatAndRingStorageAtEverySize) {
 // (decode) equals it within a step (prefill) bit for bit (check_attend).
 TEST(Attend, SinksJoinTheDenominatorOnlyAtEverySize) {
   ThreadPool pool(2);
-  for (const Tol& tol : kTol) {
+  for (const Tol& tol : kKvTol) {
     SCOPED_TRACE(tol.name);
     for (int64_t D : kSizes)
       for (int64_t T : {int64_t{1}, int64_t{7}, int64_t{33}}) {
@@ -521,7 +556,8 @@ TEST(Attend, SinksJoinTheDenominatorOnlyAtEverySize) {
         }
       }
   }
-  check_attend({16, 1, 64, 3, 200, 8, true, 0.0f, 700, true}, kTol[1], &pool);
+  check_attend({16, 1, 64, 3, 200, 8, true, 0.0f, 700, true}, kKvTol[1], &pool);
+  check_attend({16, 1, 64, 3, 200, 8, true, 0.0f, 700, true}, kKvTol[4], &pool);
 }
 
 // Prefill steps long enough for tasks of many tokens (up to 64 queries of one kv head):
@@ -532,6 +568,8 @@ TEST(Attend, ManyTokensPerTaskOverWindowsAndRings) {
   check_attend({8, 8, 64, 96, 40, 96, true, 0.0f}, kTol[0], &pool);     // one head per kv head: 64 tokens a task
   check_attend({4, 1, 48, 130, 0, 130, false, 0.0f, 17}, kTol[1], &pool);  // 16 tokens x 4 heads, flat
   check_attend({6, 2, 72, 75, 23, 75, true, 5.0f, 0, true}, kTol[2], &pool);  // groups of 3, softcap, sinks
+  check_attend({6, 2, 72, 75, 23, 75, true, 5.0f, 0, true}, kKvTol[3], &pool);  // q8_0: a partial last block
+  check_attend({4, 1, 48, 130, 0, 130, false, 0.0f, 17}, kKvTol[4], &pool);
 }
 
 // Prefill tasks of 16 queries or more run with one query per vector lane
@@ -540,7 +578,7 @@ TEST(Attend, ManyTokensPerTaskOverWindowsAndRings) {
 // 256), every kv dtype, windows across rings, softcap, sinks, and partial last groups.
 TEST(Attend, QueriesInLanesEqualKeysInLanesAtModelHeadSizes) {
   ThreadPool pool(2);
-  for (const Tol& tol : kTol) {
+  for (const Tol& tol : kKvTol) {
     SCOPED_TRACE(tol.name);
     check_attend({32, 8, 64, 70, 0, 70, false, 0.0f, 90}, tol, &pool);
     check_attend({16, 8, 128, 45, 0, 45, false, 0.0f, 33}, tol, &pool);
@@ -558,6 +596,8 @@ TEST(Attend, LongHistoryWithGqaGroupsLargerThanATask) {
   check_attend({16, 1, 64, 3, 0, 8, false, 0.0f, 300}, kTol[0], &pool);
   check_attend({16, 1, 64, 3, 200, 8, true, 0.0f, 700}, kTol[1], &pool);
   check_attend({16, 2, 128, 9, 0, 9, false, 50.0f, 1000}, kTol[2], &pool);
+  check_attend({16, 2, 128, 9, 0, 9, false, 50.0f, 1000}, kKvTol[3], &pool);
+  check_attend({16, 1, 64, 3, 200, 8, true, 0.0f, 700}, kKvTol[4], &pool);
 }
 
 // ---------------------------------------------------------------------- row-wise kernels

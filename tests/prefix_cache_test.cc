@@ -518,9 +518,11 @@ TEST(PrefixCacheDisk, RamEvictionKeepsStatesOnDiskWithinTheDiskBudget) {
 INSTANTIATE_TEST_SUITE_P(Caches, PrefixReuse,
                          ::testing::Values(Case{"llama", StorageType::kF32}, Case{"gemma3_text", StorageType::kF32},
                                            Case{"gemma3_text", StorageType::kBF16}, Case{"gemma4", StorageType::kF32},
-                                           Case{"gemma3n", StorageType::kBF16}, Case{"qwen2", StorageType::kF32}),
+                                           Case{"gemma3n", StorageType::kBF16}, Case{"qwen2", StorageType::kF32},
+                                           Case{"gemma3_text", StorageType::kQ8_0}, Case{"gemma3n", StorageType::kQ4_0},
+                                           Case{"llama", StorageType::kQ4_0}),
                          [](const auto& info) {
-                           return info.param.family + (info.param.kv == StorageType::kF32 ? "_f32" : "_bf16");
+                           return info.param.family + "_" + std::string(storage_type_tag(info.param.kv));
                          });
 
 }  // namespace

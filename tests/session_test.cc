@@ -304,7 +304,7 @@ TEST(AttentionSinks, TinyProgramMatchesTheReferenceAndDecodeEqualsPrefill) {
 
   // Token-by-token decode equals the chunked prefill bit for bit, for every kv dtype; and a
   // batched step (this session's token beside another session's chunk) equals both.
-  for (StorageType kv : {StorageType::kF32, StorageType::kBF16, StorageType::kF16}) {
+  for (StorageType kv : {StorageType::kF32, StorageType::kBF16, StorageType::kF16, StorageType::kQ8_0, StorageType::kQ4_0}) {
     auto a = runtime::Session::create(*model, {.kv_dtype = kv});
     auto b = runtime::Session::create(*model, {.kv_dtype = kv});
     auto other = runtime::Session::create(*model, {.kv_dtype = kv});

@@ -21,7 +21,9 @@
 namespace og {
 
 // kQ8 / kQ4: group-quantized weight matrices (kernels/kernels.h spells out the layout).
-enum class StorageType : uint8_t { kF32, kF16, kBF16, kQ8, kQ4 };
+// kQ8_0 / kQ4_0: block-quantized KV cache rows, GGUF's q8_0 and q4_0 blocks (32 values along
+// head_dim, one fp16 scale each; kernels/kv_blocks.h); never a program's weights.
+enum class StorageType : uint8_t { kF32, kF16, kBF16, kQ8, kQ4, kQ8_0, kQ4_0 };
 
 struct StorageTypeInfo {
   StorageType type;
@@ -41,6 +43,8 @@ inline constexpr StorageTypeInfo kStorageTypes[] = {
     {StorageType::kBF16, "bf16", "bf16", 16, 2, 2, true},
     {StorageType::kQ8, "q8", "q8", 8, 4, kNoCode, false},
     {StorageType::kQ4, "q4", "q4", 4, 5, kNoCode, false},
+    {StorageType::kQ8_0, "q8_0", "q8_0", 8, kNoCode, 3, true},
+    {StorageType::kQ4_0, "q4_0", "q4_0", 4, kNoCode, 4, true},
 };
 
 constexpr const StorageTypeInfo& storage_info(StorageType t) {
@@ -59,6 +63,22 @@ constexpr size_t storage_value_bytes(StorageType t) {
 }
 
 constexpr bool is_quantized(StorageType t) { return t == StorageType::kQ8 || t == StorageType::kQ4; }
+
+// Whether a type can hold a program's weights (the KV-only block types cannot).
+constexpr bool is_weight_type(StorageType t) { return storage_info(t).program_code != kNoCode; }
+
+// Values per block of the KV block types, and bytes per block (fp16 scale + values).
+inline constexpr int64_t kKvBlockValues = 32;
+constexpr int64_t kv_block_bytes(StorageType t) {
+  return t == StorageType::kQ8_0 ? 2 + kKvBlockValues : t == StorageType::kQ4_0 ? 2 + kKvBlockValues / 2 : 0;
+}
+
+// Bytes of one cache row (one position of one kv head, head_dim values) stored as t: a block
+// type pads the row to whole blocks (the padding quantizes zeros).
+constexpr int64_t kv_row_bytes(StorageType t, int64_t head_dim) {
+  if (kv_block_bytes(t) > 0) return (head_dim + kKvBlockValues - 1) / kKvBlockValues * kv_block_bytes(t);
+  return head_dim * static_cast<int64_t>(storage_value_bytes(t));
+}
 
 inline std::optional<StorageType> storage_type_from_name(std::string_view s) {
   for (const StorageTypeInfo& i : kStorageTypes)

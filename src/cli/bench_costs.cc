@@ -49,12 +49,11 @@ uint64_t decode_weight_bytes(const runtime::Model& m) {
 }
 
 uint64_t decode_kv_bytes(const runtime::Model& m, int64_t pos, StorageType kv) {
-  const uint64_t esize = storage_value_bytes(kv);
   uint64_t bytes = 0;
   for (const runtime::BoundOp& op : m.ops()) {
     if (op.kind != runtime::OpKind::kAttend) continue;
     const int64_t keys = op.attend.window > 0 ? std::min<int64_t>(pos + 1, op.attend.window) : pos + 1;
-    bytes += 2 * static_cast<uint64_t>(keys) * op.attend.n_kv_heads * op.attend.head_dim * esize;
+    bytes += 2 * static_cast<uint64_t>(keys) * op.attend.n_kv_heads * static_cast<uint64_t>(kv_row_bytes(kv, op.attend.head_dim));
   }
   return bytes;
 }

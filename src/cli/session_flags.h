@@ -22,7 +22,7 @@ struct SessionFlags {
 };
 
 inline void add_session_flags(CLI::App* cmd, SessionFlags& f) {
-  cmd->add_option("--kv-dtype", f.kv_dtype, "KV cache storage: fp32, bf16 or fp16")->capture_default_str();
+  cmd->add_option("--kv-dtype", f.kv_dtype, "KV cache storage: fp32, bf16, fp16, q8_0 or q4_0 (GGUF's blocks of 32, one fp16 scale each)")->capture_default_str();
   cmd->add_option("--threads,-t", f.threads, "worker threads (0: physical cores)")->capture_default_str();
   cmd->add_flag("--mmap", f.mmap,
                 "use the weights in place from the file's mapping (zero-copy, shares the page cache) instead of "

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 // --dtype names an unquantized storage type (quantization has its own flags).
 Result<fb::DType> parse_dtype(const std::string& s) {
   const std::optional<StorageType> t = storage_type_from_name(s);
-  if (!t || is_quantized(*t))
-    return usage_error("--dtype '{}': expected {}", s, storage_type_names([](const StorageTypeInfo& i) { return !is_quantized(i.type); }));
+  auto float_weights = [](const StorageTypeInfo& i) { return is_weight_type(i.type) && !is_quantized(i.type); };
+  if (!t || !float_weights(storage_info(*t))) return usage_error("--dtype '{}': expected {}", s, storage_type_names(float_weights));
   return program::program_dtype(*t);
 }
 

@@ -62,6 +62,39 @@ inline constexpr float kMasked = -1e30f;
 // attention (perf).
 HWY_ALIGN constexpr int32_t kKeyInBlock[kBlock] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
+// A cache row is head_dim values of K: float types one element per value, the block types
+// (kv_blocks.h) one element per 32 values.
+template <typename K>
+constexpr int64_t RowUnits(int64_t D) {
+  if constexpr (std::is_same_v<K, KvQ8Block> || std::is_same_v<K, KvQ4Block>) {
+    return (D + kKvBlockValues - 1) / kKvBlockValues;
+  } else {
+    return D;
+  }
+}
+
+// Values [i, i + kLanes) of a row as floats (i a multiple of kLanes, which divides a block:
+// the lanes share one block and, for q4_0, one half of its bytes' nibbles). A block type's
+// value is d * q, one rounding, as kv_block_value reads it: the same float on every path.
+template <typename K>
+HWY_INLINE VF LoadRow(DF df, const K* HWY_RESTRICT row, int64_t i) {
+  if constexpr (std::is_same_v<K, KvQ8Block>) {
+    const KvQ8Block& b = row[i / kKvBlockValues];
+    const VF q = hn::ConvertTo(df, hn::PromoteTo(DI(), hn::LoadU(hn::Rebind<int8_t, DF>(), b.q + i % kKvBlockValues)));
+    return hn::Mul(q, hn::Set(df, fp16_to_float(b.d)));
+  } else if constexpr (std::is_same_v<K, KvQ4Block>) {
+    const KvQ4Block& b = row[i / kKvBlockValues];
+    const int64_t j = i % kKvBlockValues;
+    const DI di;
+    auto bytes = hn::PromoteTo(di, hn::LoadU(hn::Rebind<uint8_t, DF>(), b.q + j % 16));
+    bytes = j < 16 ? hn::And(bytes, hn::Set(di, 0xF)) : hn::ShiftRight<4>(bytes);
+    return hn::Mul(hn::ConvertTo(df, hn::Sub(bytes, hn::Set(di, 8))), hn::Set(df, fp16_to_float(b.d)));
+  } else {
+    return LoadF(df, row + i);
+  }
+}
+static_assert(kKvBlockValues == 32 && 16 % kLanes == 0, "a vector of a row lies in one half of one block");
+
 // part[b] holds key b's partial dot products, one per lane; out[b] becomes their sum, for
 // the 16 keys at once: each round adds adjacent lanes of two vectors into one (ConcatEven
 // + ConcatOdd of the pair), halving the vectors until each lane is one key's whole sum
@@ -90,7 +123,7 @@ HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, 
     for (int q = 0; q < Q; ++q) acc[q] = hn::Zero(df);
     if (b >= b0 && b <= b1) {
       for (int64_t i = 0; i < whole; i += kLanes) {
-        const VF k = LoadF(df, krow[b] + i);
+        const VF k = LoadRow(df, krow[b], i);
         for (int q = 0; q < Q; ++q) acc[q] = hn::MulAdd(hn::LoadU(df, qp[q] + i), k, acc[q]);
       }
     }
@@ -120,7 +153,7 @@ HWY_INLINE void ValueTile(float* const* acc, const float* HWY_RESTRICT w, const 
     VF a[Q];
     for (int q = 0; q < Q; ++q) a[q] = hn::LoadU(df, acc[q] + i);
     for (int b = b0; b <= b1; ++b) {
-      const VF v = LoadF(df, vrow[b] + i);
+      const VF v = LoadRow(df, vrow[b], i);
       for (int q = 0; q < Q; ++q) a[q] = hn::MulAdd(hn::Set(df, w[q * kBlock + b]), v, a[q]);
     }
     for (int q = 0; q < Q; ++q) hn::StoreU(a[q], df, acc[q] + i);
@@ -230,9 +263,9 @@ HWY_INLINE void TaskGeometry(const AttendArgs& a, int64_t task, TaskQueries& tq)
 // sees: keys j0 + [b0, b1] (rows krow[b], vrow[b]), seen by queries [qa, qb).
 template <typename K, class Fn>
 HWY_INLINE void ForEachKeyBlock(const KvStorage& kv, const TaskQueries& tq, const Fn& fn) {
-  const int64_t D = kv.head_dim;
-  const K* kbase = static_cast<const K*>(kv.k) + int64_t{tq.kvh} * kv.slots * D;
-  const K* vbase = static_cast<const K*>(kv.v) + int64_t{tq.kvh} * kv.slots * D;
+  const int64_t units = RowUnits<K>(kv.head_dim);  // elements of K per row
+  const K* kbase = static_cast<const K*>(kv.k) + int64_t{tq.kvh} * kv.slots * units;
+  const K* vbase = static_cast<const K*>(kv.v) + int64_t{tq.kvh} * kv.slots * units;
   const int nq = tq.nq;
   const int64_t lo = tq.first[0], hi = tq.pos[nq - 1];  // keys any query of the task sees
   const K* krow[kBlock];
@@ -240,7 +273,7 @@ HWY_INLINE void ForEachKeyBlock(const KvStorage& kv, const TaskQueries& tq, cons
   for (int64_t j0 = lo / kBlock * kBlock; j0 <= hi; j0 += kBlock) {
     const int b0 = static_cast<int>(std::max(lo, j0) - j0), b1 = static_cast<int>(std::min(hi, j0 + kBlock - 1) - j0);
     for (int b = b0; b <= b1; ++b) {
-      const int64_t off = kv.slot(j0 + b) * D;
+      const int64_t off = kv.slot(j0 + b) * units;
       krow[b] = kbase + off;
       vrow[b] = vbase + off;
     }
@@ -304,7 +337,9 @@ void AttendTask(const AttendArgs& a, int64_t task) {
     case StorageType::kF32: return AttendTaskT<float>(a, task);
     case StorageType::kBF16: return AttendTaskT<hwy::bfloat16_t>(a, task);
     case StorageType::kF16: return AttendTaskT<hwy::float16_t>(a, task);
-    default: return;  // K/V are never stored quantized
+    case StorageType::kQ8_0: return AttendTaskT<KvQ8Block>(a, task);
+    case StorageType::kQ4_0: return AttendTaskT<KvQ4Block>(a, task);
+    default: return;  // group-quantized weight types are never a cache's (parse_kv_dtype)
   }
 }
 
@@ -319,20 +354,33 @@ HWY_EXPORT(AttendTask);
 
 void kv_write(const float* k, const float* v, int64_t T, int64_t p0, const KvStorage& kv) {
   const int64_t D = kv.head_dim, width = int64_t{kv.kv_heads} * D;
+  const auto row = static_cast<size_t>(kv_row_bytes(kv.type, D));
   for (int64_t t = 0; t < T; ++t) {
     const int64_t slot = kv.slot(p0 + t);
     for (int32_t h = 0; h < kv.kv_heads; ++h) {
-      const int64_t dst = (int64_t{h} * kv.slots + slot) * D;
+      const size_t dst = (static_cast<size_t>(h) * static_cast<size_t>(kv.slots) + static_cast<size_t>(slot)) * row;
+      uint8_t* kd = static_cast<uint8_t*>(kv.k) + dst;
+      uint8_t* vd = static_cast<uint8_t*>(kv.v) + dst;
       const float* ks = k + t * width + int64_t{h} * D;
       const float* vs = v + t * width + int64_t{h} * D;
-      if (kv.type == StorageType::kF32) {
-        std::memcpy(static_cast<float*>(kv.k) + dst, ks, static_cast<size_t>(D) * sizeof(float));
-        std::memcpy(static_cast<float*>(kv.v) + dst, vs, static_cast<size_t>(D) * sizeof(float));
-        continue;
-      }
-      for (int64_t i = 0; i < D; ++i) {
-        store(kv.k, dst + i, kv.type, ks[i]);
-        store(kv.v, dst + i, kv.type, vs[i]);
+      switch (kv.type) {
+        case StorageType::kF32:
+          std::memcpy(kd, ks, row);
+          std::memcpy(vd, vs, row);
+          break;
+        case StorageType::kQ8_0:
+          quantize_kv_row(ks, D, reinterpret_cast<KvQ8Block*>(kd));
+          quantize_kv_row(vs, D, reinterpret_cast<KvQ8Block*>(vd));
+          break;
+        case StorageType::kQ4_0:
+          quantize_kv_row(ks, D, reinterpret_cast<KvQ4Block*>(kd));
+          quantize_kv_row(vs, D, reinterpret_cast<KvQ4Block*>(vd));
+          break;
+        default:
+          for (int64_t i = 0; i < D; ++i) {
+            store(kd, i, kv.type, ks[i]);
+            store(vd, i, kv.type, vs[i]);
+          }
       }
     }
   }

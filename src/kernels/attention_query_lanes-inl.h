@@ -191,7 +191,7 @@ void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
   const int64_t D = p.head_dim, width = int64_t{p.n_heads} * D;
   const int nq = tq.nq, groups = static_cast<int>((nq + kLanes - 1) / kLanes);
   // Per group: qt and acc [D][kLanes]; then the block's keys and values as floats [kBlock][D]
-  // (used when the cache stores 16-bit values).
+  // (used when the cache stores 16-bit or block-quantized values).
   thread_local std::vector<float> mem;
   const int64_t group_floats = 2 * D * kLanes;
   mem.assign(static_cast<size_t>(groups * group_floats + 2 * kBlock * D + kLanes), 0.0f);
@@ -231,8 +231,8 @@ void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
         vr[b] = vrow[b];
       } else {
         for (int64_t i = 0; i < D; i += kLanes) {  // D is whole vectors (QueryLanesFit)
-          hn::Store(LoadF(df, krow[b] + i), df, kf + b * D + i);
-          hn::Store(LoadF(df, vrow[b] + i), df, vf + b * D + i);
+          hn::Store(LoadRow(df, krow[b], i), df, kf + b * D + i);
+          hn::Store(LoadRow(df, vrow[b], i), df, vf + b * D + i);
         }
         kr[b] = kf + b * D;
         vr[b] = vf + b * D;

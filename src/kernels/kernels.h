@@ -251,7 +251,8 @@ struct MoeScratch {
 void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, float* y, MoeScratch& s,
          ThreadPool* pool = nullptr);
 
-// One cache's storage: K and V as [kv_heads, slots, head_dim] in `type`. Position p lives
+// One cache's storage: K and V as [kv_heads, slots] rows of head_dim values in `type`, each
+// row kv_row_bytes(type, head_dim) bytes (block types: kv_blocks.h). Position p lives
 // in slot p (flat) or p % slots (ring).
 struct KvStorage {
   void* k = nullptr;

@@ -211,7 +211,7 @@ void bind_session(py::module_& m, ProgramClass& program) {
       });
   program.def("session", &make_session, py::arg("kv_dtype") = "fp32", py::arg("threads") = defaults.threads,
               py::arg("max_ctx_len") = defaults.max_ctx_len,
-              "A new session (kv_dtype fp32|bf16|fp16; threads 0: the shared pool of physical cores; "
+              "A new session (kv_dtype fp32|bf16|fp16|q8_0|q4_0; threads 0: the shared pool of physical cores; "
               "max_ctx_len 0: the program's).");
   m.def("step_batch", &step_batch, py::arg("entries"), py::arg("logits") = "last",
         "One batched step over [(session, ids) or (session, ids, positions), ...] of one program; returns each entry's "

@@ -89,7 +89,7 @@ Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_
     hc.head_dim = static_cast<int32_t>(dim);
     hc.rows = static_cast<int64_t>(rows);
     hc.window = static_cast<int64_t>(window);
-    data += 2 * rows * heads * dim * storage_value_bytes(h.kv_type);
+    data += 2 * rows * heads * static_cast<uint64_t>(kv_row_bytes(h.kv_type, static_cast<int64_t>(dim)));
     h.caches.push_back(hc);
   }
   if (h.version >= 2) {
@@ -135,7 +135,7 @@ Status write_cache_file(const std::string& path, const CacheImage& img) {
   put<uint64_t>(out, img.tokens.size());
   out.append(reinterpret_cast<const char*>(img.tokens.data()), img.tokens.size_bytes());
   for (const auto& kv : img.caches) {
-    const size_t row = static_cast<size_t>(kv.head_dim) * storage_value_bytes(kv.type);
+    const auto row = static_cast<size_t>(kv_row_bytes(kv.type, kv.head_dim));
     const size_t rows = static_cast<size_t>(used_rows(kv, img.length));
     for (const void* base : {static_cast<const void*>(kv.k), static_cast<const void*>(kv.v)})
       for (int32_t h = 0; h < kv.kv_heads; ++h)
@@ -206,7 +206,7 @@ Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t progra
   // All checks happen before the first byte is copied: a refused file changes nothing.
   for (size_t c = 0; c < caches.size(); ++c) {
     const auto& kv = caches[c];
-    const size_t row = static_cast<size_t>(kv.head_dim) * storage_value_bytes(kv.type);
+    const auto row = static_cast<size_t>(kv_row_bytes(kv.type, kv.head_dim));
     for (void* base : {kv.k, kv.v})
       for (int32_t hd = 0; hd < kv.kv_heads; ++hd)
         OG_TRY(r.read(static_cast<char*>(base) + static_cast<size_t>(hd) * kv.slots * row,

@@ -13,7 +13,7 @@ namespace og::runtime {
 
 uint64_t CacheSetPlan::slot_bytes(int32_t c) const {
   const auto i = static_cast<size_t>(c);
-  return 2ull * static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(head_dims[i]) * storage_value_bytes(kv_type);
+  return 2ull * static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(kv_row_bytes(kv_type, head_dims[i]));
 }
 
 uint64_t CacheSetPlan::position_bytes() const {
@@ -52,13 +52,15 @@ bool PrefixState::can_restore(int64_t n) const {
 }
 
 void PrefixState::allocate() {
-  const size_t esize = storage_value_bytes(kv_type);
+  auto half_bytes = [&](const Cache& c) {  // K or V: [kv_heads, rows] rows
+    return static_cast<size_t>(c.kv_heads) * static_cast<size_t>(c.rows) * static_cast<size_t>(kv_row_bytes(kv_type, c.head_dim));
+  };
   size_t total = 0;
-  for (const Cache& c : caches) total += 2 * static_cast<size_t>(c.kv_heads) * static_cast<size_t>(c.rows) * c.head_dim * esize;
+  for (const Cache& c : caches) total += 2 * half_bytes(c);
   memory.resize(total);
   uint8_t* at = memory.data();
   for (Cache& c : caches) {
-    const size_t half = static_cast<size_t>(c.kv_heads) * static_cast<size_t>(c.rows) * c.head_dim * esize;
+    const size_t half = half_bytes(c);
     c.k = {at, half};
     c.v = {at + half, half};
     at += 2 * half;
@@ -217,7 +219,7 @@ void CacheSet::keep_history(int64_t limit) {
   flat_from_.assign(kv_.size(), 0);
   for (size_t c = 0; c < kv_.size(); ++c)
     if (kv_[c].ring)
-      history_[c].emplace(kv_[c].kv_heads, static_cast<size_t>(kv_[c].head_dim) * storage_value_bytes(plan_.kv_type));
+      history_[c].emplace(kv_[c].kv_heads, static_cast<size_t>(kv_row_bytes(plan_.kv_type, kv_[c].head_dim)));
 }
 
 void CacheSet::written(int64_t p0, int64_t rows) {
@@ -288,7 +290,6 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
   PrefixState st;
   st.length = length;
   st.kv_type = plan_.kv_type;
-  const size_t esize = storage_value_bytes(plan_.kv_type);
   for (size_t c = 0; c < kv_.size(); ++c) {
     const kernels::KvStorage& kv = kv_[c];
     const int64_t need = first_needed(length, plan_.policies[c].window);
@@ -306,7 +307,7 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
   for (size_t c = 0; c < kv_.size(); ++c) {
     const kernels::KvStorage& kv = kv_[c];
     PrefixState::Cache& pc = st.caches[c];
-    const size_t row = static_cast<size_t>(kv.head_dim) * esize;
+    const auto row = static_cast<size_t>(kv_row_bytes(plan_.kv_type, kv.head_dim));
     if (keep_history_ && history_[c] && pc.first >= history_[c]->first() && history_[c]->end() >= length) {
       history_[c]->copy_out(pc.first, length, pc.k.data(), pc.v.data());
       continue;
@@ -334,11 +335,11 @@ Status CacheSet::restore_prefix(const PrefixState& st, std::optional<int64_t> le
   if (n < 0 || n > plan_.max_ctx_len)
     return bad_input("prefix state of {} tokens exceeds max_ctx_len {}", n, plan_.max_ctx_len);
   if (!st.can_restore(n)) return bad_input("prefix state of {} tokens cannot serve a prefix of {}", st.length, n);
-  const size_t esize = storage_value_bytes(plan_.kv_type);
   for (size_t c = 0; c < kv_.size(); ++c) {  // every check before the first copy
     const kernels::KvStorage& kv = kv_[c];
     const PrefixState::Cache& pc = st.caches[c];
-    const size_t want = static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) * kv.head_dim * esize;
+    const size_t want = static_cast<size_t>(kv.kv_heads) * static_cast<size_t>(pc.rows) *
+                        static_cast<size_t>(kv_row_bytes(plan_.kv_type, kv.head_dim));
     if (pc.window != plan_.policies[c].window || pc.kv_heads != kv.kv_heads || pc.head_dim != kv.head_dim ||
         pc.k.size() != want || pc.v.size() != want)
       return bad_input("prefix state of cache {} does not match this session's geometry", c);
@@ -346,7 +347,7 @@ Status CacheSet::restore_prefix(const PrefixState& st, std::optional<int64_t> le
   for (size_t c = 0; c < kv_.size(); ++c) {
     const kernels::KvStorage& kv = kv_[c];
     const PrefixState::Cache& pc = st.caches[c];
-    const size_t row = static_cast<size_t>(kv.head_dim) * esize;
+    const auto row = static_cast<size_t>(kv_row_bytes(plan_.kv_type, kv.head_dim));
     // Positions from .. n - 1: what position n reads; keeping history, a flat windowed cache
     // takes every row the state has (a ring's history takes them below).
     const int64_t from = keep_history_ && !kv.ring ? pc.first : first_needed(n, pc.window);

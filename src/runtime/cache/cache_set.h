@@ -47,7 +47,7 @@ struct CacheSetPlan {
   uint64_t slot_bytes(int32_t c) const;
   // Bytes one position takes in every cache together: what a prefix state holds per token.
   uint64_t position_bytes() const;
-  // Bytes the caches take when allocated: 2 * slots * kv_heads * head_dim * elem, summed.
+  // Bytes the caches take when allocated: 2 * slots * kv_heads * kv_row_bytes(kv_type, head_dim), summed.
   uint64_t bytes() const;
 };
 
