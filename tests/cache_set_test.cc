@@ -32,6 +32,31 @@ TEST(CacheSetPlan, SlotsAndBytesFollowThePolicies) {
   EXPECT_EQ(p.bytes(), 2u * 64 * 2 * 8 * 4 + 2u * 11 * 1 * 16 * 4);
   auto h = runtime::plan_cache_set(two_cache_layout(), StorageType::kBF16, 64, 8);
   EXPECT_EQ(h.bytes(), p.bytes() / 2);
+  // Block-quantized rows: GGUF's 34 (q8_0) and 18 (q4_0) bytes per 32 values; a row of 8 or
+  // 16 values still takes a whole block.
+  EXPECT_EQ(runtime::plan_cache_set(two_cache_layout(), StorageType::kQ8_0, 64, 8).bytes(),
+            2u * 64 * 2 * 34 + 2u * 11 * 1 * 34);
+  EXPECT_EQ(runtime::plan_cache_set(two_cache_layout(), StorageType::kQ4_0, 64, 8).bytes(),
+            2u * 64 * 2 * 18 + 2u * 11 * 1 * 18);
+}
+
+// Bytes per position at the head sizes of real models (Llama-3.2-1B: 8 kv heads of 64;
+// gemma-3-1b: 1 of 256; gemma-4's 512): q8_0 0.27x and q4_0 0.15x of fp32 at most.
+TEST(CacheSetPlan, QuantizedRowsTakeAQuarterAndAnEighthOfFp32) {
+  for (int32_t D : {64, 128, 256, 512}) {
+    program::CacheLayout l;
+    l.kv_heads = {8};
+    l.head_dims = {D};
+    l.windows = {0};
+    l.layer_to_cache = {0};
+    const double f32 = static_cast<double>(runtime::plan_cache_set(l, StorageType::kF32, 16, 8).position_bytes());
+    const double q8 = static_cast<double>(runtime::plan_cache_set(l, StorageType::kQ8_0, 16, 8).position_bytes());
+    const double q4 = static_cast<double>(runtime::plan_cache_set(l, StorageType::kQ4_0, 16, 8).position_bytes());
+    EXPECT_DOUBLE_EQ(q8 / f32, 34.0 / 128) << D;
+    EXPECT_DOUBLE_EQ(q4 / f32, 18.0 / 128) << D;
+    EXPECT_LE(q8 / f32, 0.27);
+    EXPECT_LE(q4 / f32, 0.15);
+  }
 }
 
 TEST(CacheSetPlan, StepIsClampedToTheContext) {

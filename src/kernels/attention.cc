@@ -76,19 +76,26 @@ constexpr int64_t RowUnits(int64_t D) {
 // Values [i, i + kLanes) of a row as floats (i a multiple of kLanes, which divides a block:
 // the lanes share one block and, for q4_0, one half of its bytes' nibbles). A block type's
 // value is d * q, one rounding, as kv_block_value reads it: the same float on every path.
+// A block's fp16 scale in every lane (F16C's vcvtph2ps where the target has it, where
+// fp16_to_float's branches cost more than the block's arithmetic): the same float either way.
+HWY_INLINE VF BlockScale(DF df, uint16_t d) {
+  const hn::Rebind<uint16_t, DF> du16;
+  return hn::PromoteTo(df, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), hn::Set(du16, d)));
+}
+
 template <typename K>
 HWY_INLINE VF LoadRow(DF df, const K* HWY_RESTRICT row, int64_t i) {
   if constexpr (std::is_same_v<K, KvQ8Block>) {
     const KvQ8Block& b = row[i / kKvBlockValues];
     const VF q = hn::ConvertTo(df, hn::PromoteTo(DI(), hn::LoadU(hn::Rebind<int8_t, DF>(), b.q + i % kKvBlockValues)));
-    return hn::Mul(q, hn::Set(df, fp16_to_float(b.d)));
+    return hn::Mul(q, BlockScale(df, b.d));
   } else if constexpr (std::is_same_v<K, KvQ4Block>) {
     const KvQ4Block& b = row[i / kKvBlockValues];
     const int64_t j = i % kKvBlockValues;
     const DI di;
     auto bytes = hn::PromoteTo(di, hn::LoadU(hn::Rebind<uint8_t, DF>(), b.q + j % 16));
     bytes = j < 16 ? hn::And(bytes, hn::Set(di, 0xF)) : hn::ShiftRight<4>(bytes);
-    return hn::Mul(hn::ConvertTo(df, hn::Sub(bytes, hn::Set(di, 8))), hn::Set(df, fp16_to_float(b.d)));
+    return hn::Mul(hn::ConvertTo(df, hn::Sub(bytes, hn::Set(di, 8))), BlockScale(df, b.d));
   } else {
     return LoadF(df, row + i);
   }

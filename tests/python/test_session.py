@@ -206,3 +206,27 @@ def test_math_mode_names_the_cli_flag_and_each_mode_equals_the_cli(model_dir, tm
     assert not np.array_equal(got["exact"], got["fast"])
     with pytest.raises(ValueError, match="--math 'quick'"):
         offgraph.Program(str(path), math="quick")
+
+
+@pytest.mark.parametrize("kv", ["q8_0", "q4_0"])
+def test_quantized_kv_keeps_every_equality_and_a_bounded_error(program, program_path, model_dir, tmp_path, kv):
+    # Rows are quantized once, when written (GGUF's blocks of 32, an fp16 scale each): the CLI's
+    # chunked prefill, Python's decode and a saved-and-loaded session read the same bytes.
+    out = tmp_path / f"{kv}.npy"
+    cli("logits", "--program", program_path, "--tokens", ",".join(map(str, TOKENS)), "--chunk", 7, "--kv-dtype", kv,
+        "--out", out)
+    expected = np.load(out)
+    s = program.session(kv_dtype=kv, threads=1)
+    rows = [s.step([t])[0] for t in TOKENS[:12]]
+    s.save(str(tmp_path / f"{kv}.bin"))
+    t = program.session(kv_dtype=kv)
+    t.load(str(tmp_path / f"{kv}.bin"))
+    rows += [t.step([tok])[0] for tok in TOKENS[12:]]
+    assert np.array_equal(np.stack(rows), expected)
+    # Against the float64 reference: further than fp32 KV (1e-4, test above), within the
+    # quantization's scale (a step is 1/127 or 1/8 of a block's largest value).
+    ref_path = tmp_path / "ref.npy"
+    cli("reference", "-m", model_dir, "--tokens", ",".join(map(str, TOKENS)), "--out", ref_path)
+    ref = np.load(ref_path).astype(np.float64)
+    err = np.max(np.abs(expected.astype(np.float64) - ref)) / np.max(np.abs(ref))
+    assert 1e-4 < err <= {"q8_0": 0.05, "q4_0": 0.5}[kv], err
