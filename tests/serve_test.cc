@@ -79,12 +79,12 @@ class ServeTest : public ::testing::Test {
     std::string text;
     generate::StopReason stop;
   };
-  static Alone alone(const std::vector<int32_t>& prompt, int32_t max_tokens) {
+  static Alone alone(const std::vector<int32_t>& prompt, int32_t max_tokens, StorageType kv = StorageType::kF32) {
     auto model = runtime::Model::load(*program_);
     EXPECT_TRUE(model.is_ok());
     auto text = generate::load_model_text(**model, "");
     EXPECT_TRUE(text.is_ok());
-    auto session = runtime::Session::create(*model, {.max_ctx_len = 256});
+    auto session = runtime::Session::create(*model, {.kv_dtype = kv, .max_ctx_len = 256});
     Alone a{.prompt = prompt};
     auto st = generate::generate(**session, prompt, {.max_tokens = max_tokens, .sampling = {.temperature = 0}, .stop_ids = text->stop_ids},
                                  [&](int32_t t) {
@@ -323,6 +323,7 @@ TEST_F(ServeTest, ModelsHealthTokenizeDetokenize) {
   EXPECT_EQ(m["object"], "list");
   EXPECT_EQ(m["data"][0]["id"], "tiny");
   EXPECT_EQ(m["data"][0]["object"], "model");
+  EXPECT_EQ(m["data"][0]["meta"]["kv_dtype"], "fp32");
   auto health = c.Get("/health");
   EXPECT_EQ(health->status, 200);
   // /tokenize gives HuggingFace tokenizers' ids (the oracle file scripts/tokenizer_oracle.mjs
@@ -434,6 +435,32 @@ TEST_F(ServeTest, FollowUpTurnReusesTheCachedHistory) {
   const Alone a = alone(*text->tokenizer.encode(*rendered, false), 6);
   EXPECT_EQ(j2["choices"][0]["message"]["content"], a.text);
   EXPECT_GT(metric(server_->port(), "offgraph:prefix_cache_hits_total"), 0);
+}
+
+// --kv-dtype q4_0: the server says so, and a prompt that restores a cached prefix (held in
+// q4_0, the cache's own dtype) answers exactly as a q4_0 session run alone.
+TEST_F(ServeTest, QuantizedKvServesAndRestoresPrefixesExactly) {
+  ServerProcess q4("-m " + *program_ + " --parallel 1 --threads 1 --ctx-size 256 --kv-dtype q4_0");
+  ASSERT_GT(q4.port(), 0) << q4.log();
+  auto c = client(q4.port(), false);
+  auto models = c.Get("/v1/models");
+  ASSERT_TRUE(models);
+  EXPECT_EQ(json::parse(models->body)["data"][0]["meta"]["kv_dtype"], "q4_0");
+  const std::vector<int32_t> shared = test_tokens(40, 128000, 8);
+  std::vector<int32_t> second = shared;
+  for (int32_t t : test_tokens(5, 128000, 9)) second.push_back(t);
+  for (bool first : {true, false}) {
+    const std::vector<int32_t>& prompt = first ? shared : second;
+    ASSERT_TRUE(drained(q4.port()));  // the first answer's state is stored once its slot is free
+    auto r = c.Post("/v1/completions", json{{"prompt", prompt}, {"max_tokens", 6}, {"temperature", 0}}.dump(),
+                    "application/json");
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+    const auto j = json::parse(r->body);
+    if (!first) EXPECT_GE(j["usage"]["prompt_tokens_details"]["cached_tokens"].get<int64_t>(), 32);
+    EXPECT_EQ(j["choices"][0]["text"], alone(prompt, 6, StorageType::kQ4_0).text);
+  }
+  EXPECT_NE(q4.log().find("kv q4_0"), std::string::npos) << q4.log();
+  EXPECT_EQ(q4.stop(), 0) << q4.log();
 }
 
 TEST_F(ServeTest, StopStringsEndTheAnswerAndAreNotEmitted) {

@@ -157,9 +157,11 @@ Runner add_serve(CLI::App& app) {
       const std::string name = b->model_name;
       const long long ctx = b->ctx_len;
       const std::string math = b->scheduler->model().math_name();
+      const std::string kv(storage_type_name(b->scheduler->kv_dtype()));
       server->set_backend(std::move(b).value());
-      std::fprintf(stderr, "offgraph serve: listening on http://%s:%d (model %s, %d slots, context %lld, math %s)\n",
-                   o->server.host.c_str(), server->port(), name.c_str(), o->parallel, ctx, math.c_str());
+      std::fprintf(stderr,
+                   "offgraph serve: listening on http://%s:%d (model %s, %d slots, context %lld, math %s, kv %s)\n",
+                   o->server.host.c_str(), server->port(), name.c_str(), o->parallel, ctx, math.c_str(), kv.c_str());
     });
     std::thread signals([&] {
       while (!finished.load()) {

@@ -148,6 +148,7 @@ class Scheduler {
   // Context positions in use over all slots / positions all slots can hold.
   double cache_utilisation() const;
   const runtime::Model& model() const { return *model_; }
+  StorageType kv_dtype() const { return options_.kv_dtype; }
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -28,7 +28,8 @@ void handle_models(ServeContext& ctx, http::Exchange& ex) {
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   ojson m = {{"id", ctx.backend.model_name}, {"object", "model"}, {"created", now}, {"owned_by", "offgraph"},
              {"meta", {{"n_ctx", ctx.backend.ctx_len}, {"n_vocab", ctx.backend.scheduler->model().vocab_size()},
-                       {"math", ctx.backend.scheduler->model().math_name()}}}};
+                       {"math", ctx.backend.scheduler->model().math_name()},
+                       {"kv_dtype", storage_type_name(ctx.backend.scheduler->kv_dtype())}}}};
   send_json(ex, to_text(ojson{{"object", "list"}, {"data", ojson::array({m})}}));
 }
 
