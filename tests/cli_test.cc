@@ -364,6 +364,21 @@ TEST(CliEndToEnd, GenExportInspectLogits) {
   auto a = read_npy_f32(d.file("l.npy"));
   ASSERT_TRUE(a.is_ok());
   EXPECT_EQ(a->shape, (std::vector<int64_t>{7, ij["vocab_size"].get<int64_t>()}));
+  // --last 2: the same last two rows (steps 1 + 3 + 3 cut across the kept rows), nothing else.
+  auto tail = run_offgraph("logits --program " + d.file("p.ogp") + " --tokens 1,2,3,4,5,6,7 --chunk 3 --last 2 --out " +
+                           d.file("t.npy"));
+  ASSERT_EQ(tail.exit_code, 0) << tail.err;
+  auto t = read_npy_f32(d.file("t.npy"));
+  ASSERT_TRUE(t.is_ok());
+  EXPECT_EQ(t->shape, (std::vector<int64_t>{2, a->shape[1]}));
+  EXPECT_TRUE(std::equal(t->data.begin(), t->data.end(), a->data.end() - 2 * a->shape[1]));
+  for (const char* bad : {"0", "8"}) {
+    auto b = run_offgraph("logits --program " + d.file("p.ogp") + " --tokens 1,2,3,4,5,6,7 --last " + bad + " --out " +
+                          d.file("b.npy"));
+    EXPECT_EQ(b.exit_code, 1) << bad;
+    EXPECT_NE(b.err.find("--last " + std::string(bad) + " must be between 1 and the number of tokens 7"), std::string::npos)
+        << b.err;
+  }
   auto rf = run_offgraph("reference -m " + d.file("m") + " --tokens 1,2,3,4,5,6,7 --out " + d.file("r.npy"));
   ASSERT_EQ(rf.exit_code, 0) << rf.err;
   auto r = read_npy_f32(d.file("r.npy"));

@@ -1,5 +1,6 @@
-// `offgraph logits --program FILE (--tokens 1,2,3 | --tokens-file F) --out OUT.npy [--chunk C] [--kv-dtype D] [--threads N]`
-// Feeds the tokens in steps of at most C and writes float32 [T, V]: row t = logits after token t.
+// `offgraph logits --program FILE (--tokens 1,2,3 | --tokens-file F) --out OUT.npy [--chunk C] [--last N] [--kv-dtype D] [--threads N]`
+// Feeds the tokens in steps of at most C and writes float32 [T, V]: row t = logits after token t
+// (with --last N only the last N rows, [N, V]: a long context's tail without its whole matrix).
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -46,6 +47,7 @@ Runner add_logits(CLI::App& app) {
   struct Opts {
     std::string program, tokens, tokens_file, out;
     int64_t chunk = 0;
+    int64_t last = 0;
     SessionFlags session;
   };
   auto o = std::make_shared<Opts>();
@@ -56,12 +58,17 @@ Runner add_logits(CLI::App& app) {
   cmd->add_option("--out,-o", o->out, "output .npy [T, vocab] float32")->required();
   auto* chunk_opt = cmd->add_option("--chunk", o->chunk,
                                     "tokens per step, 1 .. prefill_chunk_size (default prefill_chunk_size; 1 = decode)");
+  auto* last_opt = cmd->add_option("--last", o->last, "write only the last N rows (default: all T)");
   add_session_flags(cmd, o->session);
-  return [o, chunk_opt]() -> Status {
+  return [o, chunk_opt, last_opt]() -> Status {
     // Checked before anything is loaded: 0 is not "the default", the default is leaving it out.
     if (chunk_opt->count() > 0 && o->chunk < 1)
       return usage_error("--chunk {} must be at least 1 (leave it out for the program's prefill_chunk_size)", o->chunk);
     OG_ASSIGN_OR_RETURN(std::vector<int32_t> ids, read_token_args(o->tokens, o->tokens_file));
+    const auto T = static_cast<int64_t>(ids.size());
+    if (last_opt->count() > 0 && (o->last < 1 || o->last > T))
+      return usage_error("--last {} must be between 1 and the number of tokens {}", o->last, T);
+    const int64_t rows = last_opt->count() > 0 ? o->last : T;
     OG_ASSIGN_OR_RETURN(StorageType kv, check_session_flags(o->session));
     OG_ASSIGN_OR_RETURN(auto model, runtime::Model::load(o->program, residency_of(o->session), math_of(o->session)));
     const int64_t chunk = chunk_opt->count() > 0 ? o->chunk : model->prefill_chunk_size();
@@ -69,14 +76,16 @@ Runner add_logits(CLI::App& app) {
       return usage_error("--chunk {} must be between 1 and the program's prefill_chunk_size {}", o->chunk,
                          model->prefill_chunk_size());
     OG_ASSIGN_OR_RETURN(auto session, runtime::Session::create(model, {.kv_dtype = kv, .threads = o->session.threads}));
-    const int64_t V = model->vocab_size(), T = static_cast<int64_t>(ids.size());
-    std::vector<float> all(static_cast<size_t>(T * V));
+    const int64_t V = model->vocab_size(), first = T - rows;
+    std::vector<float> kept(static_cast<size_t>(rows * V));  // [rows, V]: tokens first .. T - 1
     for (int64_t t = 0; t < T; t += chunk) {
       const int64_t n = std::min(chunk, T - t);
       OG_ASSIGN_OR_RETURN(auto logits, session->append(std::span<const int32_t>(ids.data() + t, static_cast<size_t>(n))));
-      std::copy(logits.begin(), logits.end(), all.begin() + t * V);
+      const int64_t from = std::max(t, first);  // this step's rows that are kept
+      if (from < t + n)
+        std::copy(logits.begin() + (from - t) * V, logits.begin() + n * V, kept.begin() + (from - first) * V);
     }
-    return write_npy_f32(o->out, all.data(), {T, V});
+    return write_npy_f32(o->out, kept.data(), {rows, V});
   };
 }
 
