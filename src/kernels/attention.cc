@@ -66,7 +66,7 @@ HWY_ALIGN constexpr int32_t kKeyInBlock[kBlock] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
 // (kv_blocks.h) one element per 32 values.
 template <typename K>
 constexpr int64_t RowUnits(int64_t D) {
-  if constexpr (std::is_same_v<K, KvQ8Block> || std::is_same_v<K, KvQ4Block>) {
+  if constexpr (std::is_same_v<K, KvQ8Block> || std::is_same_v<K, KvQ4Block>) {  // kIsKvBlock
     return (D + kKvBlockValues - 1) / kKvBlockValues;
   } else {
     return D;
@@ -84,6 +84,12 @@ HWY_INLINE VF BlockScale(DF df, uint16_t d) {
 }
 
 template <typename K>
+inline constexpr bool kIsKvBlock = std::is_same_v<K, KvQ8Block> || std::is_same_v<K, KvQ4Block>;
+
+// A block's values are exact in f32: d has 11 significant bits and q (or n - 8) at most 8, so
+// d * q, and for q4_0 n d - 8 d with or without a fused multiply-add, round nowhere. Every
+// path below (and kv_block_value) gives the same floats.
+template <typename K>
 HWY_INLINE VF LoadRow(DF df, const K* HWY_RESTRICT row, int64_t i) {
   if constexpr (std::is_same_v<K, KvQ8Block>) {
     const KvQ8Block& b = row[i / kKvBlockValues];
@@ -95,9 +101,28 @@ HWY_INLINE VF LoadRow(DF df, const K* HWY_RESTRICT row, int64_t i) {
     const DI di;
     auto bytes = hn::PromoteTo(di, hn::LoadU(hn::Rebind<uint8_t, DF>(), b.q + j % 16));
     bytes = j < 16 ? hn::And(bytes, hn::Set(di, 0xF)) : hn::ShiftRight<4>(bytes);
-    return hn::Mul(hn::ConvertTo(df, hn::Sub(bytes, hn::Set(di, 8))), BlockScale(df, b.d));
+    const VF d = BlockScale(df, b.d);
+    return hn::MulAdd(hn::ConvertTo(df, bytes), d, hn::Mul(d, hn::Set(df, -8.0f)));
   } else {
     return LoadF(df, row + i);
+  }
+}
+
+// A whole block as kBlockVecs vectors (values c * kLanes + lane in vector c): one scale
+// conversion per block, and for q4_0 one load of its bytes for both halves.
+inline constexpr int kBlockVecs = static_cast<int>(kKvBlockValues / kLanes);
+HWY_INLINE void LoadBlock(DF df, const KvQ8Block& b, VF* HWY_RESTRICT out) {
+  const VF d = BlockScale(df, b.d);
+  for (int c = 0; c < kBlockVecs; ++c)
+    out[c] = hn::Mul(hn::ConvertTo(df, hn::PromoteTo(DI(), hn::LoadU(hn::Rebind<int8_t, DF>(), b.q + c * kLanes))), d);
+}
+HWY_INLINE void LoadBlock(DF df, const KvQ4Block& b, VF* HWY_RESTRICT out) {
+  const DI di;
+  const VF d = BlockScale(df, b.d), neg8d = hn::Mul(d, hn::Set(df, -8.0f));
+  for (int c = 0; c < kBlockVecs / 2; ++c) {
+    const auto bytes = hn::PromoteTo(di, hn::LoadU(hn::Rebind<uint8_t, DF>(), b.q + c * kLanes));
+    out[c] = hn::MulAdd(hn::ConvertTo(df, hn::And(bytes, hn::Set(di, 0xF))), d, neg8d);
+    out[c + kBlockVecs / 2] = hn::MulAdd(hn::ConvertTo(df, hn::ShiftRight<4>(bytes)), d, neg8d);
   }
 }
 static_assert(kKvBlockValues == 32 && 16 % kLanes == 0, "a vector of a row lies in one half of one block");
@@ -129,9 +154,18 @@ HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, 
     VF acc[Q];
     for (int q = 0; q < Q; ++q) acc[q] = hn::Zero(df);
     if (b >= b0 && b <= b1) {
-      for (int64_t i = 0; i < whole; i += kLanes) {
-        const VF k = LoadRow(df, krow[b], i);
-        for (int q = 0; q < Q; ++q) acc[q] = hn::MulAdd(hn::LoadU(df, qp[q] + i), k, acc[q]);
+      if constexpr (kIsKvBlock<K>) {  // a block at a time, its chunks in the same order
+        for (int64_t i0 = 0; i0 < whole; i0 += kKvBlockValues) {
+          VF k[kBlockVecs];
+          LoadBlock(df, krow[b][i0 / kKvBlockValues], k);
+          for (int c = 0; c < kBlockVecs && i0 + c * kLanes < whole; ++c)
+            for (int q = 0; q < Q; ++q) acc[q] = hn::MulAdd(hn::LoadU(df, qp[q] + i0 + c * kLanes), k[c], acc[q]);
+        }
+      } else {
+        for (int64_t i = 0; i < whole; i += kLanes) {
+          const VF k = LoadRow(df, krow[b], i);
+          for (int q = 0; q < Q; ++q) acc[q] = hn::MulAdd(hn::LoadU(df, qp[q] + i), k, acc[q]);
+        }
       }
     }
     for (int q = 0; q < Q; ++q) hn::Store(acc[q], df, part[q][b]);
