@@ -16,13 +16,13 @@ echo "|---:|---|---|---:|"
 for round in $(seq "$rounds"); do
   for kv in fp32 q8_0 q4_0; do
     tps=$("$offgraph" bench -m "$program" -p 16 -n 16 -r 2 --ctx "$depth" --kv-dtype "$kv" --threads "$threads" --json |
-      /usr/bin/python3 -c 'import json, sys; print(f"{json.load(sys.stdin)[\"decode_tok_s\"]:.2f}")')
+      /usr/bin/python3 -c 'import json, sys; print("%.2f" % json.load(sys.stdin)["decode_tok_s"])')
     echo "| $round | offgraph | $kv | $tps |"
   done
   for kv in f16 q8_0 q4_0; do
     tps=$(LD_LIBRARY_PATH="$llama/build/bin" "$llama/build/bin/llama-bench" -m "$gguf" -t "$threads" -p 0 -n 16 -r 2 \
       -d "$depth" -fa 1 -ctk "$kv" -ctv "$kv" -o json 2>/dev/null |
-      /usr/bin/python3 -c 'import json, sys; print(f"{json.load(sys.stdin)[0][\"avg_ts\"]:.2f}")')
+      /usr/bin/python3 -c 'import json, sys; print("%.2f" % json.load(sys.stdin)[0]["avg_ts"])')
     echo "| $round | llama.cpp | $kv | $tps |"
   done
 done
