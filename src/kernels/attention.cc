@@ -442,8 +442,8 @@ void attend(const AttendParams& p, const float* q, int64_t T, int64_t p0, const 
   auto n_tasks = [&] { return (T + tokens - 1) / tokens * p.n_kv_heads * ((group + heads - 1) / heads); };
   while (tokens > 1 && n_tasks() < 4 * threads) tokens = (tokens + 1) / 2;
   // A block-quantized cache is dequantized once per task for all its queries: there, split
-  // heads only until each thread has a task (gemma-3-1b's one kv head at decode: 2 tasks of 2
-  // heads, not 4 of 1, each dequantizing every key again).
+  // heads only until each thread has a task (one kv head of 4 query heads at decode, 2 threads:
+  // 2 tasks of 2 heads, not 4 of 1, each dequantizing every key again).
   const int64_t min_tasks = (kv.type == StorageType::kQ8_0 || kv.type == StorageType::kQ4_0 ? 1 : 2) * threads;
   while (heads > 1 && n_tasks() < min_tasks) heads = (heads + 1) / 2;
   const AttendArgs a{.p = &p, .q = q, .T = T, .p0 = p0, .kv = &kv, .out = out, .heads_per_task = heads,
