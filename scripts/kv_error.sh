@@ -11,17 +11,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 program=$1 gguf=$2 ctx=${3:-4096} last=${4:-256}
-llama=${LLAMA_CPP:-$(cd .. && pwd)/anchors/llama.cpp}
 offgraph=${OFFGRAPH:-build/release/src/cli/offgraph}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-g++ -O2 -std=c++17 scripts/llamacpp_logits.cc -I"$llama/include" -I"$llama/ggml/include" -L"$llama/build/bin" \
-  -lllama -lggml -lggml-base -Wl,-rpath,"$llama/build/bin" -o "$work/llamacpp_logits"
-vocab=$("$offgraph" inspect --json "$program" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["vocab_size"])')
-/usr/bin/python3 -c "
-import random
-random.seed(7)
-print(','.join(str(random.randrange(16, $vocab)) for _ in range($ctx)))" >"$work/tokens"
+source scripts/llamacpp_logits.sh
+llamacpp_logits_setup "$program" "$work" "$ctx" 7
 for kv in fp32 q8_0 q4_0; do
   "$offgraph" logits -m "$program" --tokens-file "$work/tokens" --last "$last" --kv-dtype "$kv" --out "$work/og_$kv.npy"
   llama_kv=$([ "$kv" = fp32 ] && echo f32 || echo "$kv")

@@ -9,17 +9,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 program=$1 hf=$2 gguf=$3 n=${4:-64}
-llama=${LLAMA_CPP:-$(cd .. && pwd)/anchors/llama.cpp}
 offgraph=${OFFGRAPH:-build/release/src/cli/offgraph}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-g++ -O2 -std=c++17 scripts/llamacpp_logits.cc -I"$llama/include" -I"$llama/ggml/include" -L"$llama/build/bin" \
-  -lllama -lggml -lggml-base -Wl,-rpath,"$llama/build/bin" -o "$work/llamacpp_logits"
-vocab=$("$offgraph" inspect --json "$program" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["vocab_size"])')
-/usr/bin/python3 -c "
-import random
-random.seed(11)
-print(','.join(str(random.randrange(16, $vocab)) for _ in range($n)))" >"$work/tokens"
+source scripts/llamacpp_logits.sh
+llamacpp_logits_setup "$program" "$work" "$n" 11
 "$offgraph" reference -m "$hf" --tokens-file "$work/tokens" --out "$work/ref.npy" >/dev/null
 for math in exact fast; do
   "$offgraph" logits -m "$program" --tokens-file "$work/tokens" --math "$math" --out "$work/og_$math.npy"

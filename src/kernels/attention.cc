@@ -62,20 +62,16 @@ inline constexpr float kMasked = -1e30f;
 // attention (perf).
 HWY_ALIGN constexpr int32_t kKeyInBlock[kBlock] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
 
+template <typename K>
+inline constexpr bool kIsKvBlock = std::is_same_v<K, KvQ8Block> || std::is_same_v<K, KvQ4Block>;
+
 // A cache row is head_dim values of K: float types one element per value, the block types
 // (kv_blocks.h) one element per 32 values.
 template <typename K>
 constexpr int64_t RowUnits(int64_t D) {
-  if constexpr (std::is_same_v<K, KvQ8Block> || std::is_same_v<K, KvQ4Block>) {  // kIsKvBlock
-    return (D + kKvBlockValues - 1) / kKvBlockValues;
-  } else {
-    return D;
-  }
+  return kIsKvBlock<K> ? (D + kKvBlockValues - 1) / kKvBlockValues : D;
 }
 
-// Values [i, i + kLanes) of a row as floats (i a multiple of kLanes, which divides a block:
-// the lanes share one block and, for q4_0, one half of its bytes' nibbles). A block type's
-// value is d * q, one rounding, as kv_block_value reads it: the same float on every path.
 // A block's fp16 scale in every lane (F16C's vcvtph2ps where the target has it, where
 // fp16_to_float's branches cost more than the block's arithmetic): the same float either way.
 HWY_INLINE VF BlockScale(DF df, uint16_t d) {
@@ -83,12 +79,11 @@ HWY_INLINE VF BlockScale(DF df, uint16_t d) {
   return hn::PromoteTo(df, hn::BitCast(hn::Rebind<hwy::float16_t, DF>(), hn::Set(du16, d)));
 }
 
-template <typename K>
-inline constexpr bool kIsKvBlock = std::is_same_v<K, KvQ8Block> || std::is_same_v<K, KvQ4Block>;
-
-// A block's values are exact in f32: d has 11 significant bits and q (or n - 8) at most 8, so
-// d * q, and for q4_0 n d - 8 d with or without a fused multiply-add, round nowhere. Every
-// path below (and kv_block_value) gives the same floats.
+// Values [i, i + kLanes) of a row as floats (i a multiple of kLanes, which divides a block:
+// the lanes share one block and, for q4_0, one half of its bytes' nibbles). A block's values
+// are exact in f32: d has 11 significant bits and q (or n - 8) at most 8, so d * q, and for
+// q4_0 n d - 8 d with or without a fused multiply-add, round nowhere: every path here, in
+// LoadBlock and in kv_block_value gives the same floats.
 template <typename K>
 HWY_INLINE VF LoadRow(DF df, const K* HWY_RESTRICT row, int64_t i) {
   if constexpr (std::is_same_v<K, KvQ8Block>) {
@@ -444,7 +439,7 @@ void attend(const AttendParams& p, const float* q, int64_t T, int64_t p0, const 
   // A block-quantized cache is dequantized once per task for all its queries: there, split
   // heads only until each thread has a task (one kv head of 4 query heads at decode, 2 threads:
   // 2 tasks of 2 heads, not 4 of 1, each dequantizing every key again).
-  const int64_t min_tasks = (kv.type == StorageType::kQ8_0 || kv.type == StorageType::kQ4_0 ? 1 : 2) * threads;
+  const int64_t min_tasks = (kv_block_bytes(kv.type) > 0 ? 1 : 2) * threads;
   while (heads > 1 && n_tasks() < min_tasks) heads = (heads + 1) / 2;
   const AttendArgs a{.p = &p, .q = q, .T = T, .p0 = p0, .kv = &kv, .out = out, .heads_per_task = heads,
                      .tokens_per_task = tokens};
