@@ -137,10 +137,40 @@ HWY_INLINE void SumLanesOfBlock(DF df, VF* part, float* HWY_RESTRICT out) {
   for (int v = 0; v < n; ++v) hn::StoreU(part[v], df, out + v * kLanes);
 }
 
+// Rows [b0, b1] of a block of keys or values (rows[b]) as floats, row b at out + b * D, and
+// fr[b] pointing there; float rows are used in place. So the tiles read floats whatever the
+// cache stores: one copy of them per target rather than one per key type, and each row is
+// converted once per task rather than once per tile of queries. The floats are the stored
+// values exactly (LoadRow), so the tiles' arithmetic is the same for every type.
+template <typename K>
+HWY_INLINE void RowsAsFloats(const K* const* rows, int b0, int b1, int64_t D, StorageType type,
+                             float* HWY_RESTRICT out, const float** fr) {
+  if constexpr (std::is_same_v<K, float>) {
+    for (int b = b0; b <= b1; ++b) fr[b] = rows[b];
+  } else {
+    const DF df;
+    const int64_t whole = D / kLanes * kLanes;
+    for (int b = b0; b <= b1; ++b) {
+      float* HWY_RESTRICT o = out + b * D;
+      int64_t i = 0;
+      if constexpr (kIsKvBlock<K>) {  // whole blocks: one scale conversion and byte load each
+        for (; i + kKvBlockValues <= whole; i += kKvBlockValues) {
+          VF v[kBlockVecs];
+          LoadBlock(df, rows[b][i / kKvBlockValues], v);
+          for (int c = 0; c < kBlockVecs; ++c) hn::StoreU(v[c], df, o + i + c * kLanes);
+        }
+      }
+      for (; i < whole; i += kLanes) hn::StoreU(LoadRow(df, rows[b], i), df, o + i);
+      for (; i < D; ++i) o[i] = load(rows[b], i, type);
+      fr[b] = o;
+    }
+  }
+}
+
 // Scores of Q queries (qp) for the block's keys [b0, b1] (krow), into w [Q][kBlock]; the
 // block's other keys score 0 (no query sees them: each masks them).
-template <int Q, typename K>
-HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, int b1, int64_t D, StorageType type,
+template <int Q>
+HWY_INLINE void ScoreTile(const float* const* qp, const float* const* krow, int b0, int b1, int64_t D,
                           float* HWY_RESTRICT w) {
   const DF df;
   const int64_t whole = D / kLanes * kLanes;
@@ -149,18 +179,9 @@ HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, 
     VF acc[Q];
     for (int q = 0; q < Q; ++q) acc[q] = hn::Zero(df);
     if (b >= b0 && b <= b1) {
-      if constexpr (kIsKvBlock<K>) {  // a block at a time, its chunks in the same order
-        for (int64_t i0 = 0; i0 < whole; i0 += kKvBlockValues) {
-          VF k[kBlockVecs];
-          LoadBlock(df, krow[b][i0 / kKvBlockValues], k);
-          for (int c = 0; c < kBlockVecs && i0 + c * kLanes < whole; ++c)
-            for (int q = 0; q < Q; ++q) acc[q] = hn::MulAdd(hn::LoadU(df, qp[q] + i0 + c * kLanes), k[c], acc[q]);
-        }
-      } else {
-        for (int64_t i = 0; i < whole; i += kLanes) {
-          const VF k = LoadRow(df, krow[b], i);
-          for (int q = 0; q < Q; ++q) acc[q] = hn::MulAdd(hn::LoadU(df, qp[q] + i), k, acc[q]);
-        }
+      for (int64_t i = 0; i < whole; i += kLanes) {
+        const VF k = hn::LoadU(df, krow[b] + i);
+        for (int q = 0; q < Q; ++q) acc[q] = hn::MulAdd(hn::LoadU(df, qp[q] + i), k, acc[q]);
       }
     }
     for (int q = 0; q < Q; ++q) hn::Store(acc[q], df, part[q][b]);
@@ -172,7 +193,7 @@ HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, 
     if (whole == D) continue;
     for (int b = b0; b <= b1; ++b) {
       float tail = 0;
-      for (int64_t i = whole; i < D; ++i) tail += qp[q][i] * load(krow[b], i, type);
+      for (int64_t i = whole; i < D; ++i) tail += qp[q][i] * krow[b][i];
       w[q * kBlock + b] += tail;
     }
   }
@@ -180,23 +201,23 @@ HWY_INLINE void ScoreTile(const float* const* qp, const K* const* krow, int b0, 
 
 // acc[q] += sum over keys b in [b0, b1] of w[q][b] * v_b, for Q queries: each load of a
 // value chunk serves every query.
-template <int Q, typename K>
-HWY_INLINE void ValueTile(float* const* acc, const float* HWY_RESTRICT w, const K* const* vrow, int b0, int b1,
-                          int64_t D, StorageType type) {
+template <int Q>
+HWY_INLINE void ValueTile(float* const* acc, const float* HWY_RESTRICT w, const float* const* vrow, int b0, int b1,
+                          int64_t D) {
   const DF df;
   int64_t i = 0;
   for (; i + kLanes <= D; i += kLanes) {
     VF a[Q];
     for (int q = 0; q < Q; ++q) a[q] = hn::LoadU(df, acc[q] + i);
     for (int b = b0; b <= b1; ++b) {
-      const VF v = LoadRow(df, vrow[b], i);
+      const VF v = hn::LoadU(df, vrow[b] + i);
       for (int q = 0; q < Q; ++q) a[q] = hn::MulAdd(hn::Set(df, w[q * kBlock + b]), v, a[q]);
     }
     for (int q = 0; q < Q; ++q) hn::StoreU(a[q], df, acc[q] + i);
   }
   for (; i < D; ++i)
     for (int b = b0; b <= b1; ++b) {
-      const float v = load(vrow[b], i, type);
+      const float v = vrow[b][i];
       for (int q = 0; q < Q; ++q) acc[q][i] += w[q * kBlock + b] * v;
     }
 }
@@ -333,16 +354,28 @@ void AttendKeysInLanes(const AttendArgs& a, TaskQueries& tq) {
   acc_mem.assign(static_cast<size_t>(nq * D), 0.0f);
   for (int q = 0; q < nq; ++q) acc[q] = acc_mem.data() + q * D;
   HWY_ALIGN float w[kMaxQueries * kBlock];  // [nq][kBlock]: scores, then weights
+  thread_local std::vector<float> rows_mem;  // the block's keys and values as floats [2][kBlock][D]
+  float* kf = nullptr;
+  float* vf = nullptr;
+  if constexpr (!std::is_same_v<K, float>) {
+    rows_mem.resize(static_cast<size_t>(2 * kBlock * D));
+    kf = rows_mem.data();
+    vf = kf + kBlock * D;
+  }
+  const float* kr[kBlock];
+  const float* vr[kBlock];
   ForEachKeyBlock<K>(kv, tq, [&](int64_t j0, int b0, int b1, int qa, int qb, const K* const* krow,
                                  const K* const* vrow) HWY_ATTR {
+    RowsAsFloats(krow, b0, b1, D, kv.type, kf, kr);
+    RowsAsFloats(vrow, b0, b1, D, kv.type, vf, vr);
     for (int q = qa; q < qb; q += kTileQueries)
       ForTile<kTileQueries>(qb - q, [&](auto n) HWY_ATTR {
-        ScoreTile<decltype(n)::value>(tq.qp + q, krow, b0, b1, D, kv.type, w + q * kBlock);
+        ScoreTile<decltype(n)::value>(tq.qp + q, kr, b0, b1, D, w + q * kBlock);
       });
     for (int q = qa; q < qb; ++q) SoftmaxBlock(p, j0, tq.first[q], tq.pos[q], w + q * kBlock, tq.m[q], tq.l[q], acc[q]);
     for (int q = qa; q < qb; q += kTileQueries)
       ForTile<kTileQueries>(qb - q, [&](auto n) HWY_ATTR {
-        ValueTile<decltype(n)::value>(acc + q, w + q * kBlock, vrow, b0, b1, D, kv.type);
+        ValueTile<decltype(n)::value>(acc + q, w + q * kBlock, vr, b0, b1, D);
       });
   });
   const DF df;

@@ -1,5 +1,6 @@
 // Included by attention.cc inside its per-target namespace, after the keys-in-lanes kernel
-// whose helpers (kBlock, kLanes, kMasked, kKeyInBlock, PairSum, ForEachKeyBlock) it uses.
+// whose helpers (kBlock, kLanes, kMasked, kKeyInBlock, PairSum, ForEachKeyBlock, RowsAsFloats)
+// it uses.
 //
 // A task of many queries (prefill) puts one query in each lane: the scores of a key for
 // kLanes queries are one vector, so the softmax runs across queries with no reduction
@@ -225,19 +226,8 @@ void AttendQueriesInLanes(const AttendArgs& a, TaskQueries& tq) {
   const float* vr[kBlock];
   ForEachKeyBlock<K>(kv, tq, [&](int64_t j0, int b0, int b1, int qa, int qb, const K* const* krow,
                                  const K* const* vrow) HWY_ATTR {
-    for (int b = b0; b <= b1; ++b) {
-      if constexpr (std::is_same_v<K, float>) {
-        kr[b] = krow[b];
-        vr[b] = vrow[b];
-      } else {
-        for (int64_t i = 0; i < D; i += kLanes) {  // D is whole vectors (QueryLanesFit)
-          hn::Store(LoadRow(df, krow[b], i), df, kf + b * D + i);
-          hn::Store(LoadRow(df, vrow[b], i), df, vf + b * D + i);
-        }
-        kr[b] = kf + b * D;
-        vr[b] = vf + b * D;
-      }
-    }
+    RowsAsFloats(krow, b0, b1, D, kv.type, kf, kr);
+    RowsAsFloats(vrow, b0, b1, D, kv.type, vf, vr);
     for (int gi = qa / static_cast<int>(kLanes); gi * kLanes < qb; ++gi) LaneBlock(p, g[gi], j0, b0, b1, kr, vr);
   });
   // out = acc / l, row i of acc (one line) at a time.
