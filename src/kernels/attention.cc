@@ -342,6 +342,24 @@ HWY_INLINE void ForEachKeyBlock(const KvStorage& kv, const TaskQueries& tq, cons
   }
 }
 
+// Queries [qa, qb) of a task over one block of keys j0 + [b0, b1] (rows kr, vr as floats):
+// scores, running softmax, values. Not inlined: one copy per target serves every key type
+// (the tiles unrolled for each query count are most of this file's code).
+HWY_NOINLINE void KeysInLanesBlock(const AttendParams& p, TaskQueries& tq, int64_t j0, int b0, int b1, int qa, int qb,
+                                   const float* const* kr, const float* const* vr, float* HWY_RESTRICT w,
+                                   float* const* acc) {
+  const int64_t D = p.head_dim;
+  for (int q = qa; q < qb; q += kTileQueries)
+    ForTile<kTileQueries>(qb - q, [&](auto n) HWY_ATTR {
+      ScoreTile<decltype(n)::value>(tq.qp + q, kr, b0, b1, D, w + q * kBlock);
+    });
+  for (int q = qa; q < qb; ++q) SoftmaxBlock(p, j0, tq.first[q], tq.pos[q], w + q * kBlock, tq.m[q], tq.l[q], acc[q]);
+  for (int q = qa; q < qb; q += kTileQueries)
+    ForTile<kTileQueries>(qb - q, [&](auto n) HWY_ATTR {
+      ValueTile<decltype(n)::value>(acc + q, w + q * kBlock, vr, b0, b1, D);
+    });
+}
+
 // A task of few queries (decode): one query's scores per lane sum, keys in lanes.
 template <typename K>
 void AttendKeysInLanes(const AttendArgs& a, TaskQueries& tq) {
@@ -368,15 +386,7 @@ void AttendKeysInLanes(const AttendArgs& a, TaskQueries& tq) {
                                  const K* const* vrow) HWY_ATTR {
     RowsAsFloats(krow, b0, b1, D, kv.type, kf, kr);
     RowsAsFloats(vrow, b0, b1, D, kv.type, vf, vr);
-    for (int q = qa; q < qb; q += kTileQueries)
-      ForTile<kTileQueries>(qb - q, [&](auto n) HWY_ATTR {
-        ScoreTile<decltype(n)::value>(tq.qp + q, kr, b0, b1, D, w + q * kBlock);
-      });
-    for (int q = qa; q < qb; ++q) SoftmaxBlock(p, j0, tq.first[q], tq.pos[q], w + q * kBlock, tq.m[q], tq.l[q], acc[q]);
-    for (int q = qa; q < qb; q += kTileQueries)
-      ForTile<kTileQueries>(qb - q, [&](auto n) HWY_ATTR {
-        ValueTile<decltype(n)::value>(acc + q, w + q * kBlock, vr, b0, b1, D);
-      });
+    KeysInLanesBlock(p, tq, j0, b0, b1, qa, qb, kr, vr, w, acc);
   });
   const DF df;
   for (int q = 0; q < nq; ++q) {

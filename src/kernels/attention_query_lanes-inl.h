@@ -106,8 +106,9 @@ struct LaneGroup {
   int64_t min_pos, max_first;  // over the group's lanes
 };
 
-// One block of keys j0 + [b0, b1] (rows kr, vr as floats) for one group of queries.
-HWY_INLINE void LaneBlock(const AttendParams& p, const LaneGroup& g, int64_t j0, int b0, int b1,
+// One block of keys j0 + [b0, b1] (rows kr, vr as floats) for one group of queries. Not
+// inlined: one copy per target serves every key type.
+HWY_NOINLINE void LaneBlock(const AttendParams& p, const LaneGroup& g, int64_t j0, int b0, int b1,
                           const float* const* kr, const float* const* vr) {
   const DF df;
   const DI di;
