@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <source_location>
 
 #include "e2e_support.h"
 #include "generate/scheduler.h"
@@ -89,7 +90,9 @@ TEST(PrefixCacheStore, FlatStatesServeShorterPrefixesRingSnapshotsOnlyTheirLengt
 }
 
 // Two states hold the same positions with the same bytes.
-void expect_same_state(const runtime::PrefixState& x, const runtime::PrefixState& y) {
+void expect_same_state(const runtime::PrefixState& x, const runtime::PrefixState& y,
+                       std::source_location at = std::source_location::current()) {
+  SCOPED_TRACE(::testing::Message() << "compared at line " << at.line());
   ASSERT_EQ(x.length, y.length);
   ASSERT_EQ(x.caches.size(), y.caches.size());
   for (size_t c = 0; c < x.caches.size(); ++c) {
@@ -101,7 +104,7 @@ void expect_same_state(const runtime::PrefixState& x, const runtime::PrefixState
 }
 
 // A session keeping its rings' history copies the same state whatever its way there: fed
-// straight, rewound and fed again, restored from a state; a loaded save file (which holds
+// straight, rewound and fed again, restored from a state (copied or borrowed); a loaded save file (which holds
 // only a ring's slots) serves what those slots reach and refuses what they do not.
 TEST(PrefixCacheStore, KeptHistoryFollowsRewindsRestoresAndLoads) {
   auto g = testing::generate({.family = "gemma3_text", .seed = 62});
@@ -125,6 +128,22 @@ TEST(PrefixCacheStore, KeptHistoryFollowsRewindsRestoresAndLoads) {
   ASSERT_TRUE((*y)->restore_prefix(*straight, 20).is_ok());
   feed(**y, std::span(a).subspan(20));
   expect_same_state(*(*y)->copy_prefix(37), *straight);
+  // Restored from a shared state (as the scheduler does), the histories borrow its rows:
+  // the same states come out, across the borrowed rows and the ones written after, also
+  // after a rewind into the borrowed ones.
+  auto b = runtime::Session::create(m, {.threads = 1, .keep_history = true});
+  ASSERT_TRUE((*b)->restore_prefix(straight, 20).is_ok());
+  expect_same_state(*(*b)->copy_prefix(12), *state_of(m, a, 12, true));
+  feed(**b, test_tokens(3, V, 9));  // three other tokens, taken back
+  ASSERT_TRUE((*b)->rewind(20).is_ok());
+  // The restore wrote only what position 20 reads into the rings (16..19): a rewind that
+  // needs more is refused, not served from stale slots.
+  const Status below = (*b)->rewind(19);
+  EXPECT_FALSE(below.is_ok());
+  EXPECT_NE(below.message().find("holds positions from 16 on"), std::string::npos) << below.message();
+  feed(**b, std::span(a).subspan(20));
+  expect_same_state(*(*b)->copy_prefix(37), *straight);
+  expect_same_state(*(*b)->copy_prefix(25), *state_of(m, a, 25, true));
   // A new sequence on the same session starts its history again.
   (*y)->clear();
   feed(**y, std::span(a).first(10));

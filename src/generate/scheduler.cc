@@ -193,7 +193,7 @@ void Scheduler::admit() {
     slot.session->clear();
     if (options_.prefix_cache) {
       const runtime::PrefixMatch hit = options_.prefix_cache->lookup(s.request.prompt);
-      if (hit.state && slot.session->restore_prefix(*hit.state, hit.length).is_ok()) {
+      if (hit.state && slot.session->restore_prefix(hit.state, hit.length).is_ok()) {
         s.prefilled = hit.length;
         s.stats.cached_tokens = hit.length;
       }

@@ -34,7 +34,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
 }
 
 Status Session::rewind(int64_t n) {
-  OG_TRY(check_rewind(length_, n, caches_.policies()));
+  OG_TRY(caches_.check_rewind(length_, n));
   length_ = n;
   caches_.truncated(n);
   return Status::ok();
@@ -56,6 +56,12 @@ Result<PrefixState> Session::copy_prefix(int64_t n) const {
 Status Session::restore_prefix(const PrefixState& state, std::optional<int64_t> n) {
   OG_TRY(caches_.restore_prefix(state, n));
   length_ = n.value_or(state.length);
+  return Status::ok();
+}
+
+Status Session::restore_prefix(const std::shared_ptr<const PrefixState>& state, std::optional<int64_t> n) {
+  OG_TRY(caches_.restore_prefix(state, n));
+  length_ = n.value_or(state->length);
   return Status::ok();
 }
 

@@ -76,6 +76,8 @@ class Session {
   // session then continues at state.length exactly as if it had computed those tokens itself.
   Result<PrefixState> copy_prefix(int64_t n) const;
   Status restore_prefix(const PrefixState& state, std::optional<int64_t> n = std::nullopt);
+  // The same; the session's ring histories borrow the shared state's rows (no copy).
+  Status restore_prefix(const std::shared_ptr<const PrefixState>& state, std::optional<int64_t> n = std::nullopt);
 
   uint64_t cache_bytes() const { return caches_.bytes(); }
   uint64_t history_bytes() const { return caches_.history_bytes(); }

@@ -27,16 +27,18 @@ Status check_step(int64_t length, int64_t p0, int64_t T, int64_t chunk, int64_t 
   return Status::ok();
 }
 
-Status check_rewind(int64_t length, int64_t n, const std::vector<CachePolicy>& caches) {
+Status check_rewind(int64_t length, int64_t n, const std::vector<CachePolicy>& caches,
+                    std::span<const int64_t> stored_from) {
   if (n < 0 || n > length) return bad_input("cannot rewind a sequence of {} tokens to {}", length, n);
   for (size_t c = 0; c < caches.size(); ++c) {
     const CachePolicy& p = caches[c];
-    if (!p.ring || n == length) continue;
+    if (p.window <= 0 || n == length) continue;
     const int64_t needed_from = first_needed(n, p.window);
-    const int64_t held_from = std::max<int64_t>(0, length - p.slots);
+    const int64_t held_from = std::max({p.ring ? length - p.slots : 0, c < stored_from.size() ? stored_from[c] : 0, int64_t{0}});
     if (needed_from < held_from)
-      return bad_input("cannot rewind to {}: cache {} (ring of {} slots, window {}) no longer holds position {}", n, c,
-                       p.slots, p.window, needed_from);
+      return bad_input("cannot rewind to {}: cache {} ({} of {} slots, window {}) no longer holds position {} that a "
+                       "query at {} reads (it holds positions from {} on)", n, c, p.ring ? "ring" : "flat", p.slots,
+                       p.window, needed_from, n, held_from);
   }
   return Status::ok();
 }

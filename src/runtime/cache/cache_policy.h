@@ -43,8 +43,12 @@ inline bool prefix_serves_shorter(std::span<const int32_t> windows) {
 // A step of T tokens at positions p0.. on a sequence of `length` committed tokens.
 Status check_step(int64_t length, int64_t p0, int64_t T, int64_t prefill_chunk_size, int64_t max_ctx_len);
 
-// Rewinding a sequence of `length` tokens to n is allowed when every ring still holds the
-// keys that a query at position n would need (positions n - W + 1 .. n - 1).
-Status check_rewind(int64_t length, int64_t n, const std::vector<CachePolicy>& caches);
+// Rewinding a sequence of `length` tokens to n is allowed when every windowed cache still
+// holds the keys that a query at position n would need (positions n - W + 1 .. n - 1): a
+// ring holds at most its last `slots` positions, and `stored_from[c]` (when given) is the
+// first position cache c holds at all (a restored prefix writes only what its own length
+// reads; CacheSet::check_rewind passes it).
+Status check_rewind(int64_t length, int64_t n, const std::vector<CachePolicy>& caches,
+                    std::span<const int64_t> stored_from = {});
 
 }  // namespace og::runtime

@@ -172,6 +172,7 @@ Result<CacheSet> CacheSet::create(const CacheSetPlan& plan) {
     s.kv_.push_back(kv);
     s.memory_.push_back(std::move(mem));
   }
+  s.stored_from_.assign(s.kv_.size(), 0);
   return s;
 }
 
@@ -199,9 +200,9 @@ Result<int64_t> CacheSet::load(const std::string& path, uint64_t program_checksu
   };
   OG_ASSIGN_OR_RETURN(CacheFileHeader h, read_cache_file(path, program_checksum, plan_.kv_type, into_this));
   if (h.length > plan_.max_ctx_len) return bad_input("{}: saved length {} exceeds max_ctx_len {}", path, h.length, plan_.max_ctx_len);
-  if (keep_history_) {  // the file holds a flat cache's rows from 0 and a ring's last slots
+  stored_from_.assign(kv_.size(), 0);  // the file holds a flat cache's rows from 0 and a ring's last slots
+  if (keep_history_) {
     for (size_t c = 0; c < kv_.size(); ++c) {
-      flat_from_[c] = 0;
       if (!history_[c]) continue;
       const int64_t oldest = std::max<int64_t>(0, h.length - kv_[c].slots);
       history_[c]->reset(oldest);
@@ -216,7 +217,6 @@ void CacheSet::keep_history(int64_t limit) {
   history_limit_ = limit;
   history_.clear();
   history_.resize(kv_.size());
-  flat_from_.assign(kv_.size(), 0);
   for (size_t c = 0; c < kv_.size(); ++c)
     if (kv_[c].ring)
       history_[c].emplace(kv_[c].kv_heads, static_cast<size_t>(kv_row_bytes(plan_.kv_type, kv_[c].head_dim)));
@@ -245,15 +245,18 @@ void CacheSet::written(int64_t p0, int64_t rows) {
 }
 
 void CacheSet::truncated(int64_t n) {
-  for (size_t c = 0; c < history_.size(); ++c) {
-    if (history_[c]) {
-      if (n < history_[c]->first())
-        history_[c]->reset(n);
-      else
-        history_[c]->truncate(n);
-    }
-    flat_from_[c] = std::min(flat_from_[c], n);
+  for (size_t c = 0; c < kv_.size(); ++c) {
+    stored_from_[c] = std::min(stored_from_[c], n);
+    if (c >= history_.size() || !history_[c]) continue;
+    if (n < history_[c]->first())
+      history_[c]->reset(n);
+    else
+      history_[c]->truncate(n);
   }
+}
+
+Status CacheSet::check_rewind(int64_t length, int64_t n) const {
+  return runtime::check_rewind(length, n, plan_.policies, stored_from_);
 }
 
 uint64_t CacheSet::history_bytes() const {
@@ -266,7 +269,7 @@ uint64_t CacheSet::history_bytes() const {
 int64_t CacheSet::held_from(size_t c) const {
   if (plan_.policies[c].window <= 0) return 0;
   if (history_[c]) return history_[c]->first();
-  return flat_from_[c];
+  return stored_from_[c];
 }
 
 bool CacheSet::holds_every_row(size_t c, int64_t n) const {
@@ -328,6 +331,16 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
 }
 
 Status CacheSet::restore_prefix(const PrefixState& st, std::optional<int64_t> length) {
+  return restore(st, length, nullptr);
+}
+
+Status CacheSet::restore_prefix(const std::shared_ptr<const PrefixState>& st, std::optional<int64_t> length) {
+  if (!st) return bad_input("no prefix state to restore");
+  return restore(*st, length, st);
+}
+
+Status CacheSet::restore(const PrefixState& st, std::optional<int64_t> length,
+                         const std::shared_ptr<const PrefixState>& shared) {
   const int64_t n = length.value_or(st.length);
   if (st.kv_type != plan_.kv_type) return bad_input("prefix state has another kv dtype than this session");
   if (st.caches.size() != kv_.size())
@@ -353,12 +366,18 @@ Status CacheSet::restore_prefix(const PrefixState& st, std::optional<int64_t> le
     const int64_t from = keep_history_ && !kv.ring ? pc.first : first_needed(n, pc.window);
     for (auto [src, dst] : {std::pair{pc.k.data(), static_cast<uint8_t*>(kv.k)}, std::pair{pc.v.data(), static_cast<uint8_t*>(kv.v)}})
       for (int32_t h = 0; h < kv.kv_heads; ++h)
-        for (int64_t p = from; p < n; ++p)
-          std::memcpy(dst + (static_cast<size_t>(h) * kv.slots + kv.slot(p)) * row,
-                      src + (static_cast<size_t>(h) * pc.rows + (p - pc.first)) * row, row);
+        for (int64_t p = from; p < n;) {  // runs of consecutive slots: a ring's wrap ends one
+          const int64_t s0 = kv.slot(p);
+          const int64_t run = kv.ring ? std::min(n - p, kv.slots - s0) : n - p;
+          std::memcpy(dst + (static_cast<size_t>(h) * kv.slots + s0) * row,
+                      src + (static_cast<size_t>(h) * pc.rows + (p - pc.first)) * row, static_cast<size_t>(run) * row);
+          p += run;
+        }
+    stored_from_[c] = pc.window > 0 ? from : 0;
     if (!keep_history_) continue;
-    flat_from_[c] = pc.window > 0 ? from : 0;
-    if (history_[c]) {
+    if (history_[c] && shared) {
+      history_[c]->adopt(shared, pc.k.data(), pc.v.data(), pc.rows, pc.first, n - pc.first);
+    } else if (history_[c]) {
       history_[c]->reset(pc.first);
       history_[c]->record(pc.k.data(), pc.v.data(), pc.rows, pc.first, pc.first, n - pc.first);
     }

@@ -133,6 +133,9 @@ class CacheSet {
   // n tokens (rewind, clear): the histories follow.
   void written(int64_t p0, int64_t rows);
   void truncated(int64_t n);
+  // Whether a sequence of `length` tokens can rewind to n: every windowed cache still holds
+  // what a query at n reads (check_rewind, with what restores left out).
+  Status check_rewind(int64_t length, int64_t n) const;
   // Bytes the ring histories hold (allocated, kept across sequences).
   uint64_t history_bytes() const;
 
@@ -149,6 +152,9 @@ class CacheSet {
   // a windowed cache is a ring or flat (a matter of max_ctx_len) does not matter: positions
   // are placed by position.
   Status restore_prefix(const PrefixState& state, std::optional<int64_t> n = std::nullopt);
+  // The same, and the ring histories borrow the state's rows instead of copying them (the
+  // state is immutable; RingHistory::adopt).
+  Status restore_prefix(const std::shared_ptr<const PrefixState>& state, std::optional<int64_t> n = std::nullopt);
 
  private:
   // First position whose row a windowed cache holds (in the ring's history for a ring):
@@ -157,12 +163,16 @@ class CacheSet {
   // Whether cache c keeps (with history) every row it has held up to n, reaching back at least
   // as far as position n reads: a state of length n then takes them all.
   bool holds_every_row(size_t c, int64_t n) const;
+  // restore_prefix; `shared`, when set, is `st` and the histories borrow its rows.
+  Status restore(const PrefixState& st, std::optional<int64_t> n, const std::shared_ptr<const PrefixState>& shared);
 
   CacheSetPlan plan_;
   bool keep_history_ = false;
   int64_t history_limit_ = 0;
   std::vector<std::optional<RingHistory>> history_;    // [n_caches] set for rings when keep_history_
-  std::vector<int64_t> flat_from_;                      // [n_caches] first valid row of a flat windowed cache
+  // [n_caches] first position whose row a windowed cache's storage holds: a restore writes
+  // only what its length reads (a ring also holds at most its last `slots` positions).
+  std::vector<int64_t> stored_from_;
   std::vector<kernels::KvStorage> kv_;                 // [n_caches] views into memory_
   std::vector<std::unique_ptr<uint8_t[]>> memory_;    // [n_caches] K then V, each [kv_heads, slots, head_dim]
 };
