@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -347,6 +348,27 @@ TEST(Linear, BF16ActivationsFollowTheDotBF16ChainBitForBit) {
 // one run over the pool, in panels sized for their sum; each output must keep the bits of
 // its linear run alone, for every storage type, layout, x treatment, token count (decode,
 // a stream tile, prefill tiles) and target, and with a zero-row member.
+// --math auto's choice (bf16_dot_outruns_fma, a 2 ms probe on one core) against bench's
+// compute peak (the same instructions, 50 ms rounds): they agree wherever the peak puts the
+// two rates more than 1.5x apart (Zen 4: the dot products at 2x; a Xeon without AMX: 0.5x),
+// and a target without vdpbf16ps never runs fast.
+TEST(MathAuto, ChoosesTheDotProductsOnlyWhereTheyOutrunTheFmas) {
+  for_each_target([] {
+    const bool fast = kernels::bf16_dot_outruns_fma();
+    EXPECT_EQ(kernels::bf16_dot_outruns_fma(), fast) << "decided once per target";
+    if (!kernels::bf16_dot_native()) {
+      EXPECT_FALSE(fast);
+      return;
+    }
+    const kernels::ComputePeak peak = kernels::compute_peak(nullptr);
+    const double ratio = peak.bf16_flop_s / peak.f32_flop_s;
+    std::printf("[ %s: bf16 dot products at %.2fx the f32 FMAs' flops: auto runs %s ]\n", kernels::simd_target(), ratio,
+                fast ? "fast" : "exact");
+    if (ratio > 1.5) EXPECT_TRUE(fast) << ratio;
+    if (ratio < 1 / 1.5) EXPECT_FALSE(fast) << ratio;
+  });
+}
+
 TEST(Linear, AGroupOverOneXEqualsEachLinearAloneBitForBit) {
   ThreadPool pool(2);
   const int64_t cols = 258;

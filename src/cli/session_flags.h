@@ -29,7 +29,7 @@ inline void add_session_flags(CLI::App* cmd, SessionFlags& f) {
                 "reading them into huge pages");
   cmd->add_option("--math", f.math,
                   "how bf16 linears compute: fast (bf16 activations, BF16 dot products), exact (f32 activations), "
-                  "or auto (fast where the CPU has BF16 dot instructions, else as exported)")
+                  "or auto (fast where the CPU's BF16 dot products outrun its f32 FMAs, measured at load, else as exported)")
       ->capture_default_str();
 }
 

@@ -111,6 +111,11 @@ inline constexpr size_t kMaxGroup = 4;
 void linear_group(const float* x, int64_t T, std::span<const LinearOut> outs, ThreadPool* pool, XQuant xquant);
 // Whether kBF16 linears run on the CPU's vdpbf16ps (at the SIMD target dispatched now).
 bool bf16_dot_native();
+// Whether they also outrun the f32 FMAs an exact linear runs: vdpbf16ps's flops per second
+// against vfmadd's on this core, measured once per SIMD target (peak.cc, about 2 ms). Zen 4
+// runs the dot products at twice the FMAs' flops; a Xeon without AMX (AVX512_BF16 on port 0
+// alone) at half of them, so that exact bf16 prefill is 1.8x faster there.
+bool bf16_dot_outruns_fma();
 
 // XQuant::kInt8 in two calls, so that linears reading one value with one weight layout
 // (q, k and v; gate and up) quantize it once: quantize_int8 writes x's rows into a buffer

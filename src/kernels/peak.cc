@@ -16,6 +16,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
+#include <mutex>
+#include <string>
 #include <vector>
 
 #include "base/thread_pool.h"
@@ -194,6 +197,35 @@ ComputePeak compute_peak(ThreadPool* pool) {
                      .int8_op_s = rate(HWY_DYNAMIC_DISPATCH(Int8Loop), pool),
                      .bf16_flop_s = rate(HWY_DYNAMIC_DISPATCH(BF16Loop), pool),
                      .threads = pool ? pool->size() : 1};
+}
+
+namespace {
+
+// Ops per second of `fn` on this thread alone: the best of 5 short rounds after a warm-up
+// (about 0.1-0.3 ms each: a probe at load, not a benchmark).
+double quick_rate(LoopFn fn) {
+  double best = 0, sink = 0, ops = 0;
+  for (int round = 0; round < 6; ++round) {
+    const auto t0 = std::chrono::steady_clock::now();
+    sink += fn(int64_t{1} << 15, &ops);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (round > 0) best = std::max(best, ops / std::max(s, 1e-9));
+  }
+  return sink == 0.123456789 ? 0 : best;
+}
+
+}  // namespace
+
+bool bf16_dot_outruns_fma() {
+  if (!bf16_dot_native()) return false;
+  static std::mutex mu;
+  static std::map<std::string, bool> by_target;  // limit_simd_target can change the answer
+  const std::lock_guard<std::mutex> lock(mu);
+  const std::string target = simd_target();
+  if (const auto it = by_target.find(target); it != by_target.end()) return it->second;
+  const double fma = quick_rate(HWY_DYNAMIC_DISPATCH(F32Loop));
+  const double dot = quick_rate(HWY_DYNAMIC_DISPATCH(BF16Loop));
+  return by_target[target] = dot > fma;
 }
 
 }  // namespace og::kernels

@@ -93,7 +93,7 @@ void bind_program(py::module_& m) {
   ProgramClass program(m, "Program", "A loaded program file (read-only, shared by its sessions).");
   program.def(py::init(&open_program), py::arg("path"), py::arg("mmap") = false, py::arg("math") = "auto",
               "mmap=True uses the weights in place from the file's mapping (zero-copy, sharing the page cache) instead of reading them into huge pages. "
-              "math: how bf16 linears compute, as the CLI's --math: 'fast' (bf16 activations), 'exact' (f32), 'auto' (fast where the CPU has BF16 dot instructions).")
+              "math: how bf16 linears compute, as the CLI's --math: 'fast' (bf16 activations), 'exact' (f32), 'auto' (fast where the CPU's BF16 dot products outrun its f32 FMAs).")
       .def_property_readonly("math", [](const ProgramHandle& p) { return std::string(p.model->math_name()); })
       .def_readonly("path", &ProgramHandle::path)
       .def_property_readonly("layout", [](const ProgramHandle& p) { return json_to_python(runtime::layout_json(p.model->layout()).dump()); })

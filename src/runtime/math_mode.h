@@ -18,8 +18,8 @@ namespace og::runtime {
 // restored == cold); across modes the numbers differ, so stored states are keyed by it.
 enum class MathMode : uint8_t { kAsExported, kExact, kFast };
 
-// "exact", "fast", or "auto": fast where the CPU has BF16 dot instructions
-// (kernels::bf16_dot_native()), else as exported. Anything else is a usage error naming
+// "exact", "fast", or "auto": fast where the CPU's BF16 dot instructions outrun its f32
+// FMAs (kernels::bf16_dot_outruns_fma(): Zen 4, not a Xeon without AMX), else as exported. Anything else is a usage error naming
 // the flag's values.
 Result<MathMode> parse_math_mode(const std::string& name);
 

@@ -106,7 +106,7 @@ nlohmann::ordered_json program_info_json(const program::ProgramFile& pf, bool we
   j["linears_with_bf16_activations"] = bf16_linears;
   j["linears_fast_math_can_run_in_bf16"] = fast_capable;
   // What `--math auto` (the default of run, chat, serve, bench, logits) runs on this CPU.
-  const bool auto_fast = kernels::bf16_dot_native() ? fast_capable > 0 : bf16_linears > 0;
+  const bool auto_fast = kernels::bf16_dot_outruns_fma() ? fast_capable > 0 : bf16_linears > 0;
   j["math_auto_here"] = auto_fast ? "fast" : "exact";
   j["kv_cache_bytes"] = nlohmann::ordered_json::object();
   j["kv_cache_bytes_if_all_full"] = nlohmann::ordered_json::object();
