@@ -65,6 +65,9 @@ inline constexpr int kStreamTokens = 5;
 // on, where the panel sits in L2.
 inline constexpr int64_t kPrefetchSteps = 24;
 
+// Up to this many token blocks, a panel runs tile by tile (FloatBlockRowsT).
+inline constexpr int64_t kAheadTokenBlocks = 4;
+
 // How a tile meets x: f32 values, or bf16 pairs through vdpbf16ps or through FMAs.
 enum class XMode { kF32, kBF16Native, kBF16Fma };
 
@@ -127,9 +130,12 @@ HWY_INLINE VF WidenHalf(DF df, hn::Vec<DU32> pair, int half, hwy::float16_t) {
 // Accumulators start from zero (k0 == 0) or `park` (16 floats per block and token); they
 // are parked again or, at the last column, written to y with the bias (a last partial
 // block's padding rows are not written).
+// `ahead` (may be null): ahead_lines 64-byte lines from there are prefetched into L2 per
+// column step (the next tile's weights, while this tile runs from L2).
 template <typename W, XMode XM, int RB, int C, typename XT>
 HWY_INLINE void FloatBlockTile(const LinearArgs& a, const XT* HWY_RESTRICT xt, int64_t t0, int64_t b, int64_t k0,
-                               int64_t k1, float* HWY_RESTRICT park) {
+                               int64_t k1, float* HWY_RESTRICT park, const char* ahead = nullptr,
+                               int64_t ahead_lines = 0) {
   constexpr int V = RB * kVectorsPerBlock;
   constexpr int64_t P = 4 / sizeof(W);  // values of a row per 32-bit lane
   constexpr int64_t XP = XM == XMode::kF32 ? P : 1;  // x's elements per token and step
@@ -152,6 +158,10 @@ HWY_INLINE void FloatBlockTile(const LinearArgs& a, const XT* HWY_RESTRICT xt, i
     if constexpr (C > 1) {
       if (p + kPrefetchSteps < k1 / P)
         for (int v = 0; v < V; v += kVectorsPerBlock) __builtin_prefetch(at(v, p + kPrefetchSteps), 0, 3);
+      if (ahead != nullptr) {
+        for (int64_t j = 0; j < ahead_lines; ++j) __builtin_prefetch(ahead + j * 64, 0, 2);
+        ahead += ahead_lines * 64;
+      }
     }
     if constexpr (XM == XMode::kBF16Native) {
       hn::Vec<DU32> pair[V];
@@ -209,9 +219,9 @@ HWY_INLINE void FloatBlockTile(const LinearArgs& a, const XT* HWY_RESTRICT xt, i
 // blocks of kc, each swept down the blocks RB at a time (then one at a time).
 template <typename W, XMode XM, int RB, int C>
 HWY_INLINE void FloatTokenBlock(const LinearArgs& a, int64_t nt, int64_t t0, int64_t pb0, int64_t pb1, int64_t kc,
-                                float* park) {
+                                float* park, const char* ahead = nullptr, int64_t ahead_lines = 0) {
   if constexpr (C > 1) {
-    if (nt < C) return FloatTokenBlock<W, XM, RB, C - 1>(a, nt, t0, pb0, pb1, kc, park);
+    if (nt < C) return FloatTokenBlock<W, XM, RB, C - 1>(a, nt, t0, pb0, pb1, kc, park, ahead, ahead_lines);
   }
   const int64_t in = a.w.cols;
   // This token block, [step][C][P] floats or [step][C] pairs; x_off(k0): column k0's step.
@@ -225,7 +235,8 @@ HWY_INLINE void FloatTokenBlock(const LinearArgs& a, int64_t nt, int64_t t0, int
   for (int64_t k0 = 0; k0 < in; k0 += kc) {
     const int64_t k1 = std::min(in, k0 + kc);
     int64_t b = pb0;
-    for (; b + RB <= pb1; b += RB) FloatBlockTile<W, XM, RB, C>(a, xt + x_off(k0), t0, b, k0, k1, park_at(b));
+    for (; b + RB <= pb1; b += RB)
+      FloatBlockTile<W, XM, RB, C>(a, xt + x_off(k0), t0, b, k0, k1, park_at(b), ahead, ahead_lines);
     // The rest in tiles of half as many blocks, then single blocks: a task of 2 blocks (a
     // decode task of long rows) would otherwise run one chain of FMAs at a time, and its
     // matrix streamed a third slower than the others.
@@ -271,8 +282,29 @@ void FloatBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
       }
     }
     const TokenBlocks blocks(a.T, kTokensF);
-    for (int64_t i = 0; i < blocks.count; ++i)
-      FloatTokenBlock<W, XM, kBlocksF, kTokensF>(a, blocks.size(i), blocks.start(i), pb0, pb1, kc, park.data());
+    if (kc < in || blocks.count < 2 || blocks.count > kAheadTokenBlocks) {
+      for (int64_t i = 0; i < blocks.count; ++i)
+        FloatTokenBlock<W, XM, kBlocksF, kTokensF>(a, blocks.size(i), blocks.start(i), pb0, pb1, kc, park.data());
+      continue;
+    }
+    // A few token blocks (a short prompt after a restored prefix): tile by tile, each tile's
+    // weights met by every token block in turn; the first streams them from memory, the
+    // others read them from L2 while they fetch the next tile's into L2, so that the memory
+    // stream overlaps the compute instead of running alone in every first pass.
+    const int64_t later = blocks.count - 1, steps = in / P;
+    const int64_t block_bytes = kRowBlock * in * static_cast<int64_t>(sizeof(W));
+    for (int64_t b = pb0; b < pb1; b += kBlocksF) {
+      const int64_t be = std::min(pb1, b + kBlocksF);
+      const int64_t next_lines = (std::min(b1, be + kBlocksF) - be) * block_bytes / 64;
+      const int64_t share = (next_lines + later - 1) / later;  // lines per later pass
+      const char* next = reinterpret_cast<const char*>(static_cast<const W*>(a.w.data)) + be * block_bytes;
+      for (int64_t i = 0; i < blocks.count; ++i) {
+        const bool fetch = i > 0 && next_lines > 0;
+        FloatTokenBlock<W, XM, kBlocksF, kTokensF>(a, blocks.size(i), blocks.start(i), b, be, kc, park.data(),
+                                                   fetch ? next + (i - 1) * share * 64 : nullptr,
+                                                   fetch ? (share + steps - 1) / steps : 0);
+      }
+    }
   }
 }
 
