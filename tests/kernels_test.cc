@@ -350,7 +350,7 @@ TEST(Linear, BF16ActivationsFollowTheDotBF16ChainBitForBit) {
 // a stream tile, prefill tiles) and target, and with a zero-row member.
 // --math auto's choice (bf16_dot_outruns_fma, a 2 ms probe on one core) against bench's
 // compute peak (the same instructions, 50 ms rounds): they agree wherever the peak puts the
-// two rates more than 1.5x apart (Zen 4: the dot products at 2x; a Xeon without AMX: 0.5x),
+// two rates more than 1.5x apart (AMD Zen 5: the dot products at 2x; a Xeon without AMX: 0.5x),
 // and a target without vdpbf16ps never runs fast.
 TEST(MathAuto, ChoosesTheDotProductsOnlyWhereTheyOutrunTheFmas) {
   for_each_target([] {

@@ -112,7 +112,7 @@ void linear_group(const float* x, int64_t T, std::span<const LinearOut> outs, Th
 // Whether kBF16 linears run on the CPU's vdpbf16ps (at the SIMD target dispatched now).
 bool bf16_dot_native();
 // Whether they also outrun the f32 FMAs an exact linear runs: vdpbf16ps's flops per second
-// against vfmadd's on this core, measured once per SIMD target (peak.cc, about 2 ms). Zen 4
+// against vfmadd's on this core, measured once per SIMD target (peak.cc, about 2 ms). AMD Zen 5
 // runs the dot products at twice the FMAs' flops; a Xeon without AMX (AVX512_BF16 on port 0
 // alone) at half of them, so that exact bf16 prefill is 1.8x faster there.
 bool bf16_dot_outruns_fma();

@@ -297,7 +297,7 @@ void FloatBlockRowsT(const LinearArgs& a, int64_t r0, int64_t r1) {
       const int64_t be = std::min(pb1, b + kBlocksF);
       const int64_t next_lines = (std::min(b1, be + kBlocksF) - be) * block_bytes / 64;
       const int64_t share = (next_lines + later - 1) / later;  // lines per later pass
-      const char* next = reinterpret_cast<const char*>(static_cast<const W*>(a.w.data)) + be * block_bytes;
+      const char* next = static_cast<const char*>(a.w.data) + be * block_bytes;
       for (int64_t i = 0; i < blocks.count; ++i) {
         const bool fetch = i > 0 && next_lines > 0;
         FloatTokenBlock<W, XM, kBlocksF, kTokensF>(a, blocks.size(i), blocks.start(i), b, be, kc, park.data(),

@@ -19,8 +19,8 @@ namespace og::runtime {
 enum class MathMode : uint8_t { kAsExported, kExact, kFast };
 
 // "exact", "fast", or "auto": fast where the CPU's BF16 dot instructions outrun its f32
-// FMAs (kernels::bf16_dot_outruns_fma(): Zen 4, not a Xeon without AMX), else as exported. Anything else is a usage error naming
-// the flag's values.
+// FMAs (kernels::bf16_dot_outruns_fma(): AMD Zen 5, not a Xeon without AMX), else as
+// exported. Anything else is a usage error naming the flag's values.
 Result<MathMode> parse_math_mode(const std::string& name);
 
 }  // namespace og::runtime
