@@ -12,7 +12,7 @@
 namespace og::constrain {
 
 struct JsonRules {
-  ExprPtr ws;            // "" | " " | "\n"{1,2} [ \t]{0,20}: bounded, as llama-server's
+  ExprPtr ws;            // "" | " " | "\n"{1,2} [ \t]{0,20}: bounded, as the reference server's
   ExprPtr chr;           // one character of a string: unescaped UTF-8 or an escape
   int32_t string = -1;   // '"' chr* '"'
   int32_t integer = -1;  // -?(0|[1-9][0-9]{0,15})

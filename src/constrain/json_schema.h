@@ -1,7 +1,7 @@
 // JSON Schema -> Grammar: the JSON texts a schema accepts, as the constrained sampler reads
 // them. Objects are written with their properties in the schema's order (as OpenAI's
 // structured outputs do), additional properties after; whitespace between tokens is bounded
-// (at most a space, or one or two newlines and 20 spaces or tabs: llama-server's rule), so a
+// (at most a space, or one or two newlines and 20 spaces or tabs: the reference server's rule), so a
 // generation always reaches its end. The supported and ignored keywords, and the error each
 // other keyword gets, are listed in docs/serving.md ("Constrained output").
 #pragma once
