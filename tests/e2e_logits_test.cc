@@ -52,6 +52,17 @@ std::string stored_values_checkpoint(const Generated& g, const std::string& prog
   });
 }
 
+// Phi-3.5-mini's rope fields (rope_scaling longrope, original_max_position_embeddings below
+// max_position_embeddings) on gen-model's tiny Phi-3 (rotary width 12), with the pretraining
+// context shrunk from 4096 to 10 positions.
+const nlohmann::json kLongRope = {
+    {"rope_scaling",
+     {{"type", "longrope"},
+      {"short_factor", {1.0, 1.02, 1.1, 1.25, 1.5, 1.9}},
+      {"long_factor", {1.0, 1.5, 2.5, 4.0, 7.0, 11.0}}}},
+    {"original_max_position_embeddings", 10},
+    {"max_position_embeddings", 256}};
+
 class FamilyE2E : public ::testing::TestWithParam<FamilyCase> {
  protected:
   static int64_t smallest_window(const hf::ModelConfig& c) {
@@ -208,6 +219,9 @@ TEST_P(FamilyE2E, NoProgramTensorDependsOnMaxCtxLen) {
 INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                          ::testing::Values(FamilyCase{"llama", 1}, FamilyCase{"smollm", 2}, FamilyCase{"mistral", 3},
                                            FamilyCase{"qwen2", 4}, FamilyCase{"qwen3", 5, {{"use_sliding_window", true}, {"sliding_window", 5}, {"max_window_layers", 1}}}, FamilyCase{"phi3", 6},
+                                           // Phi-3.5's LongRoPE with its context shrunk to 10 positions, so a
+                                           // test sequence crosses into the long factors (6 pairs: head 16 x 0.75).
+                                           FamilyCase{"phi3", 15, kLongRope, "phi3_longrope"},
                                            FamilyCase{"gemma2", 7}, FamilyCase{"gemma3_text", 8},
                                            FamilyCase{"gemma3", 9}, FamilyCase{"qwen3_moe", 10},
                                            // Experts as the hub stores them (MXFP4) and as float parameters.
@@ -229,6 +243,84 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                                        {"mlp_bias", true}},
                                                       "smollm3_nope_list_biases"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
+
+// LongRoPE: the program's rope ops carry both tables, computed here from the config alone
+// (1 / (factor_i theta^(2i/d)), transformers' _compute_longrope_parameters), the attention
+// factor sqrt(1 + ln(256/10) / ln 10), and positions from 10 on rotate with the long factors:
+// with long_factor set equal to short_factor, the logits of positions 0-9 keep their bits
+// and every later position's change.
+TEST(E2E, LongRopeSwitchesToTheLongFactorsAtTheOriginalContext) {
+  auto g = generate({.family = "phi3", .seed = 31, .overrides = kLongRope});
+  auto pf = program::ProgramFile::open(export_to(*g, "p.ogp", "fp32"));
+  ASSERT_TRUE(pf.is_ok()) << pf.status().message();
+  EXPECT_EQ((*pf)->format_version(), 6u);
+  const double theta = g->config.text.value("rope_theta", 10000.0);
+  int ropes = 0;
+  for (const fb::Op* op : *(*pf)->program().ops()) {
+    if (op->attrs_type() != fb::OpAttrs::RopeAttrs) continue;
+    ++ropes;
+    const fb::RopeAttrs* a = op->attrs_as_RopeAttrs();
+    ASSERT_EQ(a->rotary_dim(), 12);
+    EXPECT_EQ(a->long_from(), 10);
+    EXPECT_NEAR(a->scale(), std::sqrt(1.0 + std::log(25.6) / std::log(10.0)), 1e-6);
+    for (const auto& [tensor, key] : {std::pair{a->inv_freq(), "short_factor"}, std::pair{a->long_inv_freq(), "long_factor"}}) {
+      ASSERT_GE(tensor, 0) << key;
+      std::vector<float> got(6);
+      const fb::Tensor* t = (*pf)->program().tensors()->Get(static_cast<uint32_t>(tensor));
+      ASSERT_EQ(t->nbytes(), got.size() * sizeof(float));
+      std::memcpy(got.data(), (*pf)->tensor_data(tensor), t->nbytes());
+      for (int i = 0; i < 6; ++i) {
+        const double want = 1.0 / (kLongRope["rope_scaling"][key][i].get<double>() * std::pow(theta, 2.0 * i / 12));
+        EXPECT_NEAR(got[static_cast<size_t>(i)], want, 1e-6 * want) << key << " " << i;
+      }
+    }
+  }
+  EXPECT_EQ(ropes, 2 * g->config.num_hidden_layers);
+
+  const auto ids = test_tokens(16, g->config.vocab_size, 9);
+  auto model = runtime::Model::load(export_to(*g, "p.ogp", "fp32"));
+  ASSERT_TRUE(model.is_ok()) << model.status().message();
+  const std::vector<float> two_tables = run_program(*model, ids, 1);
+  nlohmann::json same = kLongRope;
+  same["rope_scaling"]["long_factor"] = same["rope_scaling"]["short_factor"];
+  auto g_short = generate({.family = "phi3", .seed = 31, .overrides = same});
+  auto short_only = runtime::Model::load(export_to(*g_short, "s.ogp", "fp32"));
+  ASSERT_TRUE(short_only.is_ok());
+  const std::vector<float> one_table = run_program(*short_only, ids, 1);
+  ASSERT_EQ(two_tables.size(), one_table.size());
+  const size_t V = static_cast<size_t>(g->config.vocab_size);
+  for (size_t t = 0; t < ids.size(); ++t) {
+    const bool same_row = std::equal(two_tables.begin() + static_cast<std::ptrdiff_t>(t * V),
+                                     two_tables.begin() + static_cast<std::ptrdiff_t>((t + 1) * V),
+                                     one_table.begin() + static_cast<std::ptrdiff_t>(t * V));
+    EXPECT_EQ(same_row, t < 10) << "position " << t;
+  }
+}
+
+// LongRoPE fields that cannot be honoured are errors naming the field, at export and in the
+// reference: factor lists of the wrong length for the rotary width, or missing.
+TEST(E2E, LongRopeFieldsThatCannotBeHonouredAreNamed) {
+  for (const auto& [patch, field] : std::vector<std::pair<nlohmann::json, std::string>>{
+           {{{"rope_scaling", {{"long_factor", {1.0, 2.0}}}}}, "long_factor"},
+           {{{"rope_scaling", {{"short_factor", nullptr}}}}, "short_factor"},
+           {{{"rope_scaling", {{"short_factor", {1.0, 1.0, 1.0, 1.0, 1.0, -1.0}}}}}, "short_factor"},
+           {{{"rope_scaling", {{"type", "su"}}}}, "type"}}) {
+    nlohmann::json overrides = kLongRope;
+    overrides.merge_patch(patch);
+    auto g = generate({.family = "phi3", .seed = 32, .overrides = overrides});
+    exporter::ExportOptions o;
+    o.model = g->model_dir();
+    o.output = g->dir.file("x.ogp");
+    auto s = exporter::export_program(o);
+    EXPECT_FALSE(s.is_ok()) << patch.dump();
+    if (!s.is_ok()) EXPECT_NE(s.status().message().find(field), std::string::npos) << patch.dump() << ": " << s.status().message();
+    auto ck = hf::Checkpoint::open(g->model_dir());
+    ASSERT_TRUE(ck.is_ok());
+    auto r = reference::forward(g->config, *ck, std::vector<int32_t>{1, 2, 3});
+    EXPECT_FALSE(r.is_ok()) << patch.dump();
+    if (!r.is_ok()) EXPECT_NE(r.status().message().find(field), std::string::npos) << r.status().message();
+  }
+}
 
 // SmolLM3's NoPE layers: the program rotates q and k exactly on the layers whose
 // no_rope_layers entry is 1 (two rope ops each, none elsewhere), and token-by-token decode

@@ -172,7 +172,19 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(0, true), 3u);
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
-  EXPECT_EQ(program::kFormatVersion, 5u);
+  EXPECT_EQ(program::kFormatVersion, 6u);
+  {  // version 6: a rope with a second frequency table (a version-5 reader would ignore it)
+    fb::ProgramT program;
+    auto op = std::make_unique<fb::OpT>();
+    fb::RopeAttrsT a;
+    a.long_inv_freq = 1;
+    a.long_from = 8;
+    op->attrs.Set(std::move(a));
+    program.ops.push_back(std::move(op));
+    EXPECT_EQ(program::required_format_version(program), 6u);
+    program.ops[0]->attrs.AsRopeAttrs()->long_inv_freq = -1;
+    EXPECT_EQ(program::required_format_version(program), 2u);
+  }
   {  // version 5: a linear taking bf16 activations (a version-4 reader would compute in f32)
     fb::ProgramT program;
     auto op = std::make_unique<fb::OpT>();

@@ -928,7 +928,10 @@ TEST(ForwardErrors, NameTheFieldOrTensorAtFault) {
   TinyModel m("errors");
   auto run = [&](const std::string& type, const Json& extra) { return m.run(with(small_config(type), extra), t, {1}); };
   const ErrorCode kUnsupported = ErrorCode::kUnsupported;
-  expect_error(run("llama", {{"rope_scaling", {{"rope_type", "longrope"}, {"factor", 4.0}}}}), kUnsupported,
+  // longrope without its factor lists (a malformed config, not a missing feature)
+  expect_error(run("llama", {{"rope_scaling", {{"rope_type", "longrope"}, {"factor", 4.0}}}}), ErrorCode::kBadInput,
+               "rope_scaling.short_factor");
+  expect_error(run("llama", {{"rope_scaling", {{"rope_type", "ntk"}, {"factor", 4.0}}}}), kUnsupported,
                "rope_scaling.rope_type");
   expect_error(run("llama", {{"rope_parameters", {{"type", "dynamic"}, {"factor", 2.0}}}}), kUnsupported,
                "rope_parameters.type");

@@ -131,12 +131,10 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     // The rope fields are checked for every layer, including those that apply none.
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
     if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
-      // [rotary_dim / 2]
-      OG_ASSIGN_OR_RETURN(WeightId inv_freq, g.weight_f32(p + "rope.inv_freq", rope.inv_freq,
-                                                          {static_cast<int64_t>(rope.inv_freq.size())}));
-      q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
+      OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
+      q = g.rope(q, tables, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
                  rope.attention_factor);
-      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
+      k = g.rope(k, tables, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
                  rope.attention_factor);
     }
     WeightId sinks = kNoWeight;  // [Hq]

@@ -36,6 +36,14 @@ using ValueId = int32_t;
 using WeightId = int32_t;
 inline constexpr WeightId kNoWeight = -1;
 
+// A rope's frequency tables [rotary_dim / 2]: positions >= long_from rotate with
+// long_inv_freq when it is set (program.fbs RopeAttrs).
+struct RopeWeights {
+  WeightId inv_freq = kNoWeight;
+  WeightId long_inv_freq = kNoWeight;
+  int32_t long_from = 0;
+};
+
 struct AttendSpec {
   int32_t cache_id = 0;
   float scale = 1.0f;
@@ -126,7 +134,7 @@ class GraphBuilder {
   // weights (--qlinear); the shared expert's sigmoid gate as a router.
   ValueId moe(ValueId x, ValueId router_logits, const MoeSpec& spec);
   // scale: cos and sin times scale (YaRN's attention factor)
-  ValueId rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim,
+  ValueId rope(ValueId x, const RopeWeights& tables, int32_t n_heads, int32_t head_dim, int32_t rotary_dim,
                float scale = 1.0f);
   ValueId attend(ValueId q, ValueId k, ValueId v, const AttendSpec& spec);  // k, v = -1 when !writes_cache
   ValueId add(ValueId a, ValueId b);

@@ -94,11 +94,13 @@ ValueId GraphBuilder::moe(ValueId x, ValueId router_logits, const MoeSpec& s) {
   return push({x, router_logits}, width(x), std::move(u));
 }
 
-ValueId GraphBuilder::rope(ValueId x, WeightId inv_freq, int32_t n_heads, int32_t head_dim, int32_t rotary_dim,
-                           float scale) {
+ValueId GraphBuilder::rope(ValueId x, const RopeWeights& tables, int32_t n_heads, int32_t head_dim,
+                           int32_t rotary_dim, float scale) {
   fb::RopeAttrsT a;
   a.scale = scale;
-  a.inv_freq = inv_freq;
+  a.inv_freq = tables.inv_freq;
+  a.long_inv_freq = tables.long_inv_freq;
+  a.long_from = tables.long_inv_freq != kNoWeight ? tables.long_from : 0;
   a.n_heads = n_heads;
   a.head_dim = head_dim;
   a.rotary_dim = rotary_dim;

@@ -20,8 +20,26 @@ struct RopeParams {
   std::optional<double> attention_factor, mscale, mscale_all_dim;
   double beta_fast = 32.0, beta_slow = 1.0;
   bool truncate = true;
+  // longrope: one factor per frequency pair; original_max_position_embeddings may also come
+  // from the top level of config.json (Phi-3's spelling), `top_original_max`.
+  std::vector<double> short_factor, long_factor;
+  std::optional<double> longrope_factor, top_original_max;
+  bool original_in_dict = false;
   std::string where;  // field path for messages
 };
+
+Result<std::vector<double>> factor_list(const hf::JsonFields& f, const std::string& key) {
+  if (!f.has(key)) return f.invalid(key, "a list of numbers (LongRoPE needs short_factor and long_factor)");
+  const hf::Json& list = f.raw(key);
+  if (!list.is_array() || list.empty()) return f.invalid(key, "a non-empty list of numbers");
+  std::vector<double> out;
+  for (const hf::Json& v : list) {
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+      return f.invalid(key, "a list of positive numbers");
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
 
 Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
   OG_ASSIGN_OR_RETURN(std::string type, f.get_string("rope_type", ""));
@@ -65,8 +83,50 @@ Status read_scaling(const hf::JsonFields& f, RopeParams& p) {
     if (!(p.beta_fast > 0) || !(p.beta_slow > 0)) return f.invalid("beta_fast", "beta_fast and beta_slow positive");
     return Status::ok();
   }
-  return unsupported("{}: field '{}' is '{}': offgraph implements rope types default, linear, llama3, proportional and "
-                     "yarn", f.file(), f.field_name("rope_type"), type);
+  if (type == "longrope") {
+    // transformers' _compute_longrope_parameters (v5): inv_freq_i = 1 / (factor_i theta^(2i/d))
+    // with the short or the long factors; the attention factor is attention_factor if given,
+    // else sqrt(1 + ln s / ln L) for s > 1 (1 otherwise), with L = original_max_position_embeddings
+    // and s = factor, else max_position_embeddings / L.
+    OG_ASSIGN_OR_RETURN(p.short_factor, factor_list(f, "short_factor"));
+    OG_ASSIGN_OR_RETURN(p.long_factor, factor_list(f, "long_factor"));
+    OG_ASSIGN_OR_RETURN(p.longrope_factor, f.get_optional_double("factor"));
+    OG_ASSIGN_OR_RETURN(p.attention_factor, f.get_optional_double("attention_factor"));
+    OG_ASSIGN_OR_RETURN(std::optional<double> original, f.get_optional_double("original_max_position_embeddings"));
+    if (original) {
+      p.original_max = *original;
+      p.original_in_dict = true;
+    }
+    if (p.longrope_factor && !(*p.longrope_factor > 0)) return f.invalid("factor", "positive");
+    if (p.attention_factor && !(*p.attention_factor > 0)) return f.invalid("attention_factor", "positive");
+    return Status::ok();
+  }
+  return unsupported("{}: field '{}' is '{}': offgraph implements rope types default, linear, llama3, proportional, "
+                     "yarn and longrope", f.file(), f.field_name("rope_type"), type);
+}
+
+// LongRoPE (arXiv 2402.13753) as transformers computes it; see read_scaling.
+Result<RopeTable> longrope_table(const RopeParams& p, const hf::JsonFields& t, int64_t dim,
+                                 double max_position_embeddings) {
+  const double L = p.original_in_dict ? p.original_max : p.top_original_max.value_or(max_position_embeddings);
+  if (!(L >= 1) || L > (1 << 30)) return t.invalid("original_max_position_embeddings", "a positive context length");
+  const double s = p.longrope_factor ? *p.longrope_factor : max_position_embeddings / L;
+  const double af = p.attention_factor ? *p.attention_factor : s <= 1 ? 1.0 : std::sqrt(1 + std::log(s) / std::log(L));
+  const size_t pairs = static_cast<size_t>(dim / 2);
+  for (const auto* list : {&p.short_factor, &p.long_factor})
+    if (list->size() != pairs)
+      return unsupported("{}: rope_scaling.{} has {} entries; the rotary dim {} needs {} (one per frequency pair)",
+                         t.file(), list == &p.short_factor ? "short_factor" : "long_factor", list->size(), dim, pairs);
+  RopeTable out;
+  out.rotary_dim = static_cast<int32_t>(dim);
+  out.attention_factor = static_cast<float>(af);
+  out.long_from = static_cast<int32_t>(L);
+  for (size_t i = 0; i < pairs; ++i) {
+    const double base = std::pow(p.theta, static_cast<double>(2 * i) / static_cast<double>(dim));
+    out.inv_freq.push_back(static_cast<float>(1.0 / (p.short_factor[i] * base)));
+    out.long_inv_freq.push_back(static_cast<float>(1.0 / (p.long_factor[i] * base)));
+  }
+  return out;
 }
 
 // YaRN (arXiv 2309.00071) as transformers' _compute_yarn_parameters computes it, with
@@ -121,6 +181,7 @@ Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& la
   RopeParams p;
   OG_ASSIGN_OR_RETURN(p.partial_rotary_factor, t.get_double("partial_rotary_factor", 1.0));
   p.original_max = static_cast<double>(c.max_position_embeddings);
+  OG_ASSIGN_OR_RETURN(p.top_original_max, t.get_optional_double("original_max_position_embeddings"));
   // transformers' precedence: the base theta (rope_theta, or rope_local_base_freq
   // for sliding layers), then `rope_parameters` (global, or per layer type), then the older
   // `rope_scaling`, which never applies to those sliding layers.
@@ -162,6 +223,7 @@ Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& la
   const int64_t dim = static_cast<int64_t>(static_cast<double>(head_dim) * p.partial_rotary_factor);
   if (dim < 2 || dim % 2 != 0) return t.invalid("partial_rotary_factor", "a factor giving an even rotary dim");
   if (p.type == "yarn") return yarn_table(p, dim, static_cast<double>(c.max_position_embeddings));
+  if (p.type == "longrope") return longrope_table(p, t, dim, static_cast<double>(c.max_position_embeddings));
   RopeTable out;
   out.rotary_dim = static_cast<int32_t>(dim);
   for (int64_t i = 0; i < dim / 2; ++i) {
@@ -182,6 +244,18 @@ Result<RopeTable> rope_for_layer(const hf::ModelConfig& c, const std::string& la
     out.inv_freq.push_back(static_cast<float>(f));
   }
   return out;
+}
+
+Result<RopeWeights> add_rope_tables(GraphBuilder& g, const std::string& prefix, const RopeTable& rope) {
+  RopeWeights w;
+  OG_ASSIGN_OR_RETURN(w.inv_freq, g.weight_f32(prefix + "rope.inv_freq", rope.inv_freq,
+                                               {static_cast<int64_t>(rope.inv_freq.size())}));
+  if (!rope.long_inv_freq.empty()) {
+    OG_ASSIGN_OR_RETURN(w.long_inv_freq, g.weight_f32(prefix + "rope.long_inv_freq", rope.long_inv_freq,
+                                                      {static_cast<int64_t>(rope.long_inv_freq.size())}));
+    w.long_from = rope.long_from;
+  }
+  return w;
 }
 
 }  // namespace og::exporter

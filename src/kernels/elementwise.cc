@@ -171,6 +171,8 @@ void split(int64_t n, int64_t grain, ThreadPool* pool, const F& f) {
 // layers of a model that alternates rope kinds), found by value.
 struct RopeTable {
   std::vector<float> inv_freq;
+  std::vector<float> long_inv_freq;  // empty: none
+  int32_t long_from = 0;
   float scale = 0;
   std::vector<int32_t> pos;
   std::vector<float> cs, sn;
@@ -181,14 +183,20 @@ const RopeTable& rope_table(const int32_t* pos, int64_t T, const RopeParams& p, 
   thread_local std::array<RopeTable, 2> tables;
   thread_local uint64_t clock = 0;
   const int32_t half = p.rotary_dim / 2;
+  const int32_t long_half = p.long_inv_freq != nullptr ? half : 0;
   for (RopeTable& t : tables)
     if (t.scale == p.scale && std::ssize(t.inv_freq) == half && std::ssize(t.pos) == T &&
-        std::equal(p.inv_freq, p.inv_freq + half, t.inv_freq.begin()) && std::equal(pos, pos + T, t.pos.begin())) {
+        std::ssize(t.long_inv_freq) == long_half && (long_half == 0 || t.long_from == p.long_from) &&
+        std::equal(p.inv_freq, p.inv_freq + half, t.inv_freq.begin()) &&
+        std::equal(p.long_inv_freq, p.long_inv_freq + long_half, t.long_inv_freq.begin()) &&
+        std::equal(pos, pos + T, t.pos.begin())) {
       t.used = ++clock;
       return t;
     }
   RopeTable& t = tables[0].used <= tables[1].used ? tables[0] : tables[1];
   t.inv_freq.assign(p.inv_freq, p.inv_freq + half);
+  t.long_inv_freq.assign(p.long_inv_freq, p.long_inv_freq + long_half);
+  t.long_from = p.long_from;
   t.scale = p.scale;
   t.pos.assign(pos, pos + T);
   t.cs.resize(static_cast<size_t>(T * half));
@@ -199,7 +207,10 @@ const RopeTable& rope_table(const int32_t* pos, int64_t T, const RopeParams& p, 
   split(T * half, kGrain / 16, pool, [&](int64_t k0, int64_t k1) {
     for (int64_t k = k0; k < k1; ++k) {
       // The angle in double: positions up to 2^30 times small frequencies keep f32 precision.
-      const double angle = static_cast<double>(pos[k / half]) * static_cast<double>(p.inv_freq[k % half]);
+      // A position's frequencies depend on it alone, so decode, prefill and batches agree.
+      const int32_t at = pos[k / half];
+      const float* freq = long_half != 0 && at >= p.long_from ? p.long_inv_freq : p.inv_freq;
+      const double angle = static_cast<double>(at) * static_cast<double>(freq[k % half]);
       cs[k] = static_cast<float>(std::cos(angle)) * p.scale;  // exact when scale is 1
       sn[k] = static_cast<float>(std::sin(angle)) * p.scale;
     }

@@ -154,6 +154,10 @@ struct RopeParams {
   int32_t rotary_dim = 0;      // first rotary_dim dims of each head rotate (rotate-half pairing)
   const float* inv_freq = nullptr;  // [rotary_dim / 2]
   float scale = 1.0f;          // cos and sin times scale (YaRN's attention factor)
+  // Optional second table [rotary_dim / 2] for positions >= long_from (LongRoPE's long
+  // factors past the pretraining context); null: inv_freq at every position.
+  const float* long_inv_freq = nullptr;
+  int32_t long_from = 0;
 };
 // y[T, n_heads * head_dim] = rope(x) at positions pos[T]. The cos and sin of a step's
 // positions are kept by the calling thread for the next calls with the same frequencies,

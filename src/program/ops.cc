@@ -79,7 +79,10 @@ Status linear_check(OpCheck& c) {
 }
 
 // --- rope: inputs x and positions ----------------------------------------------------------
-void rope_tensors(const fb::Op& op, Uses& out) { use(out, op.attrs_as_RopeAttrs()->inv_freq(), TensorRead::kF32); }
+void rope_tensors(const fb::Op& op, Uses& out) {
+  use(out, op.attrs_as_RopeAttrs()->inv_freq(), TensorRead::kF32);
+  use(out, op.attrs_as_RopeAttrs()->long_inv_freq(), TensorRead::kF32);
+}
 Status rope_check(OpCheck& c) {
   auto a = c.op.attrs_as_RopeAttrs();
   const int32_t w = c.width(c.in[0]);
@@ -87,6 +90,10 @@ Status rope_check(OpCheck& c) {
       a->rotary_dim() > a->head_dim() || int64_t{a->n_heads()} * a->head_dim() != w || c.out_width() != w)
     return bad_input("op {} (rope): heads/dims inconsistent with width {}", c.i, w);
   if (!std::isfinite(a->scale())) return bad_input("op {} (rope): scale is not finite", c.i);
+  if (a->long_inv_freq() >= 0) {
+    if (a->long_from() <= 0) return bad_input("op {} (rope): long_from {} is not positive", c.i, a->long_from());
+    OG_TRY(c.shape(a->long_inv_freq(), {a->rotary_dim() / 2}));
+  }
   return c.shape(a->inv_freq(), {a->rotary_dim() / 2});
 }
 

@@ -109,6 +109,8 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
 
 uint32_t required_format_version(const fb::ProgramT& program) {
   for (const auto& op : program.ops)
+    if (const fb::RopeAttrsT* a = op->attrs.AsRopeAttrs(); a != nullptr && a->long_inv_freq >= 0) return 6;
+  for (const auto& op : program.ops)
     if (const fb::LinearAttrsT* a = op->attrs.AsLinearAttrs(); a != nullptr && a->bf16_activations) return 5;
   for (const auto& t : program.tensors)
     if (t->row_block != 0) return 4;

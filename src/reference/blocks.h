@@ -35,7 +35,9 @@ struct AttentionWeights {
 struct AttentionShape {
   AttentionParams attn;         // heads, head_dim, scale, softcap, window
   std::vector<double> inv_freq; // rotary frequencies; 2 * size() dims of each head rotate
-  double rope_attention_factor = 1.0;  // YaRN: cos and sin times this
+  double rope_attention_factor = 1.0;  // YaRN, LongRoPE: cos and sin times this
+  std::vector<double> long_inv_freq;   // LongRoPE: positions >= long_from rotate with these
+  int64_t long_from = 0;
 };
 
 // x [T, hidden] (already normalized) -> o_proj(attention) [T, hidden].

@@ -6,7 +6,33 @@
 
 namespace og::reference {
 
+namespace {
+
+// 1 / (factors[i] theta^(2i / dim)): LongRoPE's rescaled frequencies.
+std::vector<double> longrope_inv_freq(const RopeSpec& spec, const std::vector<double>& factors, int64_t dim) {
+  std::vector<double> inv(static_cast<size_t>(dim / 2));
+  for (size_t i = 0; i < inv.size() && i < factors.size(); ++i)
+    inv[i] = 1.0 / (factors[i] * std::pow(spec.theta, static_cast<double>(2 * i) / static_cast<double>(dim)));
+  return inv;
+}
+
+}  // namespace
+
+std::vector<double> rope_long_inv_freq(const RopeSpec& spec, int64_t dim) {
+  return spec.type == "longrope" ? longrope_inv_freq(spec, spec.long_factor, dim) : std::vector<double>{};
+}
+
+Status check_rope_width(const RopeSpec& spec, int64_t dim, const std::string& path) {
+  if (spec.type != "longrope") return Status::ok();
+  for (const auto& [name, list] : {std::pair{"short_factor", &spec.short_factor}, std::pair{"long_factor", &spec.long_factor}})
+    if (static_cast<int64_t>(list->size()) != dim / 2)
+      return unsupported("{}: longrope's {} has {} entries, the rotary width {} needs {}", path, name, list->size(),
+                         dim, dim / 2);
+  return Status::ok();
+}
+
 std::vector<double> rope_inv_freq(const RopeSpec& spec, int64_t dim) {
+  if (spec.type == "longrope") return longrope_inv_freq(spec, spec.short_factor, dim);
   std::vector<double> inv(static_cast<size_t>(dim / 2));
   for (int64_t i = 0; i < dim / 2; ++i)
     inv[static_cast<size_t>(i)] = 1.0 / std::pow(spec.theta, static_cast<double>(2 * i) / static_cast<double>(dim));
@@ -51,8 +77,8 @@ std::vector<double> rope_inv_freq(const RopeSpec& spec, int64_t dim) {
 }
 
 Status refuse_yarn(const RopeSpec& spec, const std::string& path, std::string_view family) {
-  if (spec.type == "yarn")
-    return unsupported("{}: rope type 'yarn' is not supported by the reference for {}", path, family);
+  if (spec.type == "yarn" || spec.type == "longrope")
+    return unsupported("{}: rope type '{}' is not supported by the reference for {}", path, spec.type, family);
   return Status::ok();
 }
 
@@ -66,8 +92,22 @@ Result<double> positive_number(const hf::JsonFields& f, const std::string& key) 
 
 }  // namespace
 
+Result<std::vector<double>> positive_list(const hf::JsonFields& f, const std::string& key) {
+  if (!f.has(key)) return f.invalid(key, "a list of positive numbers (longrope needs it)");
+  const hf::Json& list = f.raw(key);
+  if (!list.is_array() || list.empty()) return f.invalid(key, "a non-empty list of positive numbers");
+  std::vector<double> out;
+  for (const hf::Json& v : list) {
+    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
+      return f.invalid(key, "a list of positive numbers");
+    out.push_back(v.get<double>());
+  }
+  return out;
+}
+
 Result<RopeSpec> parse_rope_params(const hf::JsonFields* params, double theta_fallback,
-                                   int64_t max_position_embeddings) {
+                                   int64_t max_position_embeddings,
+                                   std::optional<double> top_original_max_position_embeddings) {
   RopeSpec spec;
   spec.theta = theta_fallback;
   if (params == nullptr) return spec;
@@ -132,8 +172,32 @@ Result<RopeSpec> parse_rope_params(const hf::JsonFields* params, double theta_fa
     }
     return spec;
   }
-  return unsupported("{}: field '{}' = '{}' is not supported by the reference (supported: default, linear, llama3, yarn)",
-                     p.file(), p.field_name(type_key), spec.type);
+  if (spec.type == "longrope") {
+    // transformers v5 _compute_longrope_parameters: L = original_max_position_embeddings,
+    // s = factor, else max_position_embeddings / L; attention factor given, else
+    // sqrt(1 + ln s / ln L) when s > 1, else 1.
+    OG_ASSIGN_OR_RETURN(spec.short_factor, positive_list(p, "short_factor"));
+    OG_ASSIGN_OR_RETURN(spec.long_factor, positive_list(p, "long_factor"));
+    if (p.has("original_max_position_embeddings")) {
+      OG_ASSIGN_OR_RETURN(spec.original_max_position_embeddings, positive_number(p, "original_max_position_embeddings"));
+    } else {
+      spec.original_max_position_embeddings =
+          top_original_max_position_embeddings.value_or(static_cast<double>(max_position_embeddings));
+    }
+    const double L = spec.original_max_position_embeddings;
+    if (!(L >= 1)) return p.invalid("original_max_position_embeddings", "a positive context length");
+    if (p.has("factor")) {
+      OG_ASSIGN_OR_RETURN(spec.factor, positive_number(p, "factor"));
+    } else {
+      spec.factor = static_cast<double>(max_position_embeddings) / L;
+    }
+    OG_ASSIGN_OR_RETURN(std::optional<double> given, p.get_optional_double("attention_factor"));
+    spec.attention_factor = given ? *given : spec.factor <= 1 ? 1.0 : std::sqrt(1.0 + std::log(spec.factor) / std::log(L));
+    return spec;
+  }
+  return unsupported(
+      "{}: field '{}' = '{}' is not supported by the reference (supported: default, linear, llama3, yarn, longrope)",
+      p.file(), p.field_name(type_key), spec.type);
 }
 
 namespace {
@@ -156,7 +220,8 @@ Result<RopeSpec> parse_uniform_rope(const hf::ModelConfig& config, double defaul
   OG_ASSIGN_OR_RETURN(double theta, t.get_double("rope_theta", default_theta));
   if (!(theta > 0)) return t.invalid("rope_theta", "a positive number");
   OG_ASSIGN_OR_RETURN(std::optional<hf::JsonFields> dict, rope_dict(config));
-  return parse_rope_params(dict ? &*dict : nullptr, theta, config.max_position_embeddings);
+  OG_ASSIGN_OR_RETURN(std::optional<double> top_original, t.get_optional_double("original_max_position_embeddings"));
+  return parse_rope_params(dict ? &*dict : nullptr, theta, config.max_position_embeddings, top_original);
 }
 
 Result<double> parse_partial_rotary_factor(const hf::ModelConfig& config) {

@@ -162,14 +162,16 @@ double softcap(double x, double cap) { return cap > 0 ? cap * std::tanh(x / cap)
 bool visible(int64_t p, int64_t j, int64_t window) { return j <= p && (window <= 0 || j > p - window); }
 
 void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq,
-                double attention_factor) {
+                double attention_factor, std::span<const double> long_inv_freq, int64_t long_from) {
   const int64_t half = static_cast<int64_t>(inv_freq.size());
   OG_CHECK(x.cols == n_heads * head_dim && 2 * half <= head_dim);
+  OG_CHECK(long_inv_freq.empty() || long_inv_freq.size() == inv_freq.size());
   for (int64_t t = 0; t < x.rows; ++t) {
+    const std::span<const double> f = !long_inv_freq.empty() && t >= long_from ? long_inv_freq : inv_freq;
     for (int64_t h = 0; h < n_heads; ++h) {
       double* xs = x.row(t) + h * head_dim;
       for (int64_t i = 0; i < half; ++i) {
-        const double angle = static_cast<double>(t) * inv_freq[static_cast<size_t>(i)];
+        const double angle = static_cast<double>(t) * f[static_cast<size_t>(i)];
         const double c = std::cos(angle) * attention_factor, s = std::sin(angle) * attention_factor;
         const double a = xs[i], b = xs[i + half];
         xs[i] = a * c - b * s;

@@ -91,9 +91,11 @@ bool visible(int64_t p, int64_t j, int64_t window);
 // only for partial rotary; the rest pass through) and h = r / 2, for i < h:
 //   y[i]     = x[i] cos(t f_i) - x[i + h] sin(t f_i)
 //   y[i + h] = x[i + h] cos(t f_i) + x[i] sin(t f_i)
-// with cos and sin multiplied by `attention_factor` (YaRN; 1 otherwise): rotated dims only.
+// with cos and sin multiplied by `attention_factor` (YaRN, LongRoPE; 1 otherwise): rotated
+// dims only. Rows at positions t >= long_from use `long_inv_freq` instead when it is given
+// (LongRoPE's long factors; same size as inv_freq).
 void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq,
-                double attention_factor = 1.0);
+                double attention_factor = 1.0, std::span<const double> long_inv_freq = {}, int64_t long_from = 0);
 
 struct AttentionParams {
   int64_t n_heads = 0;     // query heads

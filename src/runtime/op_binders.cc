@@ -78,7 +78,9 @@ Status bind_rope(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   if (a->head_dim() > kernels::kMaxHeadDim) return unsupported("rope head_dim {} exceeds {}", a->head_dim(), kernels::kMaxHeadDim);
   b.kind = OpKind::kRope;
   b.rope = {.n_heads = a->n_heads(), .head_dim = a->head_dim(), .rotary_dim = a->rotary_dim(),
-            .inv_freq = ctx.f32(a->inv_freq()), .scale = a->scale()};
+            .inv_freq = ctx.f32(a->inv_freq()), .scale = a->scale(),
+            .long_inv_freq = a->long_inv_freq() >= 0 ? ctx.f32(a->long_inv_freq()) : nullptr,
+            .long_from = a->long_from()};
   return Status::ok();
 }
 

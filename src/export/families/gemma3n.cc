@@ -241,9 +241,8 @@ Status build(BuildContext& ctx) {
     if (rope.rotary_dim != D)
       return unsupported("{}: field '{}' is not 1: Gemma-3n attention rotates the whole head", c.path,
                          t.field_name("partial_rotary_factor"));
-    OG_ASSIGN_OR_RETURN(WeightId inv_freq,
-                        g.weight_f32(p + "rope.inv_freq", rope.inv_freq, {static_cast<int64_t>(rope.inv_freq.size())}));
-    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim, rope.attention_factor);
+    OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
+    q = g.rope(q, tables, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim, rope.attention_factor);
     ValueId k = -1, v = -1;
     if (owner) {
       OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
@@ -251,7 +250,7 @@ Status build(BuildContext& ctx) {
       OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(p + "self_attn.v_proj.weight", {Hkv * D, H}));
       OG_ASSIGN_OR_RETURN(WeightId bv, bias("self_attn.v_proj.bias", Hkv * D));
       OG_ASSIGN_OR_RETURN(k, norm(g.linear(h, wk, bk), p + "self_attn.k_norm.weight", D));
-      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
+      k = g.rope(k, tables, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
                  rope.attention_factor);
       v = g.rms_norm(g.linear(h, wv, bv), kNoWeight, eps, static_cast<int32_t>(D));  // v_norm has no weight
     } else {  // hub checkpoints keep k/v tensors on KV-shared layers; transformers ignores them

@@ -211,10 +211,8 @@ Status build(BuildContext& ctx) {
     OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(p + "self_attn.q_proj.weight", {Hq * D, H}));
     OG_ASSIGN_OR_RETURN(ValueId q, norm(g.linear(h, wq), p + "self_attn.q_norm.weight", D));  // [T, Hq * D]
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D));
-    // [rotary_dim / 2]
-    OG_ASSIGN_OR_RETURN(WeightId inv_freq,
-                        g.weight_f32(p + "rope.inv_freq", rope.inv_freq, {static_cast<int64_t>(rope.inv_freq.size())}));
-    q = g.rope(q, inv_freq, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim, rope.attention_factor);
+    OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
+    q = g.rope(q, tables, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim, rope.attention_factor);
     ValueId k = -1, v = -1;  // [T, Hkv * D] each (none on KV-shared layers)
     if (owner) {
       OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
@@ -225,7 +223,7 @@ Status build(BuildContext& ctx) {
         v_raw = g.linear(h, wv);
       }
       OG_ASSIGN_OR_RETURN(k, norm(k_raw, p + "self_attn.k_norm.weight", D));
-      k = g.rope(k, inv_freq, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
+      k = g.rope(k, tables, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
                  rope.attention_factor);
       v = g.rms_norm(v_raw, kNoWeight, eps, static_cast<int32_t>(D));  // v_norm has no weight
     } else {

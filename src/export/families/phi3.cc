@@ -1,6 +1,6 @@
 // Phi-3: fused qkv_proj and gate_up_proj (split into separate weights at export, rows
-// are contiguous), partial rotary, `sliding_window` on every layer when set.
-// rope_scaling longrope/su is not implemented and is rejected by rope_for_layer.
+// are contiguous), partial rotary, `sliding_window` on every layer when set, and rope_scaling
+// longrope (Phi3Config's only scaling type; export/rope.h).
 #include "export/decoder.h"
 #include "export/family.h"
 
@@ -21,16 +21,15 @@ Status build(BuildContext& ctx) {
     return unsupported("{}: field 'attention_bias' is true: Phi-3 with attention bias is not supported",
                        ctx.config.path);
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
-  // Phi3Config accepts only longrope scaling (rejected by rope_for_layer as unimplemented).
+  // Phi3Config accepts only longrope scaling.
   hf::JsonFields t = ctx.config.text_fields();
   if (t.has("rope_scaling")) {
     OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object("rope_scaling"));
-    OG_ASSIGN_OR_RETURN(std::string type, rs.get_string("rope_type", ""));
-    if (type.empty()) {
-      OG_ASSIGN_OR_RETURN(type, rs.get_string("type", ""));
-    }
-    return unsupported("{}: field '{}' is '{}': offgraph does not implement Phi-3's longrope scaling", ctx.config.path,
-                       rs.field_name("rope_type"), type);
+    const std::string key = rs.has("rope_type") ? "rope_type" : "type";
+    OG_ASSIGN_OR_RETURN(std::string type, rs.get_string(key, ""));
+    if (type != "longrope")
+      return unsupported("{}: field '{}' is '{}': Phi-3 takes rope scaling 'longrope' only", ctx.config.path,
+                         rs.field_name(key), type);
   }
   return build_decoder(ctx, o);
 }

@@ -109,7 +109,9 @@ struct Plan {
   Activation act = Activation::kSilu;
   std::vector<int64_t> windows;
   std::vector<double> inv_freq;
-  double rope_attention_factor = 1.0;  // yarn: cos and sin times this
+  std::vector<double> long_inv_freq;  // longrope: positions >= long_from use these
+  int64_t long_from = 0;
+  double rope_attention_factor = 1.0;  // yarn, longrope: cos and sin times this
   std::vector<bool> rope;  // per layer: applies RoPE (false: SmolLM3's NoPE layers)
   // Mixture of experts (Qwen3MoeConfig): a layer is sparse iff it is not in mlp_only_layers,
   // num_experts > 0 and (layer + 1) % decoder_sparse_step == 0.
@@ -163,7 +165,7 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   if (var.moe) OG_TRY(read_moe(c, p));
 
   OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
-  if (var.default_rope_only && rope.type != "default")
+  if (var.default_rope_only && rope.type != "default" && rope.type != "longrope")
     return unsupported("{}: rope type '{}' is not supported for {} (Phi3Config accepts only default and longrope)",
                        c.path, rope.type, var.family);
   OG_ASSIGN_OR_RETURN(double partial, parse_partial_rotary_factor(c));
@@ -175,7 +177,10 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   if (rotary_dim <= 0 || rotary_dim % 2 != 0)
     return unsupported("{}: rotary width int(head_dim {} * partial_rotary_factor {}) = {} is not positive and even",
                        c.path, p.head_dim, partial, rotary_dim);
+  OG_TRY(check_rope_width(rope, rotary_dim, c.path));
   p.inv_freq = rope_inv_freq(rope, rotary_dim);
+  p.long_inv_freq = rope_long_inv_freq(rope, rotary_dim);
+  p.long_from = static_cast<int64_t>(rope.original_max_position_embeddings);
   p.rope_attention_factor = rope.attention_factor;
   if (var.nope_layers) {
     OG_ASSIGN_OR_RETURN(p.rope, rope_per_layer(c));
@@ -225,7 +230,9 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
                                   .scale = 1.0 / std::sqrt(static_cast<double>(D)), .softcap = 0,
                                   .window = p.windows[static_cast<size_t>(i)]},
                          .inv_freq = p.rope[static_cast<size_t>(i)] ? p.inv_freq : std::vector<double>{},
-                         .rope_attention_factor = p.rope_attention_factor};
+                         .rope_attention_factor = p.rope_attention_factor,
+                         .long_inv_freq = p.rope[static_cast<size_t>(i)] ? p.long_inv_freq : std::vector<double>{},
+                         .long_from = p.long_from};
 
     OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + "input_layernorm.weight", H));
     OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
