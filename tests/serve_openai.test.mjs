@@ -93,6 +93,16 @@ test('GET /v1/models lists the served model', async () => {
   const models = await client.models.list();
   assert.deepEqual(models.data.map((m) => m.id), ['tiny']);
   assert.equal(models.data[0].object, 'model');
+  // retrieve by id, and the client's NotFoundError for another id (sent percent-encoded)
+  const one = await client.models.retrieve('tiny');
+  assert.equal(one.id, 'tiny');
+  await assert.rejects(client.models.retrieve('org/tiny'), (e) => e.status === 404 && e.code === 'model_not_found');
+});
+
+test('legacy completions echo the prompt before the completion', async () => {
+  const plain = await client.completions.create({ model: 'tiny', prompt: 'Once upon', max_tokens: 3, temperature: 0 });
+  const echoed = await client.completions.create({ model: 'tiny', prompt: 'Once upon', max_tokens: 3, temperature: 0, echo: true });
+  assert.equal(echoed.choices[0].text, 'Once upon' + plain.choices[0].text);
 });
 
 test('non-streamed chat equals the request run alone, with usage', async () => {

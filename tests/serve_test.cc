@@ -4,6 +4,8 @@
 // generate(); errors with the OpenAI error object's status, type, param and code; every
 // test ends with nothing running and the scheduler gauges at 0.
 #include <gtest/gtest.h>
+
+#include <sstream>
 #include <httplib.h>
 
 #include <filesystem>
@@ -221,6 +223,54 @@ TEST_F(ServeTest, BadRequestsGetTheOpenAIErrorObject) {
 
 // Both limits given: max_completion_tokens (what the openai client sends for newer models)
 // wins over the deprecated max_tokens, as OpenAI documents.
+// /v1/completions' echo: the reply's text is the prompt's followed by the completion, whole or
+// streamed (the prompt first), for text and token-id prompts; the completion itself is the
+// greedy one without echo. echo with logprobs and a non-empty suffix are refused by name.
+TEST_F(ServeTest, EchoLeadsWithThePromptAndSuffixIsRefused) {
+  const std::string prompt = "The quick brown fox";
+  auto plain = post("/v1/completions", json{{"prompt", prompt}, {"max_tokens", 4}, {"temperature", 0}}.dump());
+  ASSERT_TRUE(plain);
+  ASSERT_EQ(plain->status, 200) << plain->body;
+  const std::string completion = json::parse(plain->body)["choices"][0]["text"];
+  auto echoed = post("/v1/completions", json{{"prompt", prompt}, {"max_tokens", 4}, {"temperature", 0}, {"echo", true}}.dump());
+  ASSERT_TRUE(echoed);
+  ASSERT_EQ(echoed->status, 200) << echoed->body;
+  json e = json::parse(echoed->body);
+  EXPECT_EQ(e["choices"][0]["text"], prompt + completion);
+  EXPECT_EQ(e["usage"]["completion_tokens"], json::parse(plain->body)["usage"]["completion_tokens"]);
+
+  // Token ids: the echo is their text (the tokenizer's decode), streamed first.
+  auto ids = post("/tokenize", json{{"content", prompt}}.dump());
+  ASSERT_TRUE(ids);
+  const json tokens = json::parse(ids->body)["tokens"];
+  auto by_ids = post("/v1/completions", json{{"prompt", tokens}, {"max_tokens", 4}, {"temperature", 0}}.dump());
+  ASSERT_TRUE(by_ids);
+  const std::string ids_completion = json::parse(by_ids->body)["choices"][0]["text"];
+  auto streamed = post("/v1/completions", json{{"prompt", tokens}, {"max_tokens", 4}, {"temperature", 0}, {"echo", true},
+                                               {"stream", true}}.dump());
+  ASSERT_TRUE(streamed);
+  std::string text, first;
+  std::istringstream lines(streamed->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("data: {")) continue;
+    const std::string piece = json::parse(line.substr(6))["choices"][0]["text"];
+    if (first.empty()) first = piece;
+    text += piece;
+  }
+  EXPECT_TRUE(first.starts_with(prompt)) << first;
+  EXPECT_EQ(text, prompt + ids_completion);
+
+  expect_error(post("/v1/completions", json{{"prompt", prompt}, {"echo", true}, {"logprobs", 1}}.dump()), 400,
+               "invalid_request_error", "echo", nullptr);
+  expect_error(post("/v1/completions", json{{"prompt", prompt}, {"suffix", " jumps"}}.dump()), 400,
+               "invalid_request_error", "suffix", nullptr);
+  expect_error(post("/v1/completions", json{{"prompt", prompt}, {"echo", "yes"}}.dump()), 400, "invalid_request_error",
+               "echo", nullptr);
+  auto empty_suffix = post("/v1/completions", json{{"prompt", prompt}, {"suffix", ""}, {"max_tokens", 1}}.dump());
+  ASSERT_TRUE(empty_suffix);
+  EXPECT_EQ(empty_suffix->status, 200) << empty_suffix->body;
+}
+
 TEST_F(ServeTest, MaxCompletionTokensWinsOverMaxTokens) {
   for (const char* path : {"/v1/chat/completions", "/v1/completions"}) {
     json body = {{"max_tokens", 40}, {"max_completion_tokens", 2}, {"temperature", 0}};
@@ -324,6 +374,17 @@ TEST_F(ServeTest, ModelsHealthTokenizeDetokenize) {
   EXPECT_EQ(m["data"][0]["id"], "tiny");
   EXPECT_EQ(m["data"][0]["object"], "model");
   EXPECT_EQ(m["data"][0]["meta"]["kv_dtype"], "fp32");
+  // OpenAI's retrieve: the same object by id; another id (percent-encoded as clients send
+  // "org/name") is model_not_found, and only GET is allowed.
+  auto one = c.Get("/v1/models/tiny");
+  ASSERT_TRUE(one);
+  ASSERT_EQ(one->status, 200) << one->body;
+  json o = json::parse(one->body);
+  EXPECT_EQ(o["id"], "tiny");
+  EXPECT_EQ(o["meta"], m["data"][0]["meta"]);
+  expect_error(c.Get("/v1/models/org%2Ftiny"), 404, "invalid_request_error", "model", "model_not_found");
+  EXPECT_NE(c.Get("/v1/models/org%2Ftiny")->body.find("'org/tiny'"), std::string::npos);
+  expect_error(c.Delete("/v1/models/tiny"), 405, "invalid_request_error", nullptr, "method_not_allowed");
   auto health = c.Get("/health");
   EXPECT_EQ(health->status, 200);
   // /tokenize gives HuggingFace tokenizers' ids (the oracle file scripts/tokenizer_oracle.mjs

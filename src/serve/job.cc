@@ -142,6 +142,7 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   job->id = random_id(r.chat ? "chatcmpl-" : "cmpl-");
   job->created = unix_now();
   job->prompt_tokens = static_cast<int64_t>(ids.size());
+  if (r.echo) job->pending_text = r.prompt_is_tokens ? ctx.backend.text.tokenizer.decode(ids) : r.prompt_text;
   const int32_t top = r.logprobs ? r.top_logprobs : -1;
   job->request = std::move(r);
 

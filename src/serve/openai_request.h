@@ -32,6 +32,7 @@ struct CompletionRequest {
   std::string prompt_text;              // completions, prompt given as text
   std::vector<int32_t> prompt_tokens;   // completions, prompt given as token ids
   bool prompt_is_tokens = false;
+  bool echo = false;                    // completions: the prompt's text leads the reply's
   int64_t max_tokens = -1;              // -1 (absent in chat): until a stop or the context is full; else >= 1
   generate::SamplingParams sampling;    // OpenAI defaults; seed random when absent
   bool seeded = false;

@@ -64,6 +64,11 @@ void Server::handle(const http::Request& req, http::Exchange& ex) {
     path_known = true;
     if (r.method == req.method || (r.method == "GET" && req.method == "HEAD")) return r.fn(req, ex);
   }
+  constexpr std::string_view kModel = "/v1/models/";
+  if (!path_known && req.path.starts_with(kModel) && req.path.size() > kModel.size()) {
+    if (req.method == "GET" || req.method == "HEAD") return handle_model(*context_, std::string_view(req.path).substr(kModel.size()), ex);
+    path_known = true;
+  }
   if (path_known)
     return send_error(ex, {.status = 405, .message = fmt::format("{} is not allowed on {}", req.method, req.path),
                            .code = "method_not_allowed"});
