@@ -271,6 +271,34 @@ TEST_F(ServeTest, EchoLeadsWithThePromptAndSuffixIsRefused) {
   EXPECT_EQ(empty_suffix->status, 200) << empty_suffix->body;
 }
 
+// CORS: a browser's preflight is answered without the API key (204, no body, the methods and
+// the headers it asked for); every answer, errors and streams included, lets any origin read it.
+TEST_F(ServeTest, BrowsersPreflightAndReadAnswersFromAnyOrigin) {
+  auto anonymous = client(server_->port(), /*auth=*/false);
+  auto pre = anonymous.Options("/v1/chat/completions", {{"Origin", "http://localhost:3000"},
+                                                        {"Access-Control-Request-Method", "POST"},
+                                                        {"Access-Control-Request-Headers", "authorization, content-type, x-stainless-os"}});
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_TRUE(pre->body.empty());
+  EXPECT_FALSE(pre->has_header("Content-Length"));
+  EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Origin"), "*");
+  EXPECT_NE(pre->get_header_value("Access-Control-Allow-Methods").find("POST"), std::string::npos);
+  EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Headers"), "authorization, content-type, x-stainless-os");
+  // An OPTIONS that is not a preflight is an ordinary request: the key is still required.
+  expect_error(anonymous.Options("/v1/models"), 401, "authentication_error", nullptr, "invalid_api_key");
+  auto refused = anonymous.Get("/v1/models", {{"Origin", "http://localhost:3000"}});
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  EXPECT_EQ(refused->get_header_value("Access-Control-Allow-Origin"), "*");
+  auto c = client(server_->port());
+  auto streamed = c.Post("/v1/completions", {{"Origin", "http://localhost:3000"}},
+                         json{{"prompt", "Hi"}, {"max_tokens", 2}, {"stream", true}}.dump(), "application/json");
+  ASSERT_TRUE(streamed);
+  EXPECT_EQ(streamed->status, 200);
+  EXPECT_EQ(streamed->get_header_value("Access-Control-Allow-Origin"), "*");
+}
+
 TEST_F(ServeTest, MaxCompletionTokensWinsOverMaxTokens) {
   for (const char* path : {"/v1/chat/completions", "/v1/completions"}) {
     json body = {{"max_tokens", 40}, {"max_completion_tokens", 2}, {"temperature", 0}};

@@ -33,7 +33,9 @@ std::string_view reason_phrase(int status) {
 std::string response_head(const HeadOptions& o, const Headers& extra) {
   std::string h = fmt::format("HTTP/1.1 {} {}\r\n", o.status, reason_phrase(o.status));
   if (!o.content_type.empty()) h += fmt::format("Content-Type: {}\r\n", o.content_type);
-  if (o.content_length) {
+  if (o.status == 204) {
+    // no body, so neither Content-Length nor chunking (RFC 9110 §8.6, RFC 9112 §6.1)
+  } else if (o.content_length) {
     h += fmt::format("Content-Length: {}\r\n", *o.content_length);
   } else if (o.chunked) {
     h += "Transfer-Encoding: chunked\r\n";

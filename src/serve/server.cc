@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "serve/completion_handler.h"
+#include "serve/cors.h"
 #include "serve/info_routes.h"
 
 namespace og::serve {
@@ -56,7 +57,9 @@ void Server::add_routes() {
   };
 }
 
-void Server::handle(const http::Request& req, http::Exchange& ex) {
+void Server::handle(const http::Request& req, http::Exchange& exchange) {
+  if (answer_preflight(req, exchange)) return;
+  CorsExchange ex(exchange);  // the handlers answer synchronously: it outlives their use of it
   if (auto e = guard_->refuse(req)) return send_error(ex, *e);
   bool path_known = false;
   for (const Route& r : routes_) {
