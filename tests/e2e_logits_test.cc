@@ -304,7 +304,9 @@ TEST(E2E, LongRopeFieldsThatCannotBeHonouredAreNamed) {
            {{{"rope_scaling", {{"long_factor", {1.0, 2.0}}}}}, "long_factor"},
            {{{"rope_scaling", {{"short_factor", nullptr}}}}, "short_factor"},
            {{{"rope_scaling", {{"short_factor", {1.0, 1.0, 1.0, 1.0, 1.0, -1.0}}}}}, "short_factor"},
-           {{{"rope_scaling", {{"type", "su"}}}}, "type"}}) {
+           {{{"rope_scaling", {{"type", "su"}}}}, "type"},
+           // transformers v5's spelling of the dict, with a type Phi3Config does not take
+           {{{"rope_scaling", nullptr}, {"rope_parameters", {{"rope_type", "linear"}, {"factor", 2.0}}}}, "linear"}}) {
     nlohmann::json overrides = kLongRope;
     overrides.merge_patch(patch);
     auto g = generate({.family = "phi3", .seed = 32, .overrides = overrides});

@@ -21,13 +21,14 @@ Status build(BuildContext& ctx) {
     return unsupported("{}: field 'attention_bias' is true: Phi-3 with attention bias is not supported",
                        ctx.config.path);
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
-  // Phi3Config accepts only longrope scaling.
+  // Phi3Config accepts only longrope scaling, in either spelling of the rope dict.
   hf::JsonFields t = ctx.config.text_fields();
-  if (t.has("rope_scaling")) {
-    OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object("rope_scaling"));
+  for (const char* dict : {"rope_scaling", "rope_parameters"}) {
+    if (!t.has(dict)) continue;
+    OG_ASSIGN_OR_RETURN(hf::JsonFields rs, t.get_object(dict));
     const std::string key = rs.has("rope_type") ? "rope_type" : "type";
-    OG_ASSIGN_OR_RETURN(std::string type, rs.get_string(key, ""));
-    if (type != "longrope")
+    OG_ASSIGN_OR_RETURN(std::string type, rs.get_string(key, "default"));
+    if (type != "longrope" && type != "default")
       return unsupported("{}: field '{}' is '{}': Phi-3 takes rope scaling 'longrope' only", ctx.config.path,
                          rs.field_name(key), type);
   }
