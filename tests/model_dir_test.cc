@@ -2,6 +2,8 @@
 // config.json file errors.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 
 #include "hf/model_config.h"
@@ -78,6 +80,26 @@ TEST(ConfigFile, MissingEmptyTruncatedAndGarbageFilesAreNamed) {
   write_file(d.file("config.json"), "\x01\x02garbage\xff");
   EXPECT_NE(hf::load_model_config(d.file("config.json"), any_model_type).status().message().find("invalid JSON"), std::string::npos);
   EXPECT_NE(hf::load_model_config(d.path(), any_model_type).status().message().find("is a directory"), std::string::npos);
+}
+
+// Values no model can have are errors naming the field (not a confusing failure later, when
+// the program is built or validated).
+TEST(ConfigFile, ImpossibleValuesNameTheirField) {
+  TempDir d;
+  for (const auto& [patch, field] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"rms_norm_eps": -1e-6})", "'rms_norm_eps'"},
+           {R"({"max_position_embeddings": 0})", "'max_position_embeddings'"},
+           {R"({"num_hidden_layers": "two"})", "'num_hidden_layers'"},
+           {R"({"hidden_size": -16})", "'hidden_size'"},
+           {R"({"vocab_size": 0})", "'vocab_size'"},
+           {R"({"num_hidden_layers": 100000})", "'num_hidden_layers'"}}) {
+    nlohmann::json c = nlohmann::json::parse(kTinyConfig);
+    c.merge_patch(nlohmann::json::parse(patch));
+    write_file(d.file("config.json"), c.dump());
+    auto r = hf::load_model_config(d.file("config.json"), any_model_type);
+    ASSERT_FALSE(r.is_ok()) << patch;
+    EXPECT_NE(r.status().message().find(field), std::string::npos) << patch << ": " << r.status().message();
+  }
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "hf/model_config.h"
 
+#include <cmath>
+
 #include "base/mapped_file.h"
 
 namespace og::hf {
@@ -84,7 +86,9 @@ Result<ModelConfig> parse_model_config(const std::string& json_text, const std::
     return t.missing("intermediate_size");
   }
   OG_ASSIGN_OR_RETURN(c.rms_norm_eps, t.get_double("rms_norm_eps", 1e-6));
+  if (!(c.rms_norm_eps >= 0) || !std::isfinite(c.rms_norm_eps)) return t.invalid("rms_norm_eps", "a finite number >= 0");
   OG_ASSIGN_OR_RETURN(c.max_position_embeddings, t.get_int("max_position_embeddings", 4096));
+  if (c.max_position_embeddings <= 0) return t.invalid("max_position_embeddings", "a positive integer");
   OG_ASSIGN_OR_RETURN(c.sliding_window, t.get_optional_int("sliding_window"));
   if (c.sliding_window && *c.sliding_window <= 0) return t.invalid("sliding_window", "a positive integer or null");
   if (t.has("layer_types")) {

@@ -55,8 +55,9 @@ void rms_norm_tensors(const fb::Op& op, Uses& out) { use(out, op.attrs_as_RmsNor
 Status rms_norm_check(OpCheck& c) {
   auto a = c.op.attrs_as_RmsNormAttrs();
   const int32_t w = c.width(c.in[0]);
-  if (a->dim() <= 0 || w % a->dim() != 0 || c.out_width() != w || !(a->eps() >= 0))
+  if (a->dim() <= 0 || w % a->dim() != 0 || c.out_width() != w)
     return bad_input("op {} (rms_norm): dim {} does not divide width {}", c.i, a->dim(), w);
+  if (!(a->eps() >= 0) || !std::isfinite(a->eps())) return bad_input("op {} (rms_norm): eps {} is not a finite number >= 0", c.i, a->eps());
   return a->weight() >= 0 ? c.shape(a->weight(), {a->dim()}) : Status::ok();
 }
 
