@@ -265,5 +265,51 @@ TEST(Sampler, ALazyGrammarStartsAtItsTriggerAndNotInsideReasoning) {
   EXPECT_GT(paused_triggers, 5) << "some triggers came inside a pause span and were ignored";
 }
 
+// A required lazy grammar (response_format after the reasoning a template opens): the end id
+// is refused until the trigger has come, however likely; after it, the end comes only where
+// the grammar's text is whole. Without `grammar_required` the same logits end at once.
+TEST(Sampler, ARequiredLazyGrammarIsReachedBeforeTheEnd) {
+  const std::string close = constrain::mark_special("</t>");
+  const std::vector<std::optional<std::string>> bytes = {"a", "b", close, "\n\n", "1", "2", std::nullopt};
+  const int32_t kEnd = 6;
+  constrain::FramedJson spec;
+  spec.lead = close + "\n\n";
+  spec.frames.push_back({{.kind = constrain::FramePiece::Kind::kJson,
+                          .schema = nlohmann::ordered_json::parse(R"({"enum": [1, 2]})")}});
+  spec.max_items = 1;
+  auto g = constrain::compile_framed_json(spec);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  auto masks = std::make_shared<const constrain::GrammarMasks>(*g, std::make_shared<const constrain::TokenTrie>(bytes));
+  const std::vector<int32_t> ends = {kEnd};
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0, 1);
+  int reached = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    Sampler s({.temperature = 1, .top_k = 0, .top_p = 1, .min_p = 0, .seed = seed, .grammar = masks,
+               .grammar_trigger = close, .grammar_required = true},
+              ends);
+    std::string text;
+    for (int step = 0; step < 60; ++step) {
+      std::vector<float> logits(7);
+      for (float& l : logits) l = normal(rng);
+      logits[kEnd] += 4.0f;  // the end is the likeliest token at every step
+      const int32_t t = s.sample(logits, {});
+      if (t == kEnd) break;
+      text += *bytes[static_cast<size_t>(t)];
+    }
+    const size_t at = text.find(close);
+    if (at == std::string::npos) continue;  // still reasoning after 60 tokens
+    ++reached;
+    EXPECT_TRUE(text.substr(at) == close + "\n\n1" || text.substr(at) == close + "\n\n2") << ::testing::PrintToString(text);
+  }
+  EXPECT_GT(reached, 150);
+  Sampler free({.temperature = 0, .grammar = masks, .grammar_trigger = close}, ends);
+  std::vector<float> logits(7, 0.0f);
+  logits[kEnd] = 4.0f;
+  EXPECT_EQ(free.sample(logits, {}), kEnd);
+  Sampler required({.temperature = 0, .grammar = masks, .grammar_trigger = close, .grammar_required = true}, ends);
+  EXPECT_NE(required.sample(logits, {}), kEnd);
+}
+
 }  // namespace
 }  // namespace og

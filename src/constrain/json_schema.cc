@@ -108,8 +108,16 @@ class Compiler {
     }
     OG_TRY(g_->define(item, alt(std::move(frames))));
     const int32_t more_max = spec.max_items < 0 ? -1 : spec.max_items - 1;
-    OG_TRY(g_->define(top, seq({lit(spec.prefix), call(item), repeat(seq({lit(spec.separator), call(item)}), spec.min_items - 1, more_max),
-                                lit(spec.suffix)})));
+    ExprPtr calls = seq({lit(spec.prefix), call(item), repeat(seq({lit(spec.separator), call(item)}), spec.min_items - 1, more_max),
+                         lit(spec.suffix)});
+    if (spec.answer) {
+      root_ = &*spec.answer;  // its $refs are its own
+      ++root_index_;
+      OG_ASSIGN_OR_RETURN(ExprPtr answer, value_rule(*spec.answer, "/answer", 0));
+      OG_TRY(define_pending());
+      calls = alt({std::move(calls), std::move(answer)});
+    }
+    OG_TRY(g_->define(top, seq({lit(spec.lead), std::move(calls)})));
     OG_TRY(g_->finish(top));
     return std::shared_ptr<const Grammar>(std::move(g_));
   }

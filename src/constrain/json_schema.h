@@ -7,6 +7,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,14 @@ struct FramePiece {
   nlohmann::ordered_json schema;   // kJson
   int32_t length = 0;              // kAlnum
 };
+// With `answer`, a JSON value of that schema may stand instead of the framed items, and
+// `lead` (literal) comes before either:  lead (prefix items suffix | answer).
 struct FramedJson {
   std::string prefix, separator, suffix;
   std::vector<std::vector<FramePiece>> frames;
   int32_t min_items = 1, max_items = -1;
+  std::string lead;
+  std::optional<nlohmann::ordered_json> answer;
 };
 Result<std::shared_ptr<const Grammar>> compile_framed_json(const FramedJson& spec, const JsonSchemaLimits& limits = {});
 

@@ -44,8 +44,9 @@ Result<std::shared_ptr<const constrain::GrammarMasks>> GrammarCache::framed_json
   // The key: every part with its length before it (literals hold marked specials, not UTF-8).
   std::string key = "framed";
   const auto part = [&key](std::string_view p) { key += std::to_string(p.size()) + ":" + std::string(p); };
-  part(spec.prefix), part(spec.separator), part(spec.suffix);
-  key += fmt::format("{},{}", spec.min_items, spec.max_items);
+  part(spec.prefix), part(spec.separator), part(spec.suffix), part(spec.lead);
+  part(spec.answer ? spec.answer->dump() : std::string());
+  key += fmt::format("{},{},{}", spec.min_items, spec.max_items, spec.answer.has_value());
   for (const auto& frame : spec.frames) {
     key += "|";
     for (const auto& p : frame) {

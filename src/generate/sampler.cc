@@ -66,7 +66,12 @@ void Sampler::constrain(std::span<float> logits) {
   const auto V = static_cast<int32_t>(logits.size());
   for (const auto& [id, bias] : p_.logit_bias)
     if (id >= 0 && id < V) logits[static_cast<size_t>(id)] += bias;
-  if (!matcher_) return;
+  if (!matcher_) {
+    if (waiting_ && p_.grammar_required)  // the text may not end before the grammar's part
+      for (int32_t id : end_ids_)
+        if (id >= 0 && id < V) logits[static_cast<size_t>(id)] = -std::numeric_limits<float>::infinity();
+    return;
+  }
   const constrain::TokenMask mask = p_.grammar->allowed(*matcher_);
   const int32_t known = std::min(V, p_.grammar->trie().vocab_size());
   constexpr float kRefused = -std::numeric_limits<float>::infinity();
@@ -90,7 +95,7 @@ double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
   int32_t token;
-  if (p_.logit_bias.empty() && !matcher_) {
+  if (p_.logit_bias.empty() && !matcher_ && !(waiting_ && p_.grammar_required)) {
     token = pick(logits, history);
     if (waiting_ && std::find(end_ids_.begin(), end_ids_.end(), token) == end_ids_.end()) watch_trigger(token);
   } else if (!matcher_) {

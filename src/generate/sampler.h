@@ -43,6 +43,9 @@ struct SamplingParams {
   // (reasoning) does not count; grammar_starts_paused: the text begins inside such a span.
   std::string grammar_trigger, grammar_pause_open, grammar_pause_close;
   bool grammar_starts_paused = false;
+  // A lazy grammar the text must reach: the end ids are refused until its trigger has come
+  // (free reasoning first, then an answer the grammar holds: response_format after </think>).
+  bool grammar_required = false;
 
   // Every out-of-range or NaN value is an error naming the parameter.
   Status validate() const;

@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include "generate/text_generation.h"
+#include "constrain/json_schema.h"
+#include "toolcall/framed_calls.h"
 #include "toolcall/registry.h"
 
 namespace og::serve {
@@ -134,7 +136,8 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   // writes reasoning; the grammar under tools is that format's.
   const generate::ModelText& text = ctx.backend.text;
   const toolcall::Format* format = toolcall::find_format(text.tool_syntax.format);
-  const toolcall::ToolSet tools = tool_set(r.tools);
+  toolcall::ToolSet tools = tool_set(r.tools);
+  if (tools.active()) tools.response_schema = r.json_schema;
   std::unique_ptr<toolcall::ReplyParser> parser;
   if (r.chat && format && (tools.active() || text.tool_syntax.has_reasoning()))
     parser = format->parser(text.tool_syntax, tools.active() ? &tools : nullptr, text.grammars->specials());
@@ -151,20 +154,33 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   sr.options.max_tokens = static_cast<int32_t>(job->request.max_tokens);
   sr.options.sampling = job->request.sampling;
   sr.options.stop_ids = ctx.backend.text.stop_ids;
-  if (job->request.json_schema) {
-    auto masks = ctx.backend.text.grammars->json_schema(*job->request.json_schema);
-    if (!masks.is_ok()) return invalid_request(masks.status().message(), "response_format.json_schema.schema");
-    sr.options.sampling.grammar = *masks;
+  // The reply's grammar: the tools' (their calls, or under tool_choice auto free text or
+  // response_format's JSON), else response_format's JSON (after the reasoning a chat
+  // template's generation prompt opens), else none.
+  const std::optional<nlohmann::ordered_json>& schema = job->request.json_schema;
+  std::optional<toolcall::ReplyGrammar> reply;
+  const bool by_tools = tools.active() && format;
+  if (by_tools) {
+    reply = format->grammar(text.tool_syntax, tools, text.grammars->specials());
+  } else if (schema && job->request.chat) {
+    reply = toolcall::answer_grammar(text.tool_syntax, *schema, text.grammars->specials());
+  } else if (schema) {
+    reply = toolcall::ReplyGrammar{.schema = *schema};
   }
-  if (tools.active() && format) {
-    const toolcall::ReplyGrammar g = format->grammar(text.tool_syntax, tools, text.grammars->specials());
-    auto masks = g.schema ? text.grammars->json_schema(*g.schema) : text.grammars->framed_json(*g.framed);
-    if (!masks.is_ok()) return invalid_request(masks.status().message(), "tools");
+  if (schema && (reply->framed || by_tools)) {  // a schema inside a larger grammar: its errors named as its own
+    if (auto ok = constrain::compile_json_schema(*schema); !ok.is_ok())
+      return invalid_request(ok.status().message(), "response_format.json_schema.schema");
+  }
+  if (reply) {
+    auto masks = reply->schema ? text.grammars->json_schema(*reply->schema) : text.grammars->framed_json(*reply->framed);
+    if (!masks.is_ok())
+      return invalid_request(masks.status().message(), by_tools ? "tools" : "response_format.json_schema.schema");
     sr.options.sampling.grammar = *masks;
-    sr.options.sampling.grammar_trigger = g.trigger;
-    sr.options.sampling.grammar_pause_open = g.pause_open;
-    sr.options.sampling.grammar_pause_close = g.pause_close;
-    sr.options.sampling.grammar_starts_paused = g.starts_paused;
+    sr.options.sampling.grammar_trigger = reply->trigger;
+    sr.options.sampling.grammar_pause_open = reply->pause_open;
+    sr.options.sampling.grammar_pause_close = reply->pause_close;
+    sr.options.sampling.grammar_starts_paused = reply->starts_paused;
+    sr.options.sampling.grammar_required = reply->required;
   }
   Job* j = job.get();
   Metrics* metrics = &ctx.metrics;

@@ -324,7 +324,6 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
   } else if (f.get("tools")) {
     f.fail("tools", "'tools' are for /v1/chat/completions");
   }
-  if (r.tools.active() && r.json_schema) f.fail("response_format", "'response_format' together with tools is not supported yet");
   if (const json* t = f.get("functions"); t && !(t->is_array() && t->empty()))
     f.fail("functions", "'functions' (function calling) is not supported");
   parse_logit_bias(f, r);

@@ -299,6 +299,29 @@ std::unique_ptr<ReplyParser> framed_parser(const ToolCallSyntax& s, const ToolSe
   return std::make_unique<FramedParser>(s, tools != nullptr && tools->active() && s.format == "framed", specials);
 }
 
+void after_reasoning(const ToolCallSyntax& s, const constrain::SpecialTexts& sp, ReplyGrammar& g) {
+  if (!s.has_reasoning() || !s.starts_in_reasoning) return;
+  // The reasoning runs free; the grammar starts where it closes and must be reached.
+  g.trigger = sp.mark(s.reasoning_close);
+  g.framed->lead = g.trigger + "\n\n";
+  g.required = true;
+}
+
+ReplyGrammar answer_grammar(const ToolCallSyntax& s, const nlohmann::ordered_json& schema,
+                            const constrain::SpecialTexts& sp) {
+  ReplyGrammar g;
+  if (!s.has_reasoning() || !s.starts_in_reasoning) {
+    g.schema = schema;
+    return g;
+  }
+  constrain::FramedJson f;
+  f.frames = {{FramePiece{.kind = FramePiece::Kind::kJson, .schema = schema}}};
+  f.min_items = f.max_items = 1;
+  g.framed = std::move(f);
+  after_reasoning(s, sp, g);
+  return g;
+}
+
 ReplyGrammar framed_grammar(const ToolCallSyntax& s, const ToolSet& t, const constrain::SpecialTexts& sp) {
   const auto m = [&sp](const std::string& x) { return sp.mark(x); };
   // A literal with id slots as pieces.
@@ -323,6 +346,13 @@ ReplyGrammar framed_grammar(const ToolCallSyntax& s, const ToolSet& t, const con
   }
   f.max_items = t.parallel ? (s.max_calls > 0 ? s.max_calls : -1) : 1;
   g.framed = std::move(f);
+  if (t.choice == ToolSet::Choice::kAuto && t.response_schema) {
+    // Calls or an answer of response_format's schema, from the first token of the reply, or
+    // from the close of the reasoning its generation prompt opened (after_reasoning).
+    g.framed->answer = *t.response_schema;
+    after_reasoning(s, sp, g);
+    return g;
+  }
   if (t.choice == ToolSet::Choice::kAuto) {
     // Lazy: the trigger is the call's opening up to its first whitespace after any; the
     // grammar starts where the trigger does (leading whitespace is the free text's).

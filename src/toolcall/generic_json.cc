@@ -22,7 +22,9 @@ ojson reply_schema(const ToolSet& t) {
   const ojson with_calls = {{"type", "object"}, {"properties", {{"tool_calls", list}}}, {"required", {"tool_calls"}},
                             {"additionalProperties", false}};
   if (t.choice != ToolSet::Choice::kAuto) return with_calls;
-  const ojson with_response = {{"type", "object"}, {"properties", {{"response", {{"type", "string"}}}}},
+  // The answer: text, or a JSON value of response_format's schema.
+  const ojson answer = t.response_schema ? *t.response_schema : ojson{{"type", "string"}};
+  const ojson with_response = {{"type", "object"}, {"properties", {{"response", answer}}},
                                {"required", {"response"}}, {"additionalProperties", false}};
   return {{"anyOf", {with_calls, with_response}}};
 }
@@ -31,7 +33,9 @@ ojson reply_schema(const ToolSet& t) {
 // JSON object read back at the end.
 class GenericParser final : public ReplyParser {
  public:
-  GenericParser(const ToolCallSyntax& s, const constrain::SpecialTexts& sp) : inner_(framed_parser(s, nullptr, sp)) {}
+  // json_answer: the answer is response_format's JSON value, given as its JSON text.
+  GenericParser(const ToolCallSyntax& s, const constrain::SpecialTexts& sp, bool json_answer)
+      : inner_(framed_parser(s, nullptr, sp)), json_answer_(json_answer) {}
   void push(std::string_view text, std::vector<ReplyEvent>& out) override {
     std::vector<ReplyEvent> ev;
     inner_->push(text, ev);
@@ -42,7 +46,9 @@ class GenericParser final : public ReplyParser {
     inner_->finish(ev);
     take(ev, out);
     const ojson j = ojson::parse(content_, nullptr, false);
-    if (j.is_object() && j.contains("response") && j["response"].is_string()) {
+    if (j.is_object() && j.contains("response") && json_answer_) {
+      out.push_back({.kind = Kind::kContent, .text = j["response"].dump()});
+    } else if (j.is_object() && j.contains("response") && j["response"].is_string()) {
       out.push_back({.kind = Kind::kContent, .text = j["response"].get<std::string>()});
     } else if (j.is_object() && j.contains("tool_calls") && j["tool_calls"].is_array()) {
       int32_t i = 0;
@@ -64,6 +70,7 @@ class GenericParser final : public ReplyParser {
       else out.push_back(std::move(e));
   }
   std::unique_ptr<ReplyParser> inner_;
+  bool json_answer_ = false;
   std::string content_;
 };
 
@@ -85,7 +92,7 @@ ReplyGrammar generic_grammar(const ToolCallSyntax&, const ToolSet& tools, const 
 
 std::unique_ptr<ReplyParser> generic_parser(const ToolCallSyntax& s, const ToolSet* tools, const constrain::SpecialTexts& sp) {
   if (!tools || !tools->active()) return framed_parser(s, nullptr, sp);
-  return std::make_unique<GenericParser>(s, sp);
+  return std::make_unique<GenericParser>(s, sp, tools->response_schema.has_value());
 }
 
 }  // namespace og::toolcall

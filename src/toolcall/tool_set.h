@@ -23,6 +23,9 @@ struct ToolSet {
   Choice choice = Choice::kAuto;
   std::string named;     // kNamed: the function
   bool parallel = true;  // parallel_tool_calls
+  // response_format's schema beside the tools: under tool_choice auto, a reply that calls no
+  // tool is a JSON text this schema accepts (the formats' grammars offer both).
+  std::optional<nlohmann::ordered_json> response_schema;
   bool active() const { return !tools.empty() && choice != Choice::kNone; }
 };
 
@@ -36,6 +39,7 @@ struct ReplyGrammar {
   std::string trigger;
   std::string pause_open, pause_close;
   bool starts_paused = false;
+  bool required = false;  // lazy, yet the reply must reach it (SamplingParams::grammar_required)
 };
 
 // Tool names are OpenAI's: 1 to 64 ASCII letters, digits, '_' or '-' (a template writes them
