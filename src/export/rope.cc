@@ -28,17 +28,12 @@ struct RopeParams {
   std::string where;  // field path for messages
 };
 
+// LongRoPE's short_factor / long_factor: one positive number per frequency pair.
 Result<std::vector<double>> factor_list(const hf::JsonFields& f, const std::string& key) {
-  if (!f.has(key)) return f.invalid(key, "a list of numbers (LongRoPE needs short_factor and long_factor)");
-  const hf::Json& list = f.raw(key);
-  if (!list.is_array() || list.empty()) return f.invalid(key, "a non-empty list of numbers");
-  std::vector<double> out;
-  for (const hf::Json& v : list) {
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-      return f.invalid(key, "a list of positive numbers");
-    out.push_back(v.get<double>());
-  }
-  return out;
+  OG_ASSIGN_OR_RETURN(std::vector<double> list, f.get_double_list(key));
+  if (std::ranges::any_of(list, [](double x) { return !(x > 0) || !std::isfinite(x); }))
+    return f.invalid(key, "a list of positive numbers");
+  return list;
 }
 
 Status read_scaling(const hf::JsonFields& f, RopeParams& p) {

@@ -93,16 +93,10 @@ Result<double> positive_number(const hf::JsonFields& f, const std::string& key) 
 }  // namespace
 
 Result<std::vector<double>> positive_list(const hf::JsonFields& f, const std::string& key) {
-  if (!f.has(key)) return f.invalid(key, "a list of positive numbers (longrope needs it)");
-  const hf::Json& list = f.raw(key);
-  if (!list.is_array() || list.empty()) return f.invalid(key, "a non-empty list of positive numbers");
-  std::vector<double> out;
-  for (const hf::Json& v : list) {
-    if (!v.is_number() || !(v.get<double>() > 0) || !std::isfinite(v.get<double>()))
-      return f.invalid(key, "a list of positive numbers");
-    out.push_back(v.get<double>());
-  }
-  return out;
+  OG_ASSIGN_OR_RETURN(std::vector<double> list, f.get_double_list(key));
+  for (double x : list)
+    if (!(x > 0) || !std::isfinite(x)) return f.invalid(key, "a list of positive numbers (longrope's factors)");
+  return list;
 }
 
 Result<RopeSpec> parse_rope_params(const hf::JsonFields* params, double theta_fallback,
