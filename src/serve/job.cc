@@ -1,5 +1,6 @@
 #include "serve/job.h"
 
+#include <cctype>
 #include <random>
 
 #include <fmt/format.h>
@@ -23,47 +24,85 @@ int64_t unix_now() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The rendered chat cut right after the final (assistant) message's content, so the reply
+// continues it: transformers' apply_chat_template(continue_final_message=True), which looks
+// for the content stripped (templates trim it) and keeps its own trailing space when the
+// template did.
+std::optional<std::string> cut_after_final_message(const std::string& rendered, const std::string& content) {
+  const auto ws = [](char c) { return c == ' ' || c == '\n' || c == '\t' || c == '\r'; };
+  size_t b = 0, e = content.size();
+  while (b < e && ws(content[b])) ++b;
+  while (e > b && ws(content[e - 1])) --e;
+  const std::string stripped = content.substr(b, e - b);
+  const size_t at = rendered.rfind(stripped);
+  if (stripped.empty() || at == std::string::npos) return std::nullopt;
+  const std::string_view lstripped = std::string_view(content).substr(b);
+  const bool kept = rendered.compare(at, lstripped.size(), lstripped) == 0;
+  return rendered.substr(0, at + (kept ? lstripped.size() : stripped.size()));
+}
+
 // The prompt's token ids: chat messages through the template, text through the tokenizer
-// (its special tokens added), or ids as given. Errors name the field they came from.
-std::optional<ApiError> prompt_ids(const generate::ModelText& t, const CompletionRequest& r, std::vector<int32_t>& ids) {
+// (its special tokens added), or ids as given; for chat, whether the prompt ends inside the
+// reasoning the template opens (per request: chat_template_kwargs can change it). Errors
+// name the field they came from.
+std::optional<ApiError> prompt_ids(const generate::ModelText& t, const CompletionRequest& r, std::vector<int32_t>& ids,
+                                   bool& opens_reasoning) {
   const char* param = r.chat ? "messages" : "prompt";
+  opens_reasoning = false;
   Result<std::vector<int32_t>> enc = std::vector<int32_t>{};
-  if (r.chat && !r.messages_json.empty()) {  // tools or tool messages: the JSON messages, tools in the context
+  if (r.chat) {
     if (!t.chat_template) return invalid_request("the model has no chat template; use /v1/completions", param);
-    nlohmann::ordered_json messages = r.messages_json;
-    const toolcall::Format* format = toolcall::find_format(t.tool_syntax.format);
-    const std::string hint = r.tools.active() && format ? format->hint(tool_set(r.tools)) : "";
-    if (!hint.empty()) {  // a format the template does not tell the model: the system message does
-      if (!messages.empty() && messages[0]["role"] == "system" && messages[0]["content"].is_string())
-        messages[0]["content"] = messages[0]["content"].get<std::string>() + "\n\n" + hint;
-      else
-        messages.insert(messages.begin(), nlohmann::ordered_json{{"role", "system"}, {"content", hint}});
-    }
-    if (t.tool_syntax.arguments_as_string)  // the template concatenates `arguments`: JSON text, as the client sent it
-      for (auto& m : messages)
-        if (m.contains("tool_calls"))
-          for (auto& c : m["tool_calls"])
-            if (c["function"].contains("arguments") && !c["function"]["arguments"].is_string())
-              c["function"]["arguments"] = c["function"]["arguments"].dump();
     chat::RenderOptions o = t.render;
-    o.add_generation_prompt = true;
-    if (!r.tools.tools.empty()) o.extra_context["tools"] = r.tools.tools;
-    auto rendered = t.chat_template->render_json(messages, o);
-    if (!rendered.is_ok()) {  // clients send `content: null` beside tool_calls; many templates need a string
-      bool any_null = false;
-      for (auto& m : messages)
-        if (m.contains("content") && m["content"].is_null()) m["content"] = "", any_null = true;
-      if (any_null) rendered = t.chat_template->render_json(messages, o);
+    o.add_generation_prompt = r.add_generation_prompt;
+    for (const auto& [k, v] : r.template_kwargs.items()) o.extra_context[k] = v;
+    Result<std::string> rendered = std::string();
+    if (!r.messages_json.empty()) {  // tools or tool messages: the JSON messages, tools in the context
+      nlohmann::ordered_json messages = r.messages_json;
+      const toolcall::Format* format = toolcall::find_format(t.tool_syntax.format);
+      const std::string hint = r.tools.active() && format ? format->hint(tool_set(r.tools)) : "";
+      if (!hint.empty()) {  // a format the template does not tell the model: the system message does
+        if (!messages.empty() && messages[0]["role"] == "system" && messages[0]["content"].is_string())
+          messages[0]["content"] = messages[0]["content"].get<std::string>() + "\n\n" + hint;
+        else
+          messages.insert(messages.begin(), nlohmann::ordered_json{{"role", "system"}, {"content", hint}});
+      }
+      if (t.tool_syntax.arguments_as_string)  // the template concatenates `arguments`: JSON text, as the client sent it
+        for (auto& m : messages)
+          if (m.contains("tool_calls"))
+            for (auto& c : m["tool_calls"])
+              if (c["function"].contains("arguments") && !c["function"]["arguments"].is_string())
+                c["function"]["arguments"] = c["function"]["arguments"].dump();
+      if (!r.tools.tools.empty()) o.extra_context["tools"] = r.tools.tools;
+      rendered = t.chat_template->render_json(messages, o);
+      if (!rendered.is_ok()) {  // clients send `content: null` beside tool_calls; many templates need a string
+        bool any_null = false;
+        for (auto& m : messages)
+          if (m.contains("content") && m["content"].is_null()) m["content"] = "", any_null = true;
+        if (any_null) rendered = t.chat_template->render_json(messages, o);
+      }
+    } else {
+      std::vector<chat::Message> msgs;
+      for (const auto& m : r.messages) msgs.push_back({m.role, m.content});
+      rendered = t.chat_template->render(msgs, o);
     }
     if (!rendered.is_ok()) return invalid_request("the chat template refused the messages: " + rendered.status().message(), param);
+    if (r.continue_final_message) {
+      auto cut = cut_after_final_message(*rendered, r.messages.back().content);
+      if (!cut)
+        return invalid_request("continue_final_message: the final message's content does not appear in the rendered chat "
+                               "(the template drops it, or it is empty)",
+                               "continue_final_message");
+      *rendered = std::move(*cut);
+    }
+    const toolcall::ToolCallSyntax& s = t.tool_syntax;
+    if (s.has_reasoning()) {
+      size_t e = rendered->size();
+      while (e > 0 && std::isspace(static_cast<unsigned char>((*rendered)[e - 1]))) --e;
+      opens_reasoning = std::string_view(*rendered).substr(0, e).ends_with(s.reasoning_open);
+    }
+    // The template writes BOS itself: encode without adding special tokens, as transformers does.
     enc = t.tokenizer.encode(*rendered, false);
     if (!enc.is_ok()) return invalid_request(enc.status().message(), param);
-  } else if (r.chat) {
-    if (!t.chat_template) return invalid_request("the model has no chat template; use /v1/completions", param);
-    std::vector<chat::Message> msgs;
-    for (const auto& m : r.messages) msgs.push_back({m.role, m.content});
-    enc = generate::chat_tokens(t, msgs);
-    if (!enc.is_ok()) return invalid_request("the chat template refused the messages: " + enc.status().message(), param);
   } else if (r.prompt_is_tokens) {
     enc = r.prompt_tokens;
   } else {
@@ -131,16 +170,21 @@ std::string log_words(const Job& job, const generate::SequenceStats& st) {
 
 std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::shared_ptr<Job>& out) {
   std::vector<int32_t> ids;
-  if (auto e = prompt_ids(ctx.backend.text, r, ids)) return e;
+  bool opens_reasoning = false;
+  if (auto e = prompt_ids(ctx.backend.text, r, ids, opens_reasoning)) return e;
   // Chat replies are read back by the program's format when tools are active or the template
   // writes reasoning; the grammar under tools is that format's.
   const generate::ModelText& text = ctx.backend.text;
   const toolcall::Format* format = toolcall::find_format(text.tool_syntax.format);
   toolcall::ToolSet tools = tool_set(r.tools);
   if (tools.active()) tools.response_schema = r.json_schema;
+  // The syntax as this prompt left it: inside the reasoning or not (the template's default
+  // prompt decided the stored flag; this request's variables may not agree).
+  toolcall::ToolCallSyntax syntax = text.tool_syntax;
+  if (syntax.has_reasoning()) syntax.starts_in_reasoning = opens_reasoning;
   std::unique_ptr<toolcall::ReplyParser> parser;
-  if (r.chat && format && (tools.active() || text.tool_syntax.has_reasoning()))
-    parser = format->parser(text.tool_syntax, tools.active() ? &tools : nullptr, text.grammars->specials());
+  if (r.chat && format && (tools.active() || syntax.has_reasoning()))
+    parser = format->parser(syntax, tools.active() ? &tools : nullptr, text.grammars->specials());
   auto job = std::make_shared<Job>(ctx.backend.text.tokenizer, r.stop, std::move(parser));
   job->id = random_id(r.chat ? "chatcmpl-" : "cmpl-");
   job->created = unix_now();
@@ -161,9 +205,9 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   std::optional<toolcall::ReplyGrammar> reply;
   const bool by_tools = tools.active() && format;
   if (by_tools) {
-    reply = format->grammar(text.tool_syntax, tools, text.grammars->specials());
+    reply = format->grammar(syntax, tools, text.grammars->specials());
   } else if (schema && job->request.chat) {
-    reply = toolcall::answer_grammar(text.tool_syntax, *schema, text.grammars->specials());
+    reply = toolcall::answer_grammar(syntax, *schema, text.grammars->specials());
   } else if (schema) {
     reply = toolcall::ReplyGrammar{.schema = *schema};
   }

@@ -1,6 +1,7 @@
 #include "serve/openai_request.h"
 
 #include <charconv>
+#include <set>
 
 #include <cmath>
 #include <random>
@@ -293,6 +294,30 @@ void parse_logit_bias(Fields& f, CompletionRequest& r) {
   }
 }
 
+// chat_template_kwargs, reasoning_effort, add_generation_prompt, continue_final_message.
+void parse_rendering(const json& j, const std::string& body, Fields& f, CompletionRequest& r) {
+  if (const json* k = f.get("chat_template_kwargs")) {
+    if (!k->is_object()) f.fail("chat_template_kwargs", "'chat_template_kwargs' must be an object");
+    else r.template_kwargs = nlohmann::ordered_json::parse(body).at("chat_template_kwargs");  // in the body's order
+  }
+  if (const json* e = f.get("reasoning_effort")) {
+    static const std::set<std::string> kEfforts = {"none", "minimal", "low", "medium", "high"};
+    if (!e->is_string() || !kEfforts.contains(e->get<std::string>()))
+      f.fail("reasoning_effort", fmt::format("'reasoning_effort' must be one of none, minimal, low, medium, high, got {}", describe(*e)));
+    else if (!r.template_kwargs.contains("reasoning_effort"))
+      r.template_kwargs["reasoning_effort"] = e->get<std::string>();
+  }
+  f.boolean("add_generation_prompt", r.add_generation_prompt);
+  f.boolean("continue_final_message", r.continue_final_message);
+  if (r.continue_final_message) {
+    if (j.contains("add_generation_prompt") && r.add_generation_prompt)
+      f.fail("continue_final_message", "'continue_final_message' and 'add_generation_prompt' cannot both be true");
+    else if (r.messages.empty() || r.messages.back().role != "assistant")
+      f.fail("continue_final_message", "'continue_final_message' needs the last message to be the assistant's");
+    r.add_generation_prompt = false;
+  }
+}
+
 }  // namespace
 
 ParsedRequest parse_completion_request(const std::string& body, bool chat) {
@@ -384,6 +409,7 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
       r.top_logprobs = static_cast<int32_t>(top);
     }
   }
+  if (chat) parse_rendering(*j, body, f, r);
   if (!chat) {
     // echo: the reply's text starts with the prompt's (vLLM, OpenAI's legacy API). With
     // logprobs it would need the prompt's own logprobs, which no step computes.

@@ -48,6 +48,13 @@ struct CompletionRequest {
   ToolRequest tools;
   bool tool_messages = false;
   nlohmann::ordered_json messages_json;
+  // Chat rendering, as vLLM and llama-server take them: variables for the template
+  // (chat_template_kwargs, e.g. enable_thinking; reasoning_effort), the generation prompt
+  // (add_generation_prompt), and continue_final_message: the reply continues the last,
+  // assistant, message (the prompt ends where its content does).
+  nlohmann::ordered_json template_kwargs = nlohmann::ordered_json::object();
+  bool add_generation_prompt = true;
+  bool continue_final_message = false;
 };
 
 // Parses a request body; on failure `error` is set and the request is meaningless.
