@@ -209,7 +209,7 @@ test('aborting a stream mid-way frees its slot', async () => {
 });
 
 test('errors come back as OpenAI errors the client understands', async () => {
-  await assert.rejects(client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], n: 2 }),
+  await assert.rejects(client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'x' }], n: 200 }),
                        (e) => e.status === 400 && e.param === 'n' && e.type === 'invalid_request_error');
   await assert.rejects(client.chat.completions.create({ model: 'other', messages: [{ role: 'user', content: 'x' }] }),
                        (e) => e.status === 404 && e.code === 'model_not_found');
@@ -392,4 +392,15 @@ test('tools in the template\'s own syntax (Qwen3): valid calls, fragments add up
     }
     rmSync(qdir, { recursive: true, force: true });
   }
+});
+
+test('n choices come back by index, streamed or not', async () => {
+  const whole = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], n: 2,
+                                                       seed: 3, max_tokens: 4 });
+  assert.deepEqual(whole.choices.map((c) => c.index), [0, 1]);
+  const stream = await client.chat.completions.create({ model: 'tiny', messages: [{ role: 'user', content: 'Hi' }], n: 2,
+                                                        seed: 3, max_tokens: 4, stream: true });
+  const texts = ['', ''];
+  for await (const chunk of stream) for (const c of chunk.choices) texts[c.index] += c.delta.content ?? '';
+  assert.deepEqual(texts, whole.choices.map((c) => c.message.content));
 });

@@ -299,6 +299,78 @@ TEST_F(ServeTest, BrowsersPreflightAndReadAnswersFromAnyOrigin) {
   EXPECT_EQ(streamed->get_header_value("Access-Control-Allow-Origin"), "*");
 }
 
+// n choices, and several prompts on /v1/completions: choice k is what a request of its own
+// prompt with seed + k gives (sampled at temperature 1), whole or streamed (each chunk names
+// its index; the streamed pieces of a choice add up to its whole text); usage counts each
+// prompt once and every choice's completion.
+TEST_F(ServeTest, ChoicesAreTheRequestsOfTheirOwnSeedAndPrompt) {
+  const json messages = {{{"role", "user"}, {"content", "Tell me a story"}}};
+  auto alone = [&](const json& body) {
+    auto r = post(body.contains("messages") ? "/v1/chat/completions" : "/v1/completions", body.dump());
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "");
+    return json::parse(r->body);
+  };
+  const json many = alone({{"messages", messages}, {"n", 3}, {"seed", 40}, {"max_tokens", 6}, {"temperature", 1}});
+  ASSERT_EQ(many["choices"].size(), 3u) << many;
+  int64_t completion = 0;
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(many["choices"][k]["index"], k);
+    const json one = alone({{"messages", messages}, {"seed", 40 + k}, {"max_tokens", 6}, {"temperature", 1}});
+    EXPECT_EQ(many["choices"][k]["message"], one["choices"][0]["message"]) << k;
+    completion += one["usage"]["completion_tokens"].get<int64_t>();
+    EXPECT_EQ(many["usage"]["prompt_tokens"], one["usage"]["prompt_tokens"]);
+  }
+  EXPECT_EQ(many["usage"]["completion_tokens"], completion);
+  EXPECT_EQ(many["usage"]["total_tokens"], completion + many["usage"]["prompt_tokens"].get<int64_t>());
+  // Streamed: the same texts, by index, and one usage chunk for all.
+  auto s = post("/v1/chat/completions", json{{"messages", messages}, {"n", 3}, {"seed", 40}, {"max_tokens", 6}, {"temperature", 1},
+                                             {"stream", true}, {"stream_options", {{"include_usage", true}}}}.dump());
+  ASSERT_TRUE(s && s->status == 200);
+  std::vector<std::string> texts(3);
+  std::vector<int> finishes(3, 0);
+  json usage;
+  std::istringstream lines(s->body);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with("data: {")) continue;
+    const json c = json::parse(line.substr(6));
+    if (c["usage"].is_object()) usage = c["usage"];
+    for (const json& ch : c["choices"]) {
+      const int k = ch["index"];
+      ASSERT_TRUE(k >= 0 && k < 3) << line;
+      if (ch["delta"].contains("content")) texts[k] += ch["delta"]["content"].get<std::string>();
+      if (ch["finish_reason"].is_string()) ++finishes[k];
+    }
+  }
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(texts[k], many["choices"][k]["message"]["content"]) << k;
+    EXPECT_EQ(finishes[k], 1) << k;
+  }
+  EXPECT_EQ(usage["completion_tokens"], many["usage"]["completion_tokens"]) << s->body;
+
+  // Two prompts (text and ids) times n = 2: prompt-major order, each prompt counted once.
+  const json tokens = json::parse(post("/tokenize", json{{"content", "Once"}}.dump())->body)["tokens"];
+  const json prompts = {"The sea", tokens};
+  const json both = alone({{"prompt", prompts}, {"n", 2}, {"seed", 7}, {"max_tokens", 4}, {"temperature", 1}});
+  ASSERT_EQ(both["choices"].size(), 4u) << both;
+  int64_t prompt_tokens = 0;
+  for (int k = 0; k < 4; ++k) {
+    const json one = alone({{"prompt", prompts[k / 2]}, {"seed", 7 + k}, {"max_tokens", 4}, {"temperature", 1}});
+    EXPECT_EQ(both["choices"][k]["text"], one["choices"][0]["text"]) << k;
+    EXPECT_EQ(both["choices"][k]["index"], k);
+    if (k % 2 == 0) prompt_tokens += one["usage"]["prompt_tokens"].get<int64_t>();
+  }
+  EXPECT_EQ(both["usage"]["prompt_tokens"], prompt_tokens);
+
+  expect_error(post("/v1/chat/completions", json{{"messages", messages}, {"n", 129}}.dump()), 400, "invalid_request_error", "n", nullptr);
+  expect_error(post("/v1/completions", json{{"prompt", json::array({"a", "b"})}, {"n", 100}}.dump()), 400,
+               "invalid_request_error", "n", nullptr);
+  expect_error(post("/v1/completions", json{{"prompt", "a"}, {"n", 2}, {"best_of", 3}}.dump()), 400, "invalid_request_error",
+               "best_of", nullptr);
+  expect_error(post("/v1/completions", json{{"prompt", json::array({"a", 5})}}.dump()), 400, "invalid_request_error", "prompt",
+               nullptr);
+  EXPECT_TRUE(drained(server_->port()));
+}
+
 TEST_F(ServeTest, MaxCompletionTokensWinsOverMaxTokens) {
   for (const char* path : {"/v1/chat/completions", "/v1/completions"}) {
     json body = {{"max_tokens", 40}, {"max_completion_tokens", 2}, {"temperature", 0}};

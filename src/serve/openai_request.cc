@@ -179,29 +179,44 @@ bool parse_messages(const json& body, CompletionRequest& r, std::optional<ApiErr
   return true;
 }
 
+// The choices of one request, all prompts and n together, at most this many.
+constexpr int64_t kMaxChoices = 128;
+
 bool parse_prompt(const json& body, CompletionRequest& r, std::optional<ApiError>& error) {
   auto it = body.find("prompt");
-  const char* kWhy = "'prompt' must be a string, an array of token ids, or an array holding one of those";
+  const char* kWhy = "'prompt' must be a string, an array of token ids, or an array of either (several prompts)";
   if (it == body.end() || it->is_null()) {
     error = invalid_request("'prompt' is required", "prompt");
     return false;
   }
-  const json* p = &*it;
-  if (p->is_array() && p->size() == 1 && ((*p)[0].is_string() || (*p)[0].is_array())) p = &(*p)[0];
-  else if (p->is_array() && !p->empty() && ((*p)[0].is_string() || (*p)[0].is_array())) {
-    error = invalid_request("more than one prompt in a request is not supported", "prompt");
+  // Several prompts: an array whose entries are strings or arrays (of ids).
+  const bool several = it->is_array() && !it->empty() && ((*it)[0].is_string() || (*it)[0].is_array());
+  std::vector<const json*> items;
+  if (several) {
+    for (const json& p : *it) items.push_back(&p);
+  } else {
+    items.push_back(&*it);
+  }
+  if (static_cast<int64_t>(items.size()) > kMaxChoices) {
+    error = invalid_request(fmt::format("at most {} prompts in a request", kMaxChoices), "prompt");
     return false;
   }
-  if (p->is_string()) {
-    r.prompt_text = p->get<std::string>();
-    return true;
+  for (const json* p : items) {
+    PromptInput in;
+    if (p->is_string()) {
+      in.text = p->get<std::string>();
+    } else if (token_array(*p, in.tokens)) {
+      in.is_tokens = true;
+    } else {
+      error = invalid_request(kWhy, "prompt");
+      return false;
+    }
+    r.prompts.push_back(std::move(in));
   }
-  if (token_array(*p, r.prompt_tokens)) {
-    r.prompt_is_tokens = true;
-    return true;
-  }
-  error = invalid_request(kWhy, "prompt");
-  return false;
+  r.prompt_text = r.prompts[0].text;
+  r.prompt_tokens = r.prompts[0].tokens;
+  r.prompt_is_tokens = r.prompts[0].is_tokens;
+  return true;
 }
 
 // The messages as the chat template reads them (transformers' shape): content a string (text
@@ -334,10 +349,14 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
 
   f.string("model", r.model);
   int64_t n = 1;
-  if (f.integer("n", 1, 128, n) && n != 1) f.fail("n", "'n' > 1 is not supported: send one request per choice");
-  if (f.get("best_of")) {
+  if (f.integer("n", 1, kMaxChoices, n)) r.n = static_cast<int32_t>(n);
+  const int64_t prompts = chat ? 1 : static_cast<int64_t>(r.prompts.size());
+  if (n * prompts > kMaxChoices)
+    f.fail("n", fmt::format("'n' ({}) times the {} prompts is more than {} choices", n, prompts, kMaxChoices));
+  if (f.get("best_of")) {  // best_of = n is plain sampling; more would rank candidates by their logprobs
     int64_t best_of = 1;
-    if (f.integer("best_of", 1, 128, best_of) && best_of != 1) f.fail("best_of", "'best_of' > 1 is not supported");
+    if (f.integer("best_of", 1, kMaxChoices, best_of) && best_of != n)
+      f.fail("best_of", "'best_of' other than 'n' is not supported");
   }
   parse_response_format(body, f, r);
   if (chat && (f.get("tools") || f.get("tool_choice") || f.get("parallel_tool_calls") || r.tool_messages)) {
@@ -421,6 +440,25 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
   }
   if (!f.error && !r.sampling.validate().is_ok()) f.fail("", r.sampling.validate().message());
   out.error = f.error;
+  return out;
+}
+
+std::vector<CompletionRequest> choice_requests(const CompletionRequest& r) {
+  std::vector<CompletionRequest> out;
+  const size_t prompts = r.chat ? 1 : r.prompts.size();
+  for (size_t p = 0; p < prompts; ++p)
+    for (int32_t i = 0; i < r.n; ++i) {
+      CompletionRequest c = r;
+      c.n = 1;
+      c.prompts.clear();
+      if (!r.chat) {
+        c.prompt_text = r.prompts[p].text;
+        c.prompt_tokens = r.prompts[p].tokens;
+        c.prompt_is_tokens = r.prompts[p].is_tokens;
+      }
+      c.sampling.seed = r.sampling.seed + out.size();
+      out.push_back(std::move(c));
+    }
   return out;
 }
 

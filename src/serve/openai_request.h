@@ -25,8 +25,17 @@ struct ChatMessage {
   std::string content;
 };
 
+// One prompt of /v1/completions: text (encoded with the tokenizer's special tokens) or ids.
+struct PromptInput {
+  std::string text;
+  std::vector<int32_t> tokens;
+  bool is_tokens = false;
+};
+
 struct CompletionRequest {
   bool chat = false;                    // /v1/chat/completions; else /v1/completions
+  int32_t n = 1;                        // choices per prompt
+  std::vector<PromptInput> prompts;     // completions: every prompt of the request, in order
   std::string model;                    // empty when absent
   std::vector<ChatMessage> messages;    // chat
   std::string prompt_text;              // completions, prompt given as text
@@ -56,6 +65,11 @@ struct CompletionRequest {
   bool add_generation_prompt = true;
   bool continue_final_message = false;
 };
+
+// The requests of a request's choices, choice index order (prompt by prompt, n each): each
+// has one prompt (prompt_text / prompt_tokens), n = 1, and the seed plus its index, so a
+// seeded request gives the same choices again and its choices differ from each other.
+std::vector<CompletionRequest> choice_requests(const CompletionRequest& r);
 
 // Parses a request body; on failure `error` is set and the request is meaningless.
 struct ParsedRequest {

@@ -26,6 +26,21 @@ ojson usage_json(int64_t prompt_tokens, const generate::SequenceStats& st) {
           {"prompt_tokens_details", {{"cached_tokens", st.cached_tokens}}}};
 }
 
+ojson choices_usage(const std::vector<ojson>& usages, int32_t n) {
+  int64_t prompt = 0, cached = 0, completion = 0;
+  for (size_t k = 0; k < usages.size(); ++k) {
+    if (k % static_cast<size_t>(n) == 0) {
+      prompt += usages[k]["prompt_tokens"].get<int64_t>();
+      cached += usages[k]["prompt_tokens_details"]["cached_tokens"].get<int64_t>();
+    }
+    completion += usages[k]["completion_tokens"].get<int64_t>();
+  }
+  return {{"prompt_tokens", prompt},
+          {"completion_tokens", completion},
+          {"total_tokens", prompt + completion},
+          {"prompt_tokens_details", {{"cached_tokens", cached}}}};
+}
+
 ojson chat_logprobs_json(const std::vector<generate::TokenLogprob>& lps) {
   ojson content = ojson::array();
   for (const auto& t : lps) {
@@ -110,10 +125,10 @@ std::vector<ojson> reply_deltas(const std::vector<toolcall::ReplyEvent>& events)
   return out;
 }
 
-ojson stream_choice(bool chat, ojson delta_or_text, ojson logprobs, ojson finish) {
+ojson stream_choice(bool chat, ojson delta_or_text, ojson logprobs, ojson finish, int32_t index) {
   if (chat)
-    return {{"index", 0}, {"delta", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", std::move(finish)}};
-  return {{"text", std::move(delta_or_text)}, {"index", 0}, {"logprobs", std::move(logprobs)}, {"finish_reason", std::move(finish)}};
+    return {{"index", index}, {"delta", std::move(delta_or_text)}, {"logprobs", std::move(logprobs)}, {"finish_reason", std::move(finish)}};
+  return {{"text", std::move(delta_or_text)}, {"index", index}, {"logprobs", std::move(logprobs)}, {"finish_reason", std::move(finish)}};
 }
 
 ojson stream_chunk(const ResponseIdentity& id, ojson choice, bool usage_null) {

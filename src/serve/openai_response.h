@@ -28,6 +28,9 @@ struct ResponseIdentity {
 
 const char* finish_reason(generate::StopReason r);
 ojson usage_json(int64_t prompt_tokens, const generate::SequenceStats& st);
+// The usage of a request's choices (usage_json each, choice index order, n per prompt): the
+// prompt tokens (and cached ones) of each prompt once, the completion tokens of every choice.
+ojson choices_usage(const std::vector<ojson>& usages, int32_t n);
 // Chat: {"content": [{token, logprob, bytes, top_logprobs}]}.
 ojson chat_logprobs_json(const std::vector<generate::TokenLogprob>& lps);
 // Completions: {tokens, token_logprobs, top_logprobs, text_offset}, offsets from `offset`.
@@ -50,7 +53,7 @@ std::vector<ojson> reply_deltas(const std::vector<toolcall::ReplyEvent>& events)
 const char* reply_finish_reason(bool made_calls, generate::StopReason r);
 
 // One streamed choice: chat `delta` (an object) or completions `text` (a string).
-ojson stream_choice(bool chat, ojson delta_or_text, ojson logprobs, ojson finish);
+ojson stream_choice(bool chat, ojson delta_or_text, ojson logprobs, ojson finish, int32_t index = 0);
 // A chunk holding `choice` (null: none); usage null when the client asked for usage at the end.
 ojson stream_chunk(const ResponseIdentity& id, ojson choice, bool usage_null);
 
