@@ -156,7 +156,7 @@ TEST_F(ServeTest, BadRequestsGetTheOpenAIErrorObject) {
                "top_logprobs", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"stop", {1, 2}}}.dump()), 400, "invalid_request_error", "stop", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"presence_penalty", 3}}.dump()), 400, "invalid_request_error", "presence_penalty", nullptr);
-  expect_error(post(chat, json{{"messages", msgs}, {"n", 2}}.dump()), 400, "invalid_request_error", "n", nullptr);
+  expect_error(post(chat, json{{"messages", msgs}, {"n", 0}}.dump()), 400, "invalid_request_error", "n", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"tools", {{{"type", "function"}, {"function", {{"description", "f"}}}}}}}.dump()),
                400, "invalid_request_error", "tools[0].function.name", nullptr);
   expect_error(post(chat, json{{"messages", msgs}, {"tools", {{{"type", "function"}, {"function", {{"name", "f"}, {"parameters", 3}}}}}}}
@@ -196,7 +196,9 @@ TEST_F(ServeTest, BadRequestsGetTheOpenAIErrorObject) {
   expect_error(post("/v1/completions", json{{"prompt", {1, 2, 3}}, {"max_tokens", 254}}.dump()), 400, "invalid_request_error",
                "max_tokens", "context_length_exceeded");
   expect_error(post("/v1/completions", json{{"prompt", {1, 128256}}}.dump()), 400, "invalid_request_error", "prompt", nullptr);
-  expect_error(post("/v1/completions", json{{"prompt", {"a", "b"}}}.dump()), 400, "invalid_request_error", "prompt", nullptr);
+  // One bad prompt among several: a negative id.
+  expect_error(post("/v1/completions", json{{"prompt", json::array({json("a"), json::array({1, -2})})}}.dump()), 400,
+               "invalid_request_error", "prompt", nullptr);
   expect_error(post("/tokenize", json{{"content", 5}}.dump()), 400, "invalid_request_error", "content", nullptr);
   expect_error(post("/detokenize", json{{"tokens", {-1}}}.dump()), 400, "invalid_request_error", "tokens", nullptr);
   // Unknown model and path.
