@@ -41,6 +41,41 @@ std::optional<std::string> cut_after_final_message(const std::string& rendered, 
   return rendered.substr(0, at + (kept ? lstripped.size() : stripped.size()));
 }
 
+// The chat as the template renders it with options `o`: the messages as sent, or with tools
+// or tool messages the JSON messages (a format the template does not tell the model gets a
+// system message saying it; tools in the context).
+Result<std::string> render_chat(const generate::ModelText& t, const CompletionRequest& r, chat::RenderOptions o) {
+  if (r.messages_json.empty()) {
+    std::vector<chat::Message> msgs;
+    for (const auto& m : r.messages) msgs.push_back({m.role, m.content});
+    return t.chat_template->render(msgs, o);
+  }
+  nlohmann::ordered_json messages = r.messages_json;
+  const toolcall::Format* format = toolcall::find_format(t.tool_syntax.format);
+  const std::string hint = r.tools.active() && format ? format->hint(tool_set(r.tools)) : "";
+  if (!hint.empty()) {
+    if (!messages.empty() && messages[0]["role"] == "system" && messages[0]["content"].is_string())
+      messages[0]["content"] = messages[0]["content"].get<std::string>() + "\n\n" + hint;
+    else
+      messages.insert(messages.begin(), nlohmann::ordered_json{{"role", "system"}, {"content", hint}});
+  }
+  if (t.tool_syntax.arguments_as_string)  // the template concatenates `arguments`: JSON text, as the client sent it
+    for (auto& m : messages)
+      if (m.contains("tool_calls"))
+        for (auto& c : m["tool_calls"])
+          if (c["function"].contains("arguments") && !c["function"]["arguments"].is_string())
+            c["function"]["arguments"] = c["function"]["arguments"].dump();
+  if (!r.tools.tools.empty()) o.extra_context["tools"] = r.tools.tools;
+  auto rendered = t.chat_template->render_json(messages, o);
+  if (!rendered.is_ok()) {  // clients send `content: null` beside tool_calls; many templates need a string
+    bool any_null = false;
+    for (auto& m : messages)
+      if (m.contains("content") && m["content"].is_null()) m["content"] = "", any_null = true;
+    if (any_null) rendered = t.chat_template->render_json(messages, o);
+  }
+  return rendered;
+}
+
 // The prompt's token ids: chat messages through the template, text through the tokenizer
 // (its special tokens added), or ids as given; for chat, whether the prompt ends inside the
 // reasoning the template opens (per request: chat_template_kwargs can change it). Errors
@@ -55,36 +90,7 @@ std::optional<ApiError> prompt_ids(const generate::ModelText& t, const Completio
     chat::RenderOptions o = t.render;
     o.add_generation_prompt = r.add_generation_prompt;
     for (const auto& [k, v] : r.template_kwargs.items()) o.extra_context[k] = v;
-    Result<std::string> rendered = std::string();
-    if (!r.messages_json.empty()) {  // tools or tool messages: the JSON messages, tools in the context
-      nlohmann::ordered_json messages = r.messages_json;
-      const toolcall::Format* format = toolcall::find_format(t.tool_syntax.format);
-      const std::string hint = r.tools.active() && format ? format->hint(tool_set(r.tools)) : "";
-      if (!hint.empty()) {  // a format the template does not tell the model: the system message does
-        if (!messages.empty() && messages[0]["role"] == "system" && messages[0]["content"].is_string())
-          messages[0]["content"] = messages[0]["content"].get<std::string>() + "\n\n" + hint;
-        else
-          messages.insert(messages.begin(), nlohmann::ordered_json{{"role", "system"}, {"content", hint}});
-      }
-      if (t.tool_syntax.arguments_as_string)  // the template concatenates `arguments`: JSON text, as the client sent it
-        for (auto& m : messages)
-          if (m.contains("tool_calls"))
-            for (auto& c : m["tool_calls"])
-              if (c["function"].contains("arguments") && !c["function"]["arguments"].is_string())
-                c["function"]["arguments"] = c["function"]["arguments"].dump();
-      if (!r.tools.tools.empty()) o.extra_context["tools"] = r.tools.tools;
-      rendered = t.chat_template->render_json(messages, o);
-      if (!rendered.is_ok()) {  // clients send `content: null` beside tool_calls; many templates need a string
-        bool any_null = false;
-        for (auto& m : messages)
-          if (m.contains("content") && m["content"].is_null()) m["content"] = "", any_null = true;
-        if (any_null) rendered = t.chat_template->render_json(messages, o);
-      }
-    } else {
-      std::vector<chat::Message> msgs;
-      for (const auto& m : r.messages) msgs.push_back({m.role, m.content});
-      rendered = t.chat_template->render(msgs, o);
-    }
+    Result<std::string> rendered = render_chat(t, r, o);
     if (!rendered.is_ok()) return invalid_request("the chat template refused the messages: " + rendered.status().message(), param);
     if (r.continue_final_message) {
       auto cut = cut_after_final_message(*rendered, r.messages.back().content);
