@@ -484,6 +484,8 @@ TEST_F(ServeTest, ModelsHealthTokenizeDetokenize) {
   json o = json::parse(one->body);
   EXPECT_EQ(o["id"], "tiny");
   EXPECT_EQ(o["meta"], m["data"][0]["meta"]);
+  EXPECT_EQ(o["max_model_len"], 256);  // --ctx-size
+  EXPECT_EQ(o["meta"]["n_ctx"], 256);
   expect_error(c.Get("/v1/models/org%2Ftiny"), 404, "invalid_request_error", "model", "model_not_found");
   EXPECT_NE(c.Get("/v1/models/org%2Ftiny")->body.find("'org/tiny'"), std::string::npos);
   expect_error(c.Delete("/v1/models/tiny"), 405, "invalid_request_error", nullptr, "method_not_allowed");
