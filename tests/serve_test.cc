@@ -373,6 +373,36 @@ TEST_F(ServeTest, ChoicesAreTheRequestsOfTheirOwnSeedAndPrompt) {
   EXPECT_TRUE(drained(server_->port()));
 }
 
+// vLLM's end controls, with logit_bias making the end the likeliest token: ignore_eos lets the
+// reply run to max_tokens, min_tokens holds the end back for that many tokens, and
+// stop_token_ids end the reply at an id of the request's choosing (not emitted).
+TEST_F(ServeTest, IgnoreEosMinTokensAndStopTokenIds) {
+  auto model = runtime::Model::load(*program_);
+  ASSERT_TRUE(model.is_ok());
+  auto text = generate::load_model_text(**model, "");
+  ASSERT_TRUE(text.is_ok());
+  ASSERT_FALSE(text->stop_ids.empty());
+  const std::string eos = std::to_string(text->stop_ids.front());
+  auto run = [&](json body) {
+    body["prompt"] = "Hello";
+    body["max_tokens"] = 6;
+    auto r = post("/v1/completions", body.dump());
+    EXPECT_TRUE(r && r->status == 200) << (r ? r->body : "");
+    const json j = json::parse(r->body);
+    return std::pair{j["choices"][0]["finish_reason"].get<std::string>(), j["usage"]["completion_tokens"].get<int>()};
+  };
+  EXPECT_EQ(run({{"logit_bias", {{eos, 100}}}}), std::pair(std::string("stop"), 0));
+  EXPECT_EQ(run({{"logit_bias", {{eos, 100}}}, {"ignore_eos", true}}), std::pair(std::string("length"), 6));
+  EXPECT_EQ(run({{"logit_bias", {{eos, 100}}}, {"min_tokens", 3}}), std::pair(std::string("stop"), 3));
+  EXPECT_EQ(run({{"logit_bias", {{"1000", 100}}}}), std::pair(std::string("length"), 6));
+  EXPECT_EQ(run({{"logit_bias", {{"1000", 100}}}, {"stop_token_ids", {1000}}}), std::pair(std::string("stop"), 0));
+  EXPECT_EQ(run({{"logit_bias", {{"1000", 100}}}, {"stop_token_ids", {1000}}, {"min_tokens", 2}}), std::pair(std::string("stop"), 2));
+  expect_error(post("/v1/completions", json{{"prompt", "a"}, {"max_tokens", 2}, {"min_tokens", 3}}.dump()), 400,
+               "invalid_request_error", "min_tokens", nullptr);
+  expect_error(post("/v1/completions", json{{"prompt", "a"}, {"stop_token_ids", {-1}}}.dump()), 400, "invalid_request_error",
+               "stop_token_ids", nullptr);
+}
+
 TEST_F(ServeTest, MaxCompletionTokensWinsOverMaxTokens) {
   for (const char* path : {"/v1/chat/completions", "/v1/completions"}) {
     json body = {{"max_tokens", 40}, {"max_completion_tokens", 2}, {"temperature", 0}};

@@ -8,6 +8,7 @@
 namespace og::generate {
 
 Status SamplingParams::validate() const {
+  if (min_tokens < 0) return usage_error("min_tokens {} must be >= 0", min_tokens);
   if (!(temperature >= 0) || !std::isfinite(temperature)) return usage_error("--temp {} must be >= 0", temperature);
   if (top_k < 0) return usage_error("--top-k {} must be >= 0", top_k);
   if (!(top_p > 0 && top_p <= 1)) return usage_error("--top-p {} must be in (0, 1]", top_p);
@@ -66,12 +67,12 @@ void Sampler::constrain(std::span<float> logits) {
   const auto V = static_cast<int32_t>(logits.size());
   for (const auto& [id, bias] : p_.logit_bias)
     if (id >= 0 && id < V) logits[static_cast<size_t>(id)] += bias;
-  if (!matcher_) {
-    if (waiting_ && p_.grammar_required)  // the text may not end before the grammar's part
-      for (int32_t id : end_ids_)
-        if (id >= 0 && id < V) logits[static_cast<size_t>(id)] = -std::numeric_limits<float>::infinity();
-    return;
-  }
+  // The text may not end before min_tokens, nor before a required grammar's part.
+  const bool no_end = sampled_ <= p_.min_tokens || (!matcher_ && waiting_ && p_.grammar_required);
+  if (no_end)
+    for (int32_t id : end_ids_)
+      if (id >= 0 && id < V) logits[static_cast<size_t>(id)] = -std::numeric_limits<float>::infinity();
+  if (!matcher_) return;
   const constrain::TokenMask mask = p_.grammar->allowed(*matcher_);
   const int32_t known = std::min(V, p_.grammar->trie().vocab_size());
   constexpr float kRefused = -std::numeric_limits<float>::infinity();
@@ -82,7 +83,7 @@ void Sampler::constrain(std::span<float> logits) {
   // token for some byte the grammar needs): the text then stops, invalid, rather than go on
   // outside the grammar.
   const bool dead_end = std::none_of(mask.begin(), mask.end(), [](uint64_t w) { return w != 0; });
-  if (matcher_->accepting() || dead_end)  // restore the end ids' own logits (+ bias)
+  if ((matcher_->accepting() || dead_end) && sampled_ > p_.min_tokens)  // restore the end ids' own logits (+ bias)
     for (int32_t id : end_ids_)
       if (id >= 0 && id < V) {
         float l = 0;
@@ -95,7 +96,8 @@ double Sampler::uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53
 
 int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
   int32_t token;
-  if (p_.logit_bias.empty() && !matcher_ && !(waiting_ && p_.grammar_required)) {
+  ++sampled_;  // this draw's token is the sampled_-th
+  if (p_.logit_bias.empty() && !matcher_ && !(waiting_ && p_.grammar_required) && sampled_ > p_.min_tokens) {
     token = pick(logits, history);
     if (waiting_ && std::find(end_ids_.begin(), end_ids_.end(), token) == end_ids_.end()) watch_trigger(token);
   } else if (!matcher_) {

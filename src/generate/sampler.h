@@ -46,6 +46,8 @@ struct SamplingParams {
   // A lazy grammar the text must reach: the end ids are refused until its trigger has come
   // (free reasoning first, then an answer the grammar holds: response_format after </think>).
   bool grammar_required = false;
+  // The end ids are refused until this many tokens have been sampled (vLLM's min_tokens).
+  int32_t min_tokens = 0;
 
   // Every out-of-range or NaN value is an error naming the parameter.
   Status validate() const;
@@ -73,6 +75,7 @@ class Sampler {
   SamplingParams p_;
   std::vector<int32_t> end_ids_;
   std::optional<constrain::Matcher> matcher_;
+  int64_t sampled_ = 0;      // tokens sampled so far (min_tokens)
   bool waiting_ = false;     // a lazy grammar whose trigger has not come
   bool paused_ = false;      // inside a pause span (reasoning)
   std::string free_text_;    // the text so far while waiting (token bytes, specials marked)

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "generate/stop_rules.h"
 #include "generate/text_generation.h"
 #include "constrain/json_schema.h"
 #include "toolcall/framed_calls.h"
@@ -203,7 +204,9 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   sr.prompt = std::move(ids);
   sr.options.max_tokens = static_cast<int32_t>(job->request.max_tokens);
   sr.options.sampling = job->request.sampling;
-  sr.options.stop_ids = ctx.backend.text.stop_ids;
+  if (!job->request.ignore_eos) sr.options.stop_ids = ctx.backend.text.stop_ids;
+  for (int32_t id : job->request.stop_token_ids)
+    if (!generate::is_stop_id(sr.options, id)) sr.options.stop_ids.push_back(id);
   // The reply's grammar: the tools' (their calls, or under tool_choice auto free text or
   // response_format's JSON), else response_format's JSON (after the reasoning a chat
   // template's generation prompt opens), else none.

@@ -407,6 +407,13 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
       f.fail("stop", "'stop' must be a string or an array of at most 16 strings");
     }
   }
+  f.boolean("ignore_eos", r.ignore_eos);
+  int64_t min_tokens = 0;
+  if (f.integer("min_tokens", 0, INT32_MAX, min_tokens)) r.sampling.min_tokens = static_cast<int32_t>(min_tokens);
+  if (r.max_tokens >= 0 && r.sampling.min_tokens > r.max_tokens)
+    f.fail("min_tokens", fmt::format("'min_tokens' ({}) is more than 'max_tokens' ({})", r.sampling.min_tokens, r.max_tokens));
+  if (const json* ids = f.get("stop_token_ids"); ids && (!token_array(*ids, r.stop_token_ids) || ids->size() > 64))
+    f.fail("stop_token_ids", "'stop_token_ids' must be an array of at most 64 token ids");
   f.boolean("stream", r.stream);
   if (const json* so = f.get("stream_options")) {
     if (!so->is_object()) f.fail("stream_options", "'stream_options' must be an object");

@@ -46,6 +46,10 @@ struct CompletionRequest {
   generate::SamplingParams sampling;    // OpenAI defaults; seed random when absent
   bool seeded = false;
   std::vector<std::string> stop;
+  // vLLM's: more ids that end the reply (not emitted), and ignore_eos: the model's own end
+  // ids do not (only max_tokens, the context, a stop string or these ids end it).
+  std::vector<int32_t> stop_token_ids;
+  bool ignore_eos = false;
   bool stream = false;
   bool include_usage = false;           // stream_options.include_usage
   bool logprobs = false;
