@@ -262,8 +262,6 @@ TEST_F(ServeTest, EchoLeadsWithThePromptAndSuffixIsRefused) {
   EXPECT_TRUE(first.starts_with(prompt)) << first;
   EXPECT_EQ(text, prompt + ids_completion);
 
-  expect_error(post("/v1/completions", json{{"prompt", prompt}, {"echo", true}, {"logprobs", 1}}.dump()), 400,
-               "invalid_request_error", "echo", nullptr);
   expect_error(post("/v1/completions", json{{"prompt", prompt}, {"suffix", " jumps"}}.dump()), 400,
                "invalid_request_error", "suffix", nullptr);
   expect_error(post("/v1/completions", json{{"prompt", prompt}, {"echo", "yes"}}.dump()), 400, "invalid_request_error",
@@ -401,6 +399,60 @@ TEST_F(ServeTest, IgnoreEosMinTokensAndStopTokenIds) {
                "invalid_request_error", "min_tokens", nullptr);
   expect_error(post("/v1/completions", json{{"prompt", "a"}, {"stop_token_ids", {-1}}}.dump()), 400, "invalid_request_error",
                "stop_token_ids", nullptr);
+}
+
+// echo with logprobs (lm-evaluation-harness's loglikelihood request): each prompt token's
+// logprob is log_softmax of the logits at the position before it, as the program computes them
+// alone (all rows of one prefill, here), the first token's null; the generated tokens follow.
+// A second identical request (its prefix cached) gives the same numbers: prompt logprobs are
+// always computed, never restored. Streamed, the prompt's text and logprobs come first.
+TEST_F(ServeTest, EchoedPromptLogprobsAreThoseOfThePrefill) {
+  const std::string prompt = "The quick brown fox jumps over the lazy dog";
+  const json body = {{"prompt", prompt}, {"echo", true}, {"logprobs", 2}, {"max_tokens", 2}, {"temperature", 0}};
+  auto first = post("/v1/completions", body.dump());
+  ASSERT_TRUE(first && first->status == 200) << (first ? first->body : "");
+  const json c = json::parse(first->body)["choices"][0];
+  const json& lp = c["logprobs"];
+  auto ids = post("/tokenize", json{{"content", prompt}, {"add_special", true}}.dump());
+  const std::vector<int32_t> tokens = json::parse(ids->body)["tokens"];
+  ASSERT_EQ(lp["tokens"].size(), tokens.size() + 2) << lp;
+  EXPECT_TRUE(lp["token_logprobs"][0].is_null());
+  EXPECT_TRUE(lp["top_logprobs"][0].is_null());
+  EXPECT_TRUE(c["text"].get<std::string>().starts_with(prompt));
+  // The program alone: every row of the prompt's prefill.
+  auto model = runtime::Model::load(*program_);
+  ASSERT_TRUE(model.is_ok());
+  auto session = runtime::Session::create(*model, {.max_ctx_len = 256});
+  ASSERT_TRUE(session.is_ok());
+  auto rows = (*session)->append(tokens, runtime::LogitsRows::kAll);
+  ASSERT_TRUE(rows.is_ok()) << rows.status().message();
+  const size_t V = static_cast<size_t>((*model)->vocab_size());
+  for (size_t t = 1; t < tokens.size(); ++t) {
+    const std::span<const float> row = rows->subspan((t - 1) * V, V);
+    const float mx = *std::max_element(row.begin(), row.end());
+    double sum = 0;
+    for (float x : row) sum += std::exp(static_cast<double>(x) - mx);
+    const double want = row[static_cast<size_t>(tokens[t])] - mx - std::log(sum);
+    EXPECT_NEAR(lp["token_logprobs"][t].get<double>(), want, 1e-4) << t;
+    ASSERT_TRUE(lp["top_logprobs"][t].is_object() && lp["top_logprobs"][t].size() == 2) << lp["top_logprobs"][t];
+    double best = -1e30;
+    for (const auto& [tok, l] : lp["top_logprobs"][t].items()) best = std::max(best, l.get<double>());
+    EXPECT_NEAR(best, *std::max_element(row.begin(), row.end()) - mx - std::log(sum), 1e-4) << t;
+  }
+  auto again = post("/v1/completions", body.dump());
+  ASSERT_TRUE(again && again->status == 200);
+  EXPECT_EQ(json::parse(again->body)["choices"][0]["logprobs"], lp);
+  json streamed_body = body;
+  streamed_body["stream"] = true;
+  auto s = post("/v1/completions", streamed_body.dump());
+  ASSERT_TRUE(s && s->status == 200);
+  std::istringstream lines(s->body);
+  json first_chunk;
+  for (std::string line; std::getline(lines, line) && first_chunk.is_null();)
+    if (line.starts_with("data: {")) first_chunk = json::parse(line.substr(6))["choices"][0];
+  ASSERT_TRUE(first_chunk["text"].get<std::string>().starts_with(prompt)) << first_chunk;
+  ASSERT_GE(first_chunk["logprobs"]["tokens"].size(), tokens.size()) << first_chunk;
+  EXPECT_TRUE(first_chunk["logprobs"]["token_logprobs"][0].is_null());
 }
 
 TEST_F(ServeTest, MaxCompletionTokensWinsOverMaxTokens) {

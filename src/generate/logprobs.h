@@ -15,6 +15,7 @@ namespace og::generate {
 struct TokenLogprob {
   std::string token;                                // the token's text (special tokens included)
   float logprob = 0;
+  bool unconditioned = false;                       // a prompt's first token: nothing before it, no logprob
   std::vector<std::pair<std::string, float>> top;   // most likely first; ties by lower id
 };
 

@@ -191,7 +191,7 @@ void Scheduler::admit() {
     s.stats.prompt_tokens = static_cast<int64_t>(s.request.prompt.size());
     s.stats.queued_seconds = seconds_between(s.submitted, s.admitted);
     slot.session->clear();
-    if (options_.prefix_cache) {
+    if (options_.prefix_cache && !s.request.on_prompt_logits) {
       const runtime::PrefixMatch hit = options_.prefix_cache->lookup(s.request.prompt);
       if (hit.state && slot.session->restore_prefix(hit.state, hit.length).is_ok()) {
         s.prefilled = hit.length;
@@ -259,9 +259,12 @@ bool Scheduler::step() {
   for (Slot* slot : prefilling) {
     if (budget <= 0) break;
     Sequence& s = *slot->seq;
-    int64_t n = std::min<int64_t>(budget, static_cast<int64_t>(s.request.prompt.size()) - s.prefilled);
+    const bool all_rows = static_cast<bool>(s.request.on_prompt_logits);
+    int64_t n = std::min<int64_t>(all_rows ? std::min(budget, kPromptLogitsRows) : budget,
+                                  static_cast<int64_t>(s.request.prompt.size()) - s.prefilled);
     entries.push_back({.session = slot->session.get(),
-                       .ids = std::span<const int32_t>(s.request.prompt.data() + s.prefilled, static_cast<size_t>(n))});
+                       .ids = std::span<const int32_t>(s.request.prompt.data() + s.prefilled, static_cast<size_t>(n)),
+                       .logits = all_rows ? runtime::LogitsRows::kAll : runtime::LogitsRows::kLast});
     work.push_back({slot, n});
     budget -= n;
     prompt_rows += n;
@@ -288,6 +291,11 @@ bool Scheduler::step() {
     Slot& slot = *work[i].slot;
     Sequence& s = *slot.seq;
     bool prompt_done = false;
+    std::span<const float> logits = (*result)[i];  // [V], or [prompt_rows, V] for prompt logits
+    if (work[i].prompt_rows > 0 && s.request.on_prompt_logits) {
+      s.request.on_prompt_logits(s.prefilled, logits);
+      logits = logits.last(static_cast<size_t>(model_->vocab_size()));
+    }
     if (work[i].prompt_rows > 0) {
       s.prefilled += work[i].prompt_rows;
       const auto prompt_len = static_cast<int64_t>(s.request.prompt.size());
@@ -298,7 +306,7 @@ bool Scheduler::step() {
     // The first token goes out before the prompt's state is copied for the prefix cache (a
     // long prompt's copy takes 140 ms here); sampling leaves the cache as it is, and the
     // copy comes before a retirement clears the session.
-    const bool more = advance(slot, (*result)[i]);
+    const bool more = advance(slot, logits);
     if (prompt_done && more) snapshot(slot, s.request.prompt, s.prefilled);
     if (!more) retire(slot, s.stats, /*prompt_state=*/prompt_done);
   }

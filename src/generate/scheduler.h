@@ -77,12 +77,21 @@ class Submission {
   Status status_;
 };
 
+// The logits rows of prompt positions [first, first + rows.size() / vocab): row j is the
+// distribution of the token after position first + j (valid for the call only).
+using PromptLogitsFn = std::function<void(int64_t first, std::span<const float> rows)>;
+
 struct SequenceRequest {
   std::vector<int32_t> prompt;
   GenerateOptions options;            // max_tokens, sampling (seed), stop ids
   SequenceTokenFn on_token;
   SequenceDoneFn on_done;
+  // Set: every prompt position's logits come out (prompt logprobs, echo). The prompt is then
+  // computed whole (no prefix restore: a restored position has no logits), in chunks of at
+  // most kPromptLogitsRows rows so the logits buffer stays small.
+  PromptLogitsFn on_prompt_logits;
 };
+inline constexpr int64_t kPromptLogitsRows = 64;
 
 // One step's account (SchedulerOptions::on_step): what it carried and where its time went.
 // The streams that decode in it wait for all three parts.

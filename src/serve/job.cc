@@ -196,7 +196,9 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   job->id = random_id(r.chat ? "chatcmpl-" : "cmpl-");
   job->created = unix_now();
   job->prompt_tokens = static_cast<int64_t>(ids.size());
-  if (r.echo) job->pending_text = r.prompt_is_tokens ? ctx.backend.text.tokenizer.decode(ids) : r.prompt_text;
+  // The echoed prompt leads the text; with logprobs it waits for them (below).
+  const std::string echo_text = r.prompt_is_tokens ? ctx.backend.text.tokenizer.decode(ids) : r.prompt_text;
+  if (r.echo && !r.logprobs) job->pending_text = echo_text;
   const int32_t top = r.logprobs ? r.top_logprobs : -1;
   job->request = std::move(r);
 
@@ -238,6 +240,25 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   Job* j = job.get();
   Metrics* metrics = &ctx.metrics;
   const tokenizer::Tokenizer* tok = &ctx.backend.text.tokenizer;
+  if (job->request.echo && job->request.logprobs) {
+    // Each prompt token's logprob from the row before it; once the last row is in, the
+    // prompt's text and logprobs go out together, ahead of the reply's.
+    const auto V = static_cast<size_t>(ctx.backend.scheduler->model().vocab_size());
+    sr.on_prompt_logits = [j, top, tok, V, echo_text, prompt = sr.prompt](int64_t first, std::span<const float> rows) {
+      const auto n = static_cast<int64_t>(rows.size() / V);
+      std::vector<generate::TokenLogprob> lps;
+      if (first == 0) {
+        const int32_t id = prompt[0];
+        lps.push_back({.token = tok->decode(std::span<const int32_t>(&id, 1), false), .unconditioned = true});
+      }
+      for (int64_t r = 0; r < n && first + r + 1 < static_cast<int64_t>(prompt.size()); ++r)
+        lps.push_back(generate::logprob_of(prompt[static_cast<size_t>(first + r + 1)], rows.subspan(static_cast<size_t>(r) * V, V),
+                                           top, *tok));
+      std::lock_guard lock(j->mu);
+      j->logprobs.insert(j->logprobs.end(), std::make_move_iterator(lps.begin()), std::make_move_iterator(lps.end()));
+      if (first + n == static_cast<int64_t>(prompt.size())) j->pending_text = echo_text + j->pending_text;
+    };
+  }
   sr.on_token = [metrics, j, top, tok](int32_t token, std::span<const float> logits) -> bool {
     const auto now = Clock::now();
     if (j->any_token) metrics->inter_token_latency.observe(std::chrono::duration<double>(now - j->last_token).count());

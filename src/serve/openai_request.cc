@@ -437,10 +437,9 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
   }
   if (chat) parse_rendering(*j, body, f, r);
   if (!chat) {
-    // echo: the reply's text starts with the prompt's (vLLM, OpenAI's legacy API). With
-    // logprobs it would need the prompt's own logprobs, which no step computes.
+    // echo: the reply's text starts with the prompt's (vLLM, OpenAI's legacy API), and with
+    // logprobs so do the logprobs (the prompt's first token has none).
     f.boolean("echo", r.echo);
-    if (r.echo && r.logprobs) f.fail("echo", "'echo' together with 'logprobs' is not supported");
     // suffix asks for an insertion between prompt and suffix, which a causal step cannot do.
     if (const json* s = f.get("suffix"); s && !(s->is_string() && s->get<std::string>().empty()))
       f.fail("suffix", "'suffix' (text insertion) is not supported");

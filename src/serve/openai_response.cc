@@ -55,10 +55,15 @@ ojson completion_logprobs_json(const std::vector<generate::TokenLogprob>& lps, s
   ojson tokens = ojson::array(), lp = ojson::array(), top = ojson::array(), offsets = ojson::array();
   for (const auto& t : lps) {
     tokens.push_back(t.token);
-    lp.push_back(t.logprob);
-    ojson m = ojson::object();
-    for (const auto& [s, l] : t.top) m[s] = l;
-    top.push_back(m);
+    if (t.unconditioned) {  // an echoed prompt's first token, as OpenAI and vLLM give it
+      lp.push_back(nullptr);
+      top.push_back(nullptr);
+    } else {
+      lp.push_back(t.logprob);
+      ojson m = ojson::object();
+      for (const auto& [s, l] : t.top) m[s] = l;
+      top.push_back(m);
+    }
     offsets.push_back(offset);
     offset += t.token.size();
   }
