@@ -453,6 +453,20 @@ TEST_F(ServeTest, EchoedPromptLogprobsAreThoseOfThePrefill) {
   ASSERT_TRUE(first_chunk["text"].get<std::string>().starts_with(prompt)) << first_chunk;
   ASSERT_GE(first_chunk["logprobs"]["tokens"].size(), tokens.size()) << first_chunk;
   EXPECT_TRUE(first_chunk["logprobs"]["token_logprobs"][0].is_null());
+  // max_tokens 0 (allowed with echo only): the prompt and its logprobs, nothing generated.
+  json scored = body;
+  scored["max_tokens"] = 0;
+  auto only = post("/v1/completions", scored.dump());
+  ASSERT_TRUE(only && only->status == 200) << (only ? only->body : "");
+  const json o = json::parse(only->body);
+  EXPECT_EQ(o["choices"][0]["text"], prompt);
+  EXPECT_EQ(o["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(o["usage"]["completion_tokens"], 0);
+  ASSERT_EQ(o["choices"][0]["logprobs"]["token_logprobs"].size(), tokens.size());
+  for (size_t t = 1; t < tokens.size(); ++t)
+    EXPECT_EQ(o["choices"][0]["logprobs"]["token_logprobs"][t], lp["token_logprobs"][t]) << t;
+  expect_error(post("/v1/completions", json{{"prompt", prompt}, {"max_tokens", 0}}.dump()), 400, "invalid_request_error",
+               "max_tokens", nullptr);
 }
 
 TEST_F(ServeTest, MaxCompletionTokensWinsOverMaxTokens) {

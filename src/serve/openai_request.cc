@@ -373,8 +373,10 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
   parse_logit_bias(f, r);
   // max_completion_tokens wins over the deprecated max_tokens when both are given. Both must
   // be at least 1, as OpenAI and vLLM require (0 would ask for an answer of nothing).
-  f.integer("max_tokens", 1, INT32_MAX, r.max_tokens);
-  f.integer("max_completion_tokens", 1, INT32_MAX, r.max_tokens);
+  // An echoed prompt may take no completion at all (max_tokens 0: its logprobs only, vLLM's rule).
+  if (!chat) f.boolean("echo", r.echo);
+  f.integer("max_tokens", r.echo ? 0 : 1, INT32_MAX, r.max_tokens);
+  f.integer("max_completion_tokens", r.echo ? 0 : 1, INT32_MAX, r.max_tokens);
   f.number("temperature", 0, 2, r.sampling.temperature);
   f.number("top_p", 0, 1, r.sampling.top_p);
   if (r.sampling.top_p == 0) f.fail("top_p", "'top_p' must be greater than 0");
@@ -437,9 +439,8 @@ ParsedRequest parse_completion_request(const std::string& body, bool chat) {
   }
   if (chat) parse_rendering(*j, body, f, r);
   if (!chat) {
-    // echo: the reply's text starts with the prompt's (vLLM, OpenAI's legacy API), and with
-    // logprobs so do the logprobs (the prompt's first token has none).
-    f.boolean("echo", r.echo);
+    // echo (read above): the reply's text starts with the prompt's (vLLM, OpenAI's legacy
+    // API), and with logprobs so do the logprobs (the prompt's first token has none).
     // suffix asks for an insertion between prompt and suffix, which a causal step cannot do.
     if (const json* s = f.get("suffix"); s && !(s->is_string() && s->get<std::string>().empty()))
       f.fail("suffix", "'suffix' (text insertion) is not supported");
