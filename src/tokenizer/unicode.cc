@@ -1,10 +1,12 @@
 #include "tokenizer/unicode.h"
 
 #include <array>
+#include <optional>
 
 #include <unicode/bytestream.h>
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
+#include <unicode/uniset.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 
@@ -122,19 +124,55 @@ bool is_regex_word_char(char32_t c) {
 }
 
 bool is_combining_mark(char32_t c) {
-  return c >= 0x300 && (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_M_MASK) != 0;
+  // tokenizers' StripAccents asks unicode-normalization-alignments, whose tables are Unicode
+  // 9.0's (normalize_unicode): a mark assigned later is no mark there.
+  if (c < 0x300 || (U_GET_GC_MASK(static_cast<UChar32>(c)) & U_GC_M_MASK) == 0) return false;
+  UVersionInfo age;
+  u_charAge(static_cast<UChar32>(c), age);
+  return age[0] <= 9;
 }
 
-Result<std::string> normalize_unicode(std::string_view s, NormalForm form) {
+namespace {
+
+// HuggingFace tokenizers normalizes with the tables of the unicode-normalization-alignments
+// crate, which are Unicode 9.0's: a character assigned later has no decomposition and no
+// combining class there, so it passes through and blocks composition across it (measured
+// against the pinned binding: "e" U+0C3C U+0301 stays three characters, where Unicode 14
+// composes é). ICU's normalizer filtered to the characters of Unicode <= 9.0 does exactly
+// that (the mechanism ICU itself uses for IDNA's Unicode 3.2 normalization); normalization of
+// assigned characters is stable across versions, so the rest is the same.
+struct Unicode9Normalizers {
+  icu::UnicodeSet assigned;
+  std::optional<icu::FilteredNormalizer2> nfc, nfd, nfkc, nfkd;
   UErrorCode err = U_ZERO_ERROR;
-  const icu::Normalizer2* n = nullptr;
-  switch (form) {
-    case NormalForm::kNfc: n = icu::Normalizer2::getNFCInstance(err); break;
-    case NormalForm::kNfd: n = icu::Normalizer2::getNFDInstance(err); break;
-    case NormalForm::kNfkc: n = icu::Normalizer2::getNFKCInstance(err); break;
-    case NormalForm::kNfkd: n = icu::Normalizer2::getNFKDInstance(err); break;
+  Unicode9Normalizers() : assigned(icu::UnicodeString(u"[:age=9.0:]"), err) {
+    if (U_FAILURE(err)) return;
+    assigned.freeze();
+    const auto make = [&](const icu::Normalizer2* n, std::optional<icu::FilteredNormalizer2>& out) {
+      if (U_SUCCESS(err) && n != nullptr) out.emplace(*n, assigned);
+    };
+    make(icu::Normalizer2::getNFCInstance(err), nfc);
+    make(icu::Normalizer2::getNFDInstance(err), nfd);
+    make(icu::Normalizer2::getNFKCInstance(err), nfkc);
+    make(icu::Normalizer2::getNFKDInstance(err), nfkd);
   }
-  if (U_FAILURE(err) || n == nullptr) return Status(ErrorCode::kInternal, fmt::format("ICU normalizer unavailable: {}", u_errorName(err)));
+};
+
+}  // namespace
+
+Result<std::string> normalize_unicode(std::string_view s, NormalForm form) {
+  static const Unicode9Normalizers normalizers;
+  UErrorCode err = normalizers.err;
+  const std::optional<icu::FilteredNormalizer2>* chosen = nullptr;
+  switch (form) {
+    case NormalForm::kNfc: chosen = &normalizers.nfc; break;
+    case NormalForm::kNfd: chosen = &normalizers.nfd; break;
+    case NormalForm::kNfkc: chosen = &normalizers.nfkc; break;
+    case NormalForm::kNfkd: chosen = &normalizers.nfkd; break;
+  }
+  if (U_FAILURE(err) || chosen == nullptr || !chosen->has_value())
+    return Status(ErrorCode::kInternal, fmt::format("ICU normalizer unavailable: {}", u_errorName(err)));
+  const icu::Normalizer2* n = &**chosen;
   const icu::StringPiece piece(s.data(), static_cast<int32_t>(s.size()));
   // Most text is already normalized; the quick check avoids a copy through ICU.
   if (n->isNormalizedUTF8(piece, err) && U_SUCCESS(err)) return std::string(s);

@@ -52,7 +52,7 @@ std::string to_byte_level(std::string_view s);
 bool is_white_space(char32_t c);        // char::is_whitespace, regex `\s`: White_Space
 bool is_numeric(char32_t c);            // char::is_numeric: Nd, Nl, No
 bool is_regex_word_char(char32_t c);    // regex crate `\w`: Alphabetic, M, Nd, Pc, Join_Control
-bool is_combining_mark(char32_t c);     // general category M
+bool is_combining_mark(char32_t c);     // general category M, of the characters of Unicode <= 9.0
 
 enum class NormalForm : uint8_t { kNfc, kNfd, kNfkc, kNfkd };
 // Unicode normalization of valid UTF-8 (ICU); errors only if ICU itself fails.
