@@ -378,6 +378,20 @@ test('tools in the template\'s own syntax (Qwen3): valid calls, fragments add up
     for await (const chunk of await agent.stream(ask, { seed: 5 })) merged = merged ? merged.concat(chunk) : chunk;
     assert.equal(merged.tool_calls.length, 1, JSON.stringify(merged.tool_call_chunks));
     assert.ok(validate(merged.tool_calls[0].args), JSON.stringify(merged.tool_calls[0]));
+    // LangChain's structured output (response_format json_schema), alone and with the tools
+    // bound beside it (as agents give a model both): an answer of the schema, or a call.
+    const answerSchema = { title: 'Answer', type: 'object', properties: { sum: { type: 'integer', minimum: 0, maximum: 99 } },
+                           required: ['sum'], additionalProperties: false };
+    const structured = llm.withStructuredOutput(answerSchema, { method: 'jsonSchema', name: 'answer' });
+    const out = await structured.invoke(ask, { seed: 6 });
+    assert.ok(new Ajv().compile(answerSchema)(out), JSON.stringify(out));
+    for (let seed = 0; seed < 3; seed++) {
+      const r = await qclient.chat.completions.create({ model: 'm', messages, tools, temperature: 1, seed, max_tokens: 400,
+        parallel_tool_calls: false, response_format: { type: 'json_schema', json_schema: { name: 'answer', schema: answerSchema } } });
+      const c = r.choices[0];
+      if (c.finish_reason === 'tool_calls') assert.ok(validate(JSON.parse(c.message.tool_calls[0].function.arguments)));
+      else assert.ok(new Ajv().compile(answerSchema)(JSON.parse(c.message.content)), JSON.stringify(c));
+    }
     // No tools: what the model writes inside <think>...</think> is reasoning_content, never content.
     const plain = await qclient.chat.completions.create({ model: 'm', messages, max_tokens: 40, temperature: 1, seed: 3 });
     const m = plain.choices[0].message;
