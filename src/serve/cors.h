@@ -1,5 +1,5 @@
 // Cross-origin requests (CORS), so that a web page's script can call the server as
-// llama-server and vLLM (its default `allowed_origins: ["*"]`) let it: any origin, no
+// the reference server and vLLM (its default `allowed_origins: ["*"]`) let it: any origin, no
 // cookies. A preflight (OPTIONS with Access-Control-Request-Method) is answered before the API
 // key is checked, since browsers send it without credentials; every other response to a
 // request that names an Origin carries Access-Control-Allow-Origin.

@@ -33,7 +33,7 @@ namespace {
 ojson model_object(ServeContext& ctx) {
   const int64_t now =
       std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-  // max_model_len: vLLM's field for the context, beside llama-server's meta.n_ctx.
+  // max_model_len: vLLM's field for the context, beside the reference server's meta.n_ctx.
   return {{"id", ctx.backend.model_name}, {"object", "model"}, {"created", now}, {"owned_by", "offgraph"},
           {"max_model_len", ctx.backend.ctx_len},
           {"meta", {{"n_ctx", ctx.backend.ctx_len}, {"n_vocab", ctx.backend.scheduler->model().vocab_size()},

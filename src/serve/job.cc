@@ -222,14 +222,16 @@ std::optional<ApiError> start_job(ServeContext& ctx, CompletionRequest r, std::s
   } else if (schema) {
     reply = toolcall::ReplyGrammar{.schema = *schema};
   }
-  if (schema && (reply->framed || by_tools)) {  // a schema inside a larger grammar: its errors named as its own
-    if (auto ok = constrain::compile_json_schema(*schema); !ok.is_ok())
-      return invalid_request(ok.status().message(), "response_format.json_schema.schema");
-  }
   if (reply) {
     auto masks = reply->schema ? text.grammars->json_schema(*reply->schema) : text.grammars->framed_json(*reply->framed);
-    if (!masks.is_ok())
+    if (!masks.is_ok()) {
+      // A refused schema inside a larger grammar is named as response_format's own: compiled
+      // alone only now, when the whole failed (the cache holds the whole, not the part).
+      if (schema && (reply->framed || by_tools))
+        if (auto alone = constrain::compile_json_schema(*schema); !alone.is_ok())
+          return invalid_request(alone.status().message(), "response_format.json_schema.schema");
       return invalid_request(masks.status().message(), by_tools ? "tools" : "response_format.json_schema.schema");
+    }
     sr.options.sampling.grammar = *masks;
     sr.options.sampling.grammar_trigger = reply->trigger;
     sr.options.sampling.grammar_pause_open = reply->pause_open;

@@ -61,7 +61,7 @@ struct CompletionRequest {
   ToolRequest tools;
   bool tool_messages = false;
   nlohmann::ordered_json messages_json;
-  // Chat rendering, as vLLM and llama-server take them: variables for the template
+  // Chat rendering, as vLLM and the reference server take them: variables for the template
   // (chat_template_kwargs, e.g. enable_thinking; reasoning_effort), the generation prompt
   // (add_generation_prompt), and continue_final_message: the reply continues the last,
   // assistant, message (the prompt ends where its content does).

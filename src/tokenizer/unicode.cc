@@ -142,9 +142,9 @@ namespace {
 // that (the mechanism ICU itself uses for IDNA's Unicode 3.2 normalization); normalization of
 // assigned characters is stable across versions, so the rest is the same.
 struct Unicode9Normalizers {
+  UErrorCode err = U_ZERO_ERROR;  // first: the set's constructor reads and sets it
   icu::UnicodeSet assigned;
   std::optional<icu::FilteredNormalizer2> nfc, nfd, nfkc, nfkd;
-  UErrorCode err = U_ZERO_ERROR;
   Unicode9Normalizers() : assigned(icu::UnicodeString(u"[:age=9.0:]"), err) {
     if (U_FAILURE(err)) return;
     assigned.freeze();
