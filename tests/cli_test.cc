@@ -264,6 +264,44 @@ TEST(CliInspect, Qwen3MoeRealConfigLayoutAndActiveBytesPerToken) {
   EXPECT_NEAR(read, expected, 0.01 * expected);
 }
 
+// Mixtral-8x7B (tests/data/configs): its layout (no sliding window: 32 full caches), and a tiny
+// model with its expert fields: every layer a mixture, inspect counting 6 of 8 experts out of
+// the bytes a token reads; transformers 5's fused in-memory expert layout is refused by name.
+TEST(CliInspect, MixtralRealConfigLayoutAndActiveBytesPerToken) {
+  auto layout = run_offgraph("layout --json " + kConfigs + "Mixtral-8x7B-v0.1.json");
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  using V = std::vector<int>;
+  expect_layout(nlohmann::json::parse(layout.out), {"Mixtral-8x7B-v0.1.json", "mixtral", 32, iota(32), V(32, 8), V(32, 128), V(32, 0)},
+                "Mixtral-8x7B-v0.1.json");
+
+  const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + "Mixtral-8x7B-v0.1.json"));
+  nlohmann::json set = {{"num_hidden_layers", 2}, {"intermediate_size", 32}, {"sliding_window", nullptr}};
+  for (const char* f : {"num_local_experts", "num_experts_per_tok", "rope_theta"}) set[f] = real[f];
+  TempDir d;
+  ASSERT_EQ(run_offgraph("gen-model --family mixtral --out " + d.file("m") + " --set '" + set.dump() + "'").exit_code, 0);
+  auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --max-ctx-len 64");
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  auto inspect = run_offgraph("inspect --json " + d.file("p.ogp"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  auto j = nlohmann::json::parse(inspect.out);
+  EXPECT_EQ(j["op_counts"]["moe"], 2);
+  const uint64_t expert = 3 * 32 * 64 * 4, total = j["weight_bytes"];  // w1, w3 [32, 64], w2 [64, 32] in fp32
+  EXPECT_EQ(j["parameter_bytes"]["active_per_token"].get<uint64_t>(), total - 2 * 6 * expert);
+
+  // A checkpoint in transformers 5's in-memory layout (experts fused) is named, not misread.
+  const std::string st = d.file("m") + "/model.safetensors";
+  std::string bytes = read_file(st);
+  const std::string from = "\"model.layers.0.block_sparse_moe.experts.0.w1.weight\"";
+  std::string to = "\"model.layers.0.mlp.experts.gate_up_proj\"";
+  to.resize(from.size(), ' ');  // JSON whitespace keeps the header's length
+  ASSERT_NE(bytes.find(from), std::string::npos);
+  bytes.replace(bytes.find(from), from.size(), to);
+  write_file(st, bytes);
+  auto fused = run_offgraph("export -m " + d.file("m") + " -o " + d.file("f.ogp"));
+  EXPECT_EQ(fused.exit_code, 2) << fused.err;
+  EXPECT_NE(fused.err.find("mlp.experts.gate_up_proj"), std::string::npos) << fused.err;
+}
+
 // Config fields of qwen3_moe that offgraph cannot honour are errors naming the field.
 TEST(CliExport, Qwen3MoeFieldsOffgraphCannotHonourAreNamed) {
   TempDir d;

@@ -35,7 +35,9 @@ struct FamilyCase {
 // gtest prints a failing case's parameter with this.
 void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << c.overrides.dump(); }
 // Families whose MoE routing makes logits discontinuous in the weights.
-bool routed(const std::string& family) { return family == "qwen3_moe" || family == "gpt_oss"; }
+bool routed(const std::string& family) {
+  return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss";
+}
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
 // program keeps in bf16 rounded to bf16 (as the exporter rounds it), the others unchanged.
@@ -224,6 +226,7 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"phi3", 15, kLongRope, "phi3_longrope"},
                                            FamilyCase{"gemma2", 7}, FamilyCase{"gemma3_text", 8},
                                            FamilyCase{"gemma3", 9}, FamilyCase{"qwen3_moe", 10},
+                                           FamilyCase{"mixtral", 16},
                                            // Experts as the hub stores them (MXFP4) and as float parameters.
                                            FamilyCase{"gpt_oss", 13}, FamilyCase{"gpt_oss", 14,
                                                       {{"quantization_config", nullptr}}, "gpt_oss_float_experts"},

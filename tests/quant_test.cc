@@ -657,6 +657,10 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
     EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.experts.7.gate_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.gate.weight"), fb::DType::F32);
+  } else if (dt.contains(p + "block_sparse_moe.gate.weight")) {  // Mixtral's names
+    EXPECT_EQ(dt.at(p + "block_sparse_moe.experts.0.w2.weight"), lin);
+    EXPECT_EQ(dt.at(p + "block_sparse_moe.experts.7.w1.weight"), lin);
+    EXPECT_EQ(dt.at(p + "block_sparse_moe.gate.weight"), fb::DType::F32);
   } else {
     EXPECT_EQ(dt.at(p + "mlp.down_proj.weight"), lin);
   }
@@ -779,7 +783,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"smollm3", true, "4w", "", 32}, QCase{"smollm3", true, "8w", "8w", 64},
                                            QCase{"llama", false, "8w", "", 32, "4w"}, QCase{"qwen3", true, "8w", "", 32, "4w"},
                                            QCase{"gemma3_text", true, "4w", "8w", 32, "4w"},
-                                           QCase{"qwen3_moe", false, "4w", "", 32}, QCase{"qwen3_moe", false, "8w", "8w", 64}),
+                                           QCase{"qwen3_moe", false, "4w", "", 32}, QCase{"qwen3_moe", false, "8w", "8w", 64},
+                                           QCase{"mixtral", false, "4w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -96,6 +96,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t dense = static_cast<int64_t>(c.text.at("mlp_only_layers").size());
     return 1 + L * (4 + 2 + 2) + dense * 3 + (L - dense) * (1 + 3 * text_int(c, "num_experts")) + 1 + head;
   }
+  if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
+    return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
     return 1 + L * (8 + 1 + 2 + 6 + 2) + 1 + head;
   if (family == "gemma2") return 1 + L * (4 + 3 + 4) + 1 + head;
@@ -186,7 +188,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.num_attention_heads * c.head_dim, c.hidden_size}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
-    if (family != "qwen3_moe" && family != "gpt_oss") {
+    if (family != "qwen3_moe" && family != "gpt_oss" && family != "mixtral") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
     }
   }
@@ -200,6 +202,14 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.hidden_size, I}));
     EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[1]}));
     EXPECT_EQ(m.checkpoint.find(p + "layers.1.mlp.gate.weight"), nullptr);
+  } else if (family == "mixtral") {  // every layer sparse: w1 gate, w3 up, w2 down
+    const int64_t E = text_int(c, "num_local_experts"), I = c.intermediate_size[0];
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.gate.weight"), (Shape{E, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.experts.0.w1.weight"), (Shape{I, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.experts.0.w3.weight"), (Shape{I, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.experts." + std::to_string(E - 1) + ".w2.weight"),
+              (Shape{c.hidden_size, I}));
+    EXPECT_EQ(m.checkpoint.find(l0 + "mlp.down_proj.weight"), nullptr);
   } else if (family == "gpt_oss") {  // MXFP4 experts as the hub stores them
     const int64_t E = text_int(c, "num_local_experts"), H = c.hidden_size, I = c.intermediate_size[0];
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.router.weight"), (Shape{E, H}));
@@ -253,6 +263,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"qwen3", "qwen3", "qwen3", "qwen3"}, Case{"phi3", "phi3", "phi3", "phi3"},
                         Case{"smollm3", "smollm3", "smollm3", "smollm3"},
                         Case{"qwen3_moe", "qwen3_moe", "qwen3_moe", "qwen3_moe"},
+                        Case{"mixtral", "mixtral", "mixtral", "mixtral"},
                         Case{"gemma2", "gemma2", "gemma2", "gemma2"},
                         Case{"gemma3_text", "gemma3_text", "gemma3_text", "gemma3"},
                         Case{"gemma3", "gemma3", "gemma3_text", "gemma3"},

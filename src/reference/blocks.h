@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,12 +63,15 @@ Mat gated_mlp(const Mat& x, const MlpWeights& w);
 // router logits = x router^T [T, n_experts]; probabilities = softmax over all experts; each
 // token takes its top_k experts by probability (ties: the lower expert index first), their
 // probabilities renormalized to sum 1 when `normalize`; the output is the sum over the chosen
-// experts of probability * expert(x), each expert a gated MLP.
+// experts of probability * expert(x), each expert a gated MLP. With a shared expert (Qwen2-MoE)
+// the output adds sigmoid(x shared_gate^T) * shared(x) for every token.
 struct MoeWeights {
   const hf::TensorView* router = nullptr;  // [n_experts, hidden]
   std::vector<MlpWeights> experts;         // [n_experts]
   int64_t top_k = 1;
   bool normalize = false;
+  std::optional<MlpWeights> shared;             // the always-on expert
+  const hf::TensorView* shared_gate = nullptr;  // [1, hidden]
 };
 Mat sparse_moe(const Mat& x, const MoeWeights& w);
 

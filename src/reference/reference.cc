@@ -12,8 +12,8 @@
 namespace og::reference {
 
 namespace {
-constexpr std::array<const Family*, 12> kFamilies{
-    &kLlamaFamily, &kMistralFamily, &kQwen2Family, &kQwen3Family, &kQwen3MoeFamily, &kPhi3Family, &kGemma2Family, &kGemma3Family,
+constexpr const Family* kFamilies[] = {
+    &kLlamaFamily, &kMistralFamily, &kMixtralFamily, &kQwen2Family, &kQwen3Family, &kQwen3MoeFamily, &kPhi3Family, &kGemma2Family, &kGemma3Family,
     &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family, &kGptOssFamily,
 };
 }  // namespace

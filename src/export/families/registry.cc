@@ -9,6 +9,7 @@ namespace og::exporter {
 
 const Family& llama_family();
 const Family& mistral_family();
+const Family& mixtral_family();
 const Family& qwen2_family();
 const Family& qwen3_family();
 const Family& qwen3_moe_family();
@@ -21,10 +22,11 @@ const Family& smollm3_family();
 const Family& gpt_oss_family();
 
 std::span<const Family* const> all_families() {
-  static const std::array<const Family*, 12> kFamilies = {
+  static const std::array kFamilies = std::to_array<const Family*>({
       &llama_family(),   &mistral_family(), &qwen2_family(),   &qwen3_family(),   &qwen3_moe_family(), &phi3_family(),
       &gemma2_family(),  &gemma3_family(),  &gemma3n_family(), &gemma4_family(),  &smollm3_family(),   &gpt_oss_family(),
-  };
+      &mixtral_family(),
+  });
   return kFamilies;
 }
 

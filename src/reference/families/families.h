@@ -42,6 +42,7 @@ struct Family {
 // several share (transformers builds them from the same modules).
 extern const Family kLlamaFamily;
 extern const Family kMistralFamily;
+extern const Family kMixtralFamily;
 extern const Family kQwen2Family;
 extern const Family kQwen3Family;
 extern const Family kQwen3MoeFamily;

@@ -1,4 +1,4 @@
-// Llama, Mistral, Qwen2, Qwen3, Qwen3-MoE, Phi3 and SmolLM3: pre-norm decoders with
+// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi3 and SmolLM3: pre-norm decoders with
 // llama-style RMSNorm (w * x̂), a gated MLP, scale head_dim^-0.5 and no embedding scale.
 // transformers generates them from the same modules (modular_mistral/qwen2/qwen3/phi3/smollm3
 // inherit Llama's, Mistral's and Qwen2's), so one decoder with per-family switches mirrors
@@ -113,9 +113,11 @@ struct Plan {
   int64_t long_from = 0;
   double rope_attention_factor = 1.0;  // yarn, longrope: cos and sin times this
   std::vector<bool> rope;  // per layer: applies RoPE (false: SmolLM3's NoPE layers)
-  // Mixture of experts (Qwen3MoeConfig): a layer is sparse iff it is not in mlp_only_layers,
-  // num_experts > 0 and (layer + 1) % decoder_sparse_step == 0.
+  // Mixture of experts (Qwen3MoeConfig, Qwen2MoeConfig): a layer is sparse iff it is not in
+  // mlp_only_layers, num_experts > 0 and (layer + 1) % decoder_sparse_step == 0. MixtralConfig:
+  // every layer (sparse_step 1, no mlp_only_layers), always renormalized.
   int64_t experts = 0, top_k = 0, moe_intermediate = 0, sparse_step = 1;
+  int64_t shared_intermediate = 0;  // qwen2_moe's shared expert
   bool norm_topk_prob = false;
   std::vector<int64_t> mlp_only_layers;
   bool sparse(int64_t layer) const {
@@ -124,20 +126,39 @@ struct Plan {
   }
 };
 
-// Qwen3MoeConfig's fields. use_sliding_window is refused: transformers 4.5x slid the layers
-// from max_window_layers on, later versions every layer, so no one answer is transformers'.
-Status read_moe(const hf::ModelConfig& c, Plan& p) {
+// The mixture-of-experts fields of the variant's config class.
+Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
   const hf::JsonFields t = c.text_fields();
-  OG_ASSIGN_OR_RETURN(bool sliding, t.get_bool("use_sliding_window", false));
-  if (sliding)
-    return unsupported("{}: field '{}' is true: the reference does not run qwen3_moe with a sliding window", c.path,
-                       t.field_name("use_sliding_window"));
+  if (var.moe == MoeKind::kMixtral) {
+    // MixtralConfig: num_local_experts (num_experts is its alias), num_experts_per_tok; the
+    // experts are intermediate_size wide; MixtralSparseMoeBlock renormalizes unconditionally.
+    OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_local_experts"));
+    OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
+    p.moe_intermediate = c.intermediate_size[0];
+    p.norm_topk_prob = true;
+    if (p.experts < 1) return t.invalid("num_local_experts", "positive");
+    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_local_experts]");
+    return Status::ok();
+  }
+  // Qwen3MoeConfig / Qwen2MoeConfig. qwen3_moe's use_sliding_window is refused: transformers 4.5x
+  // slid the layers from max_window_layers on, later versions every layer, so no one answer is
+  // transformers'.
+  if (var.moe == MoeKind::kQwen3) {
+    OG_ASSIGN_OR_RETURN(bool sliding, t.get_bool("use_sliding_window", false));
+    if (sliding)
+      return unsupported("{}: field '{}' is true: the reference does not run qwen3_moe with a sliding window", c.path,
+                         t.field_name("use_sliding_window"));
+  }
   OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_experts"));
   OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
   OG_ASSIGN_OR_RETURN(p.moe_intermediate, t.get_int("moe_intermediate_size"));
   OG_ASSIGN_OR_RETURN(p.sparse_step, t.get_int("decoder_sparse_step"));
   OG_ASSIGN_OR_RETURN(p.norm_topk_prob, t.get_bool("norm_topk_prob", false));
   if (t.has("mlp_only_layers")) { OG_ASSIGN_OR_RETURN(p.mlp_only_layers, t.get_int_list("mlp_only_layers")); }
+  if (var.moe == MoeKind::kQwen2) {
+    OG_ASSIGN_OR_RETURN(p.shared_intermediate, t.get_int("shared_expert_intermediate_size"));
+    if (p.shared_intermediate < 1) return t.invalid("shared_expert_intermediate_size", "positive");
+  }
   if (p.experts > 0 && (p.top_k < 1 || p.top_k > p.experts)) return t.invalid("num_experts_per_tok", "in [1, num_experts]");
   if (p.sparse_step < 1) return t.invalid("decoder_sparse_step", "positive");
   return Status::ok();
@@ -162,7 +183,7 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_act", "silu"));
   OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_act") + "'"));
   OG_ASSIGN_OR_RETURN(p.windows, windows_for(var, c));
-  if (var.moe) OG_TRY(read_moe(c, p));
+  if (var.moe != MoeKind::kNone) OG_TRY(read_moe(var, c, p));
 
   OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
   if (var.default_rope_only && rope.type != "default" && rope.type != "longrope")
@@ -188,6 +209,35 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
     p.rope.assign(static_cast<size_t>(c.num_hidden_layers), true);
   }
   return p;
+}
+
+// Layer `pre`'s sparse block: its router, experts and (qwen2_moe) shared expert.
+Result<MoeWeights> moe_weights(const Variant& var, const Plan& p, const hf::Checkpoint& ckpt, const std::string& pre,
+                               int64_t H) {
+  const bool mixtral = var.moe == MoeKind::kMixtral;
+  const std::string block = pre + (mixtral ? "block_sparse_moe." : "mlp.");
+  // MixtralBlockSparseTop2MLP: w1 gate, w3 up, w2 down.
+  const char* names[3] = {"gate_proj", "up_proj", "down_proj"};
+  if (mixtral) names[0] = "w1", names[1] = "w3", names[2] = "w2";
+  auto tensor = [&](const std::string& name, std::vector<int64_t> shape) { return float_tensor(ckpt, name, shape); };
+  auto mlp = [&](const std::string& m, int64_t I) -> Result<MlpWeights> {
+    MlpWeights w{.intermediate = I, .act = p.act};
+    OG_ASSIGN_OR_RETURN(w.gate, tensor(m + names[0] + ".weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(w.up, tensor(m + names[1] + ".weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(w.down, tensor(m + names[2] + ".weight", {H, I}));
+    return w;
+  };
+  MoeWeights moe{.top_k = p.top_k, .normalize = p.norm_topk_prob};
+  OG_ASSIGN_OR_RETURN(moe.router, tensor(block + "gate.weight", {p.experts, H}));
+  for (int64_t e = 0; e < p.experts; ++e) {
+    OG_ASSIGN_OR_RETURN(MlpWeights ew, mlp(block + "experts." + std::to_string(e) + ".", p.moe_intermediate));
+    moe.experts.push_back(ew);
+  }
+  if (var.moe == MoeKind::kQwen2) {
+    OG_ASSIGN_OR_RETURN(moe.shared, mlp(block + "shared_expert.", p.shared_intermediate));
+    OG_ASSIGN_OR_RETURN(moe.shared_gate, tensor(block + "shared_expert_gate.weight", {1, H}));
+  }
+  return moe;
 }
 
 Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, const hf::Checkpoint& ckpt,
@@ -236,18 +286,8 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
 
     OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + "input_layernorm.weight", H));
     OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
-    if (var.moe && p.sparse(i)) {
-      MoeWeights moe{.top_k = p.top_k, .normalize = p.norm_topk_prob};
-      OG_ASSIGN_OR_RETURN(moe.router, tensor(mlp + "gate.weight", {p.experts, H}));
-      const int64_t Ie = p.moe_intermediate;
-      for (int64_t e = 0; e < p.experts; ++e) {
-        const std::string ex = mlp + "experts." + std::to_string(e) + ".";
-        MlpWeights ew{.intermediate = Ie, .act = p.act};
-        OG_ASSIGN_OR_RETURN(ew.gate, tensor(ex + "gate_proj.weight", {Ie, H}));
-        OG_ASSIGN_OR_RETURN(ew.up, tensor(ex + "up_proj.weight", {Ie, H}));
-        OG_ASSIGN_OR_RETURN(ew.down, tensor(ex + "down_proj.weight", {H, Ie}));
-        moe.experts.push_back(ew);
-      }
+    if (var.moe != MoeKind::kNone && p.sparse(i)) {
+      OG_ASSIGN_OR_RETURN(MoeWeights moe, moe_weights(var, p, ckpt, pre, H));
       add_inplace(x, self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
       add_inplace(x, sparse_moe(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), moe));
       continue;

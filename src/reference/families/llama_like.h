@@ -1,5 +1,5 @@
-// The llama-like decoder the reference families llama, mistral, qwen2, qwen3, qwen3_moe,
-// phi3 and smollm3 share, with the switches by which they differ (transformers generates
+// The llama-like decoder the reference families llama, mistral, mixtral, qwen2, qwen2_moe,
+// qwen3, qwen3_moe, phi3 and smollm3 share, with the switches by which they differ (transformers generates
 // them from the same modules). Each family's file holds its Variant and its entry.
 #pragma once
 
@@ -21,6 +21,17 @@ enum class SlidingRule {
   kSmolLM3,     // smollm3: sliding iff use_sliding_window, sliding_window set and a NoPE layer
 };
 
+// Which sparse mixture-of-experts block replaces the MLP, and how its config and tensors are named.
+enum class MoeKind {
+  kNone,
+  kQwen3,    // qwen3_moe: mlp.gate, mlp.experts.E.{gate,up,down}_proj on the sparse layers,
+             // renormalized iff norm_topk_prob
+  kQwen2,    // qwen2_moe: kQwen3's block plus mlp.shared_expert.{gate,up,down}_proj scaled by
+             // sigmoid(mlp.shared_expert_gate(x))
+  kMixtral,  // mixtral: block_sparse_moe.gate, block_sparse_moe.experts.E.{w1,w3,w2} (gate,
+             // up, down) on every layer, always renormalized
+};
+
 struct Variant {
   const char* family;
   SlidingRule sliding = SlidingRule::kNone;
@@ -32,7 +43,7 @@ struct Variant {
   bool partial_rotary = false;        // phi3: partial_rotary_factor
   bool default_rope_only = false;     // phi3: Phi3Config accepts only default (and longrope)
   bool nope_layers = false;           // smollm3: no_rope_layers / no_rope_layer_interval
-  bool moe = false;                   // qwen3_moe: Qwen3MoeSparseMoeBlock on the sparse layers
+  MoeKind moe = MoeKind::kNone;
 };
 
 Result<std::vector<double>> llama_like_forward(const Variant& variant, const hf::ModelConfig& c,

@@ -7,7 +7,7 @@
 namespace og::reference {
 namespace {
 
-constexpr Variant kVariant{.family = "qwen3_moe", .qk_norm = true, .reads_attention_bias = true, .moe = true};
+constexpr Variant kVariant{.family = "qwen3_moe", .qk_norm = true, .reads_attention_bias = true, .moe = MoeKind::kQwen3};
 constexpr ModelType kTypes[] = {{"qwen3_moe", false}};
 
 }  // namespace
