@@ -302,23 +302,60 @@ TEST(CliInspect, MixtralRealConfigLayoutAndActiveBytesPerToken) {
   EXPECT_NE(fused.err.find("mlp.experts.gate_up_proj"), std::string::npos) << fused.err;
 }
 
-// Config fields of qwen3_moe that offgraph cannot honour are errors naming the field.
-TEST(CliExport, Qwen3MoeFieldsOffgraphCannotHonourAreNamed) {
+// Qwen1.5-MoE-A2.7B (tests/data/configs): its layout (24 full caches, 16 kv heads x 128), and a
+// tiny model with its expert fields, whose inspect counts the 56 unchosen experts of 60 out of
+// the bytes a token reads and keeps the shared expert in.
+TEST(CliInspect, Qwen2MoeRealConfigLayoutAndActiveBytesPerToken) {
+  auto layout = run_offgraph("layout --json " + kConfigs + "Qwen1.5-MoE-A2.7B-Chat.json");
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  using V = std::vector<int>;
+  expect_layout(nlohmann::json::parse(layout.out),
+                {"Qwen1.5-MoE-A2.7B-Chat.json", "qwen2_moe", 24, iota(24), V(24, 16), V(24, 128), V(24, 0)},
+                "Qwen1.5-MoE-A2.7B-Chat.json");
+
+  const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + "Qwen1.5-MoE-A2.7B-Chat.json"));
+  nlohmann::json set = {{"num_hidden_layers", 2}, {"moe_intermediate_size", 16}, {"shared_expert_intermediate_size", 48},
+                        {"mlp_only_layers", nlohmann::json::array()}};
+  for (const char* f : {"num_experts", "num_experts_per_tok", "norm_topk_prob", "decoder_sparse_step"}) set[f] = real[f];
   TempDir d;
-  ASSERT_EQ(run_offgraph("gen-model --family qwen3_moe --out " + d.file("m")).exit_code, 0);
-  const std::string config = read_file(d.file("m") + "/config.json");
-  for (const auto& [patch, field] : std::vector<std::pair<nlohmann::json, std::string>>{
-           {{{"use_sliding_window", true}, {"sliding_window", 8}}, "use_sliding_window"},
-           {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
-           {{{"decoder_sparse_step", 0}}, "decoder_sparse_step"},
-           {{{"mlp_only_layers", {7}}}, "mlp_only_layers"},
-           {{{"hidden_act", "relu2"}}, "hidden_act"}}) {
-    nlohmann::json c = nlohmann::json::parse(config);
-    c.merge_patch(patch);
-    write_file(d.file("m") + "/config.json", c.dump());
-    auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp"));
-    EXPECT_EQ(ex.exit_code, 2) << patch.dump();
-    EXPECT_NE(ex.err.find(field), std::string::npos) << patch.dump() << ": " << ex.err;
+  ASSERT_EQ(run_offgraph("gen-model --family qwen2_moe --out " + d.file("m") + " --set '" + set.dump() + "'").exit_code, 0);
+  auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --max-ctx-len 64");
+  ASSERT_EQ(ex.exit_code, 0) << ex.err;
+  auto inspect = run_offgraph("inspect --json " + d.file("p.ogp"));
+  ASSERT_EQ(inspect.exit_code, 0) << inspect.err;
+  auto j = nlohmann::json::parse(inspect.out);
+  EXPECT_EQ(j["op_counts"]["moe"], 2);
+  const uint64_t expert = 3 * 16 * 64 * 4, total = j["weight_bytes"];  // gate, up [16, 64], down [64, 16] in fp32
+  EXPECT_EQ(j["parameter_bytes"]["active_per_token"].get<uint64_t>(), total - 2 * 56 * expert);
+}
+
+// Config fields of qwen3_moe that offgraph cannot honour are errors naming the field.
+// (And of qwen2_moe and mixtral, which share its block or its checks.)
+TEST(CliExport, Qwen3MoeFieldsOffgraphCannotHonourAreNamed) {
+  using Patches = std::vector<std::pair<nlohmann::json, std::string>>;
+  const Patches qwen = {{{{"use_sliding_window", true}, {"sliding_window", 8}}, "use_sliding_window"},
+                        {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
+                        {{{"decoder_sparse_step", 0}}, "decoder_sparse_step"},
+                        {{{"mlp_only_layers", {7}}}, "mlp_only_layers"},
+                        {{{"hidden_act", "relu2"}}, "hidden_act"}};
+  Patches qwen2 = qwen;
+  qwen2.push_back({{{"shared_expert_intermediate_size", 0}}, "shared_expert_intermediate_size"});
+  const Patches mixtral = {{{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
+                           {{{"num_local_experts", 0}}, "num_local_experts"},
+                           {{{"hidden_act", "relu2"}}, "hidden_act"}};
+  for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
+           {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}}) {
+    TempDir d;
+    ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
+    const std::string config = read_file(d.file("m") + "/config.json");
+    for (const auto& [patch, field] : patches) {
+      nlohmann::json c = nlohmann::json::parse(config);
+      c.merge_patch(patch);
+      write_file(d.file("m") + "/config.json", c.dump());
+      auto ex = run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp"));
+      EXPECT_EQ(ex.exit_code, 2) << family << " " << patch.dump();
+      EXPECT_NE(ex.err.find(field), std::string::npos) << family << " " << patch.dump() << ": " << ex.err;
+    }
   }
 }
 

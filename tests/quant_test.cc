@@ -710,9 +710,12 @@ TEST_P(QuantE2E, Int8ActivationProgramEqualsTheReferenceQuantizingTheSameInputs)
     for (const fb::Op* op : *p.ops()) {
       if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations())
         int8_input(a->weight());
-      if (const fb::MoeAttrs* a = op->attrs_as_MoeAttrs(); a != nullptr && a->int8_activations())
+      if (const fb::MoeAttrs* a = op->attrs_as_MoeAttrs(); a != nullptr && a->int8_activations()) {
         for (const auto* list : {a->gate(), a->up(), a->down()})
           for (int32_t w : *list) int8_input(w);
+        for (int32_t w : {a->shared_gate(), a->shared_up(), a->shared_down()})  // a shared expert's (Qwen2-MoE)
+          if (w >= 0) int8_input(w);
+      }
     }
   }
   EXPECT_GT(options.int8_linear_inputs.size(), 0u);
@@ -784,7 +787,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"llama", false, "8w", "", 32, "4w"}, QCase{"qwen3", true, "8w", "", 32, "4w"},
                                            QCase{"gemma3_text", true, "4w", "8w", 32, "4w"},
                                            QCase{"qwen3_moe", false, "4w", "", 32}, QCase{"qwen3_moe", false, "8w", "8w", 64},
-                                           QCase{"mixtral", false, "4w", "", 32}),
+                                           QCase{"mixtral", false, "4w", "", 32}, QCase{"qwen2_moe", false, "8w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -96,6 +96,10 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t dense = static_cast<int64_t>(c.text.at("mlp_only_layers").size());
     return 1 + L * (4 + 2 + 2) + dense * 3 + (L - dense) * (1 + 3 * text_int(c, "num_experts")) + 1 + head;
   }
+  if (family == "qwen2_moe") {  // q k v o + q/k/v biases; sparse: router, 3 per expert, shared expert and its gate
+    const int64_t dense = static_cast<int64_t>(c.text.at("mlp_only_layers").size());
+    return 1 + L * (4 + 3 + 2) + dense * 3 + (L - dense) * (1 + 3 * text_int(c, "num_experts") + 3 + 1) + 1 + head;
+  }
   if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
@@ -188,7 +192,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.num_attention_heads * c.head_dim, c.hidden_size}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
-    if (family != "qwen3_moe" && family != "gpt_oss" && family != "mixtral") {
+    if (family != "qwen3_moe" && family != "qwen2_moe" && family != "gpt_oss" && family != "mixtral") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
     }
   }
@@ -202,6 +206,16 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.hidden_size, I}));
     EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[1]}));
     EXPECT_EQ(m.checkpoint.find(p + "layers.1.mlp.gate.weight"), nullptr);
+  } else if (family == "qwen2_moe") {  // layer 0 sparse with the shared expert; layer 1 in mlp_only_layers
+    const int64_t E = text_int(c, "num_experts"), I = text_int(c, "moe_intermediate_size"),
+                  S = text_int(c, "shared_expert_intermediate_size");
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate.weight"), (Shape{E, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.experts.0.up_proj.weight"), (Shape{I, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.shared_expert.down_proj.weight"), (Shape{c.hidden_size, S}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.shared_expert_gate.weight"), (Shape{1, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_proj.bias"), (Shape{c.num_attention_heads * c.head_dim}));
+    EXPECT_EQ(m.checkpoint.find(l0 + "self_attn.o_proj.bias"), nullptr);
+    EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[1]}));
   } else if (family == "mixtral") {  // every layer sparse: w1 gate, w3 up, w2 down
     const int64_t E = text_int(c, "num_local_experts"), I = c.intermediate_size[0];
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.gate.weight"), (Shape{E, c.hidden_size}));
@@ -264,6 +278,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"smollm3", "smollm3", "smollm3", "smollm3"},
                         Case{"qwen3_moe", "qwen3_moe", "qwen3_moe", "qwen3_moe"},
                         Case{"mixtral", "mixtral", "mixtral", "mixtral"},
+                        Case{"qwen2_moe", "qwen2_moe", "qwen2_moe", "qwen2_moe"},
                         Case{"gemma2", "gemma2", "gemma2", "gemma2"},
                         Case{"gemma3_text", "gemma3_text", "gemma3_text", "gemma3"},
                         Case{"gemma3", "gemma3", "gemma3_text", "gemma3"},

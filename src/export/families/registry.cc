@@ -13,6 +13,7 @@ const Family& mixtral_family();
 const Family& qwen2_family();
 const Family& qwen3_family();
 const Family& qwen3_moe_family();
+const Family& qwen2_moe_family();
 const Family& phi3_family();
 const Family& gemma2_family();
 const Family& gemma3_family();
@@ -25,7 +26,7 @@ std::span<const Family* const> all_families() {
   static const std::array kFamilies = std::to_array<const Family*>({
       &llama_family(),   &mistral_family(), &qwen2_family(),   &qwen3_family(),   &qwen3_moe_family(), &phi3_family(),
       &gemma2_family(),  &gemma3_family(),  &gemma3n_family(), &gemma4_family(),  &smollm3_family(),   &gpt_oss_family(),
-      &mixtral_family(),
+      &mixtral_family(), &qwen2_moe_family(),
   });
   return kFamilies;
 }

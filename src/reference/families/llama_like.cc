@@ -105,6 +105,7 @@ Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConf
 struct Plan {
   int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
   double eps = 1e-6;
+  bool qkv_bias = false;  // q, k, v only
   bool attention_bias = false, mlp_bias = false;
   Activation act = Activation::kSilu;
   std::vector<int64_t> windows;
@@ -140,14 +141,14 @@ Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
     if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_local_experts]");
     return Status::ok();
   }
-  // Qwen3MoeConfig / Qwen2MoeConfig. qwen3_moe's use_sliding_window is refused: transformers 4.5x
+  // Qwen3MoeConfig / Qwen2MoeConfig. use_sliding_window is refused: transformers 4.5x
   // slid the layers from max_window_layers on, later versions every layer, so no one answer is
   // transformers'.
-  if (var.moe == MoeKind::kQwen3) {
+  {
     OG_ASSIGN_OR_RETURN(bool sliding, t.get_bool("use_sliding_window", false));
     if (sliding)
-      return unsupported("{}: field '{}' is true: the reference does not run qwen3_moe with a sliding window", c.path,
-                         t.field_name("use_sliding_window"));
+      return unsupported("{}: field '{}' is true: the reference does not run {} with a sliding window", c.path,
+                         t.field_name("use_sliding_window"), var.family);
   }
   OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_experts"));
   OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
@@ -176,6 +177,10 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   p.eps = c.rms_norm_eps;
   if (var.reads_attention_bias) {
     OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("attention_bias", false));
+  }
+  p.qkv_bias = var.qkv_bias;
+  if (var.reads_qkv_bias) {
+    OG_ASSIGN_OR_RETURN(p.qkv_bias, t.get_bool("qkv_bias", true));
   }
   if (var.reads_mlp_bias) {
     OG_ASSIGN_OR_RETURN(p.mlp_bias, t.get_bool("mlp_bias", false));
@@ -261,7 +266,7 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       OG_ASSIGN_OR_RETURN(aw.k, tensor(at + "k_proj.weight", {p.kv_heads * D, H}));
       OG_ASSIGN_OR_RETURN(aw.v, tensor(at + "v_proj.weight", {p.kv_heads * D, H}));
     }
-    if (var.qkv_bias || p.attention_bias) {
+    if (p.qkv_bias || p.attention_bias) {
       OG_ASSIGN_OR_RETURN(aw.q_bias, tensor(at + "q_proj.bias", {p.heads * D}));
       OG_ASSIGN_OR_RETURN(aw.k_bias, tensor(at + "k_proj.bias", {p.kv_heads * D}));
       OG_ASSIGN_OR_RETURN(aw.v_bias, tensor(at + "v_proj.bias", {p.kv_heads * D}));

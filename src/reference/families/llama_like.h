@@ -38,6 +38,7 @@ struct Variant {
   bool fused = false;                 // phi3: qkv_proj and gate_up_proj
   bool qk_norm = false;               // qwen3: q_norm/k_norm over head_dim before RoPE
   bool qkv_bias = false;              // qwen2: q/k/v always biased, o_proj never
+  bool reads_qkv_bias = false;        // qwen2_moe: q/k/v biased iff qkv_bias (default true), o_proj never
   bool reads_attention_bias = false;  // llama, qwen3: attention_bias on q, k, v and o
   bool reads_mlp_bias = false;        // llama: mlp_bias on gate, up and down
   bool partial_rotary = false;        // phi3: partial_rotary_factor

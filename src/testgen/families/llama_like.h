@@ -26,6 +26,11 @@ Result<bool> flag(const Json& text, const FamilyContext& ctx, const char* key);
 // LlamaAttention: bias=config.attention_bias on q/k/v/o; LlamaMLP: bias=config.mlp_bias.
 Result<std::vector<TensorSpec>> llama_tensors(const Json& text, const FamilyContext& ctx);
 
+// A Qwen MoE decoder's tensors (qwen3_moe.cc): the llama-shaped ones with the sparse layers'
+// MLP replaced by the router and experts, and with `shared_expert` Qwen2-MoE's shared expert.
+Result<std::vector<TensorSpec>> qwen_moe_tensors(const Json& text, const FamilyContext& ctx, const LlamaShape& shape,
+                                                 bool shared_expert);
+
 // Qwen3-0.6B's tiny field set (qwen3.cc), which Qwen3-MoE's extends.
 Json qwen3_config();
 
