@@ -329,6 +329,50 @@ TEST(CliInspect, Qwen2MoeRealConfigLayoutAndActiveBytesPerToken) {
   EXPECT_EQ(j["parameter_bytes"]["active_per_token"].get<uint64_t>(), total - 2 * 56 * expert);
 }
 
+// Granite 3.3 and OLMo 2 (tests/data/configs): their layouts, and tiny models with their
+// fields (Granite's four multipliers, OLMo 2's norms) exported and run against the float64
+// reference through the command line.
+TEST(CliLayout, GraniteAndOlmo2RealConfigs) {
+  using V = std::vector<int>;
+  auto granite = run_offgraph("layout --json " + kConfigs + "granite-3.3-8b-instruct.json");
+  ASSERT_EQ(granite.exit_code, 0) << granite.err;
+  expect_layout(nlohmann::json::parse(granite.out),
+                {"granite-3.3-8b-instruct.json", "granite", 40, iota(40), V(40, 8), V(40, 128), V(40, 0)},
+                "granite-3.3-8b-instruct.json");
+  auto olmo = run_offgraph("layout --json " + kConfigs + "OLMo-2-0425-1B.json");
+  ASSERT_EQ(olmo.exit_code, 0) << olmo.err;
+  expect_layout(nlohmann::json::parse(olmo.out), {"OLMo-2-0425-1B.json", "olmo2", 16, iota(16), V(16, 16), V(16, 128), V(16, 0)},
+                "OLMo-2-0425-1B.json");
+
+  for (const auto& [family, file, fields] :
+       std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>{
+           {"granite", "granite-3.3-8b-instruct.json",
+            {"embedding_multiplier", "residual_multiplier", "logits_scaling", "rms_norm_eps", "rope_theta"}},
+           {"olmo2", "OLMo-2-0425-1B.json", {"rms_norm_eps", "rope_theta", "tie_word_embeddings"}}}) {
+    const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + file));
+    nlohmann::json set = nlohmann::json::object();
+    for (const std::string& f : fields) set[f] = real[f];
+    TempDir d;
+    ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m") + " --set '" + set.dump() + "'").exit_code, 0);
+    ASSERT_EQ(run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --max-ctx-len 64").exit_code, 0);
+    const std::string tokens = " --tokens 1,5,9,33,2,7,100,200,3,4,5,6 --out ";
+    auto ours = run_offgraph("logits --program " + d.file("p.ogp") + " --chunk 5" + tokens + d.file("a.npy"));
+    ASSERT_EQ(ours.exit_code, 0) << ours.err;
+    auto ref = run_offgraph("reference -m " + d.file("m") + tokens + d.file("b.npy"));
+    ASSERT_EQ(ref.exit_code, 0) << ref.err;
+    auto a = read_npy_f32(d.file("a.npy"));
+    auto b = read_npy_f32(d.file("b.npy"));
+    ASSERT_TRUE(a.is_ok() && b.is_ok());
+    ASSERT_EQ(a->shape, b->shape);
+    double top = 0, diff = 0;
+    for (size_t i = 0; i < b->data.size(); ++i) {
+      top = std::max(top, std::fabs(static_cast<double>(b->data[i])));
+      diff = std::max(diff, std::fabs(static_cast<double>(a->data[i]) - b->data[i]));
+    }
+    EXPECT_LE(diff, 1e-4 * top) << family;
+  }
+}
+
 // Config fields of qwen3_moe that offgraph cannot honour are errors naming the field.
 // (And of qwen2_moe and mixtral, which share its block or its checks.)
 TEST(CliExport, Qwen3MoeFieldsOffgraphCannotHonourAreNamed) {

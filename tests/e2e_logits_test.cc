@@ -85,9 +85,10 @@ class FamilyE2E : public ::testing::TestWithParam<FamilyCase> {
 TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   auto g = generate({.family = GetParam().family, .seed = GetParam().seed, .overrides = GetParam().overrides});
   const int64_t w = smallest_window(g->config);
-  // The Qwen MoE families refuse use_sliding_window (see export/families/qwen_moe.h).
-  if (!GetParam().family.starts_with("llama") && !GetParam().family.starts_with("smollm") &&
-      GetParam().family != "qwen3_moe" && GetParam().family != "qwen2_moe") {
+  // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
+  // export/families/qwen_moe.h).
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2"};
+  if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
   const auto ids = test_tokens(sequence_length(g->config), g->config.vocab_size, static_cast<uint32_t>(GetParam().seed));
@@ -227,6 +228,7 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"gemma2", 7}, FamilyCase{"gemma3_text", 8},
                                            FamilyCase{"gemma3", 9}, FamilyCase{"qwen3_moe", 10},
                                            FamilyCase{"mixtral", 16}, FamilyCase{"qwen2_moe", 17},
+                                           FamilyCase{"granite", 18}, FamilyCase{"olmo2", 19},
                                            // Experts as the hub stores them (MXFP4) and as float parameters.
                                            FamilyCase{"gpt_oss", 13}, FamilyCase{"gpt_oss", 14,
                                                       {{"quantization_config", nullptr}}, "gpt_oss_float_experts"},

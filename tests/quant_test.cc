@@ -652,7 +652,8 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // --qembedding if given, else the head's), norms stay f32.
   const auto dt = dtypes(prog);
   const fb::DType lin = std::string(c.qlinear) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
-  const std::string p = dt.contains("model.layers.0.input_layernorm.weight") ? "model.layers.0." : "model.language_model.layers.0.";
+  // (post_attention_layernorm: every family has it; OLMo 2 has no input_layernorm.)
+  const std::string p = dt.contains("model.layers.0.post_attention_layernorm.weight") ? "model.layers.0." : "model.language_model.layers.0.";
   if (dt.contains(p + "mlp.gate.weight")) {  // a mixture of experts: experts quantized, router f32
     EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.experts.7.gate_proj.weight"), lin);
@@ -664,7 +665,7 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   } else {
     EXPECT_EQ(dt.at(p + "mlp.down_proj.weight"), lin);
   }
-  EXPECT_EQ(dt.at(p + "input_layernorm.weight"), fb::DType::F32);
+  EXPECT_EQ(dt.at(p + "post_attention_layernorm.weight"), fb::DType::F32);
   const std::string embed = p.substr(0, p.find("layers.")) + "embed_tokens.weight";
   const fb::DType head = std::string(c.qhead) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
   const fb::DType emb = std::string(c.qembedding) == "4w" ? fb::DType::Q4 : std::string(c.qembedding) == "8w" ? fb::DType::Q8
@@ -787,7 +788,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"llama", false, "8w", "", 32, "4w"}, QCase{"qwen3", true, "8w", "", 32, "4w"},
                                            QCase{"gemma3_text", true, "4w", "8w", 32, "4w"},
                                            QCase{"qwen3_moe", false, "4w", "", 32}, QCase{"qwen3_moe", false, "8w", "8w", 64},
-                                           QCase{"mixtral", false, "4w", "", 32}, QCase{"qwen2_moe", false, "8w", "", 32}),
+                                           QCase{"mixtral", false, "4w", "", 32}, QCase{"qwen2_moe", false, "8w", "", 32},
+                                           QCase{"granite", true, "4w", "", 32}, QCase{"olmo2", false, "8w", "8w", 64}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -87,6 +87,8 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   const float eps = static_cast<float>(c.rms_norm_eps);
   OG_CHECK(o.skip_rope.empty() || static_cast<int64_t>(o.skip_rope.size()) == c.num_hidden_layers);
   OG_CHECK(!(o.mlp && o.sandwich_norms));  // the MLP hook replaces the feed-forward block without its norms
+  OG_CHECK(!(o.sandwich_norms && o.post_norms_only));
+  OG_CHECK(!o.qk_norm_whole || o.qk_norm);
   // rows of `dim` of x normed: [T, width of x]; the weight [dim] kept f32
   auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
     OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true, .add = o.norm_offset}));
@@ -103,7 +105,8 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     const int64_t D = la.head_dim, Hkv = la.kv_heads, I = c.intermediate_size[l];
     if (la.donor >= 0) return unsupported("{}: KV-shared layers are not supported by this family's builder", c.path);
 
-    OG_ASSIGN_OR_RETURN(ValueId h, norm(x, p + "input_layernorm.weight", H));  // [T, H]
+    ValueId h = x;  // [T, H]: the attention's input
+    if (!o.post_norms_only) { OG_ASSIGN_OR_RETURN(h, norm(x, p + "input_layernorm.weight", H)); }
     ValueId q, k, v;  // [T, Hq * D], [T, Hkv * D], [T, Hkv * D]
     if (o.fused_qkv) {
       OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(p + "self_attn.qkv_proj.weight", {(Hq + 2 * Hkv) * D, H}));
@@ -125,8 +128,8 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       v = g.linear(h, wv, bv);
     }
     if (o.qk_norm) {
-      OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn.q_norm.weight", D));
-      OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn.k_norm.weight", D));
+      OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn.q_norm.weight", o.qk_norm_whole ? Hq * D : D));
+      OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn.k_norm.weight", o.qk_norm_whole ? Hkv * D : D));
     }
     // The rope fields are checked for every layer, including those that apply none.
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
@@ -151,23 +154,31 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "self_attn.o_proj.weight", {H, Hq * D}));
     OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, p + "self_attn.o_proj.bias", H));
     ValueId attn_out = g.linear(a, wo, bo);  // [T, H]
-    if (o.sandwich_norms) { OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + "post_attention_layernorm.weight", H)); }
+    if (o.sandwich_norms || o.post_norms_only) {
+      OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + "post_attention_layernorm.weight", H));
+    }
+    if (o.residual_scale != 1.0f) attn_out = g.scale(attn_out, o.residual_scale);
     x = g.add(x, attn_out);
 
-    // [T, H]
-    OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H));
+    h = x;  // [T, H]: the feed-forward block's input
+    if (!o.post_norms_only) {
+      OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H));
+    }
     ValueId m = kNoValue;  // [T, H]
     if (o.mlp) { OG_ASSIGN_OR_RETURN(m, o.mlp(ctx, l, h)); }
     if (m == kNoValue) { OG_ASSIGN_OR_RETURN(m, gated_mlp(ctx, o, p, h, I)); }
-    if (o.sandwich_norms) { OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H)); }
+    if (o.sandwich_norms || o.post_norms_only) {
+      OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H));
+    }
+    if (o.residual_scale != 1.0f) m = g.scale(m, o.residual_scale);
     x = g.add(x, m);
   }
   OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));  // [T, H]
 
-  return build_lm_head(ctx, x, embed, o.final_softcap);
+  return build_lm_head(ctx, x, embed, o.final_softcap, o.logits_scale);
 }
 
-Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap) {
+Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale) {
   const hf::ModelConfig& c = ctx.config;
   WeightId head = embed;
   const hf::TensorView* lm = ctx.ckpt.find("lm_head.weight");
@@ -178,6 +189,7 @@ Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_s
     OG_ASSIGN_OR_RETURN(head, ctx.g.weight(*lm_checked));
   }
   ValueId logits = ctx.g.lm_head(x, head);  // [T, V]
+  if (logits_scale != 1.0f) logits = ctx.g.scale(logits, logits_scale);
   if (final_softcap > 0) logits = ctx.g.softcap(logits, final_softcap);
   ctx.g.set_logits(logits);
   return Status::ok();

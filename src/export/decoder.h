@@ -1,6 +1,7 @@
 // The pre-norm decoder most families share, parameterized by what differs between them:
-// norm offset (a 1 + w RMSNorm), sandwich norms, q/k norms, biases, fused projections,
-// attention scale and softcap, activation, embedding scale and final softcap.
+// norm offset (a 1 + w RMSNorm), sandwich or post-only norms, q/k norms, biases, fused
+// projections, attention scale and softcap, activation, embedding, residual and logit scales
+// and final softcap.
 // A family file fills DecoderOptions from its config and calls build_decoder().
 #pragma once
 
@@ -15,7 +16,11 @@ namespace og::exporter {
 struct DecoderOptions {
   float norm_offset = 0.0f;        // 1.0: a (1 + w) RMSNorm, folded into the weight
   bool sandwich_norms = false;     // post-attention, pre- and post-feedforward norms
+  // Norms on the sublayers' outputs only (post_attention_layernorm, post_feedforward_layernorm)
+  // inside the residual: no input_layernorm, and the MLP reads the residual stream itself.
+  bool post_norms_only = false;
   bool qk_norm = false;            // RMSNorm over head_dim of q and k
+  bool qk_norm_whole = false;      // with qk_norm: over all of q's (k's) features, before the head split
   bool qkv_bias = false;           // biases on q, k, v projections
   bool o_bias = false;
   bool mlp_bias = false;
@@ -25,6 +30,8 @@ struct DecoderOptions {
   float attn_softcap = 0.0f;
   fb::Activation activation = fb::Activation::Silu;
   float embed_scale = 1.0f;
+  float residual_scale = 1.0f;     // each sublayer's output times this before it joins the residual
+  float logits_scale = 1.0f;       // logits times this (before the final softcap)
   float final_softcap = 0.0f;
   std::optional<double> sliding_rope_theta;  // rope_local_base_freq: sliding layers' own base
   // Layers whose q and k get no rotary embedding (NoPE layers): no rope op is
@@ -43,9 +50,9 @@ inline constexpr ValueId kNoValue = -1;
 
 Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
 
-// logits = x head^T (+ final softcap): the head is tied to `embed` when the config says so,
+// logits = x head^T (times logits_scale, then the final softcap): the head is tied to `embed` when the config says so,
 // else lm_head.weight (or the wrapper's language_model.lm_head.weight) must exist.
-Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap);
+Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale = 1.0f);
 
 // hidden_activation / hidden_act as an op activation; unknown names are an error naming the field.
 Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);

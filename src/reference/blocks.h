@@ -31,6 +31,7 @@ struct AttentionWeights {
   std::vector<double> q_norm, k_norm;
   NormStyle qk_norm_style = NormStyle::kWeight;
   double qk_norm_eps = 1e-6;
+  bool qk_norm_whole = false;  // olmo2: over all of q's (k's) features, weights [Hq*D] ([Hkv*D])
 };
 
 struct AttentionShape {

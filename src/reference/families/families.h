@@ -47,6 +47,8 @@ extern const Family kQwen2Family;
 extern const Family kQwen3Family;
 extern const Family kQwen3MoeFamily;
 extern const Family kQwen2MoeFamily;
+extern const Family kGraniteFamily;
+extern const Family kOlmo2Family;
 extern const Family kPhi3Family;
 extern const Family kSmolLM3Family;
 extern const Family kGemma2Family;

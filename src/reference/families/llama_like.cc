@@ -101,6 +101,11 @@ Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConf
   return windows;
 }
 
+void scale_inplace(Mat& m, double s) {
+  if (s != 1)
+    for (double& v : m.v) v *= s;
+}
+
 // Everything a forward pass needs from config.json, resolved with the family's defaults.
 struct Plan {
   int64_t hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, vocab = 0;
@@ -114,6 +119,8 @@ struct Plan {
   int64_t long_from = 0;
   double rope_attention_factor = 1.0;  // yarn, longrope: cos and sin times this
   std::vector<bool> rope;  // per layer: applies RoPE (false: SmolLM3's NoPE layers)
+  // GraniteConfig's multipliers (1 for the other families; attention_scale 0: head_dim^-0.5).
+  double embedding_multiplier = 1, attention_scale = 0, residual_multiplier = 1, logits_scaling = 1;
   // Mixture of experts (Qwen3MoeConfig, Qwen2MoeConfig): a layer is sparse iff it is not in
   // mlp_only_layers, num_experts > 0 and (layer + 1) % decoder_sparse_step == 0. MixtralConfig:
   // every layer (sparse_step 1, no mlp_only_layers), always renormalized.
@@ -189,6 +196,15 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_act") + "'"));
   OG_ASSIGN_OR_RETURN(p.windows, windows_for(var, c));
   if (var.moe != MoeKind::kNone) OG_TRY(read_moe(var, c, p));
+  if (var.multipliers) {
+    for (auto [key, field] : {std::pair{"embedding_multiplier", &p.embedding_multiplier},
+                              std::pair{"attention_multiplier", &p.attention_scale},
+                              std::pair{"residual_multiplier", &p.residual_multiplier},
+                              std::pair{"logits_scaling", &p.logits_scaling}}) {
+      OG_ASSIGN_OR_RETURN(*field, t.get_double(key, 1.0));
+      if (!(*field > 0) || !std::isfinite(*field)) return t.invalid(key, "a positive number");
+    }
+  }
 
   OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
   if (var.default_rope_only && rope.type != "default" && rope.type != "longrope")
@@ -251,6 +267,12 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
   const int64_t H = p.hidden, D = p.head_dim;
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed, float_tensor(ckpt, "model.embed_tokens.weight", {p.vocab, H}));
   OG_ASSIGN_OR_RETURN(Mat x, embed_rows(*embed, tokens));  // [T, H] residual stream
+  scale_inplace(x, p.embedding_multiplier);
+  // A sublayer's output joins the residual stream, times residual_multiplier.
+  auto join = [&](Mat branch) {
+    scale_inplace(branch, p.residual_multiplier);
+    add_inplace(x, branch);
+  };
 
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     const std::string pre = "model.layers." + std::to_string(i) + ".";
@@ -275,26 +297,39 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
     if (p.attention_bias) {
       OG_ASSIGN_OR_RETURN(aw.o_bias, tensor(at + "o_proj.bias", {H}));
     }
-    if (var.qk_norm) {
-      OG_ASSIGN_OR_RETURN(aw.q_norm, vector_f64(ckpt, at + "q_norm.weight", D));
-      OG_ASSIGN_OR_RETURN(aw.k_norm, vector_f64(ckpt, at + "k_norm.weight", D));
+    if (var.qk_norm || var.post_norms) {
+      aw.qk_norm_whole = var.post_norms;
+      OG_ASSIGN_OR_RETURN(aw.q_norm, vector_f64(ckpt, at + "q_norm.weight", aw.qk_norm_whole ? p.heads * D : D));
+      OG_ASSIGN_OR_RETURN(aw.k_norm, vector_f64(ckpt, at + "k_norm.weight", aw.qk_norm_whole ? p.kv_heads * D : D));
       aw.qk_norm_style = NormStyle::kWeight;
       aw.qk_norm_eps = p.eps;
     }
     AttentionShape shape{.attn = {.n_heads = p.heads, .n_kv_heads = p.kv_heads, .head_dim = D,
-                                  .scale = 1.0 / std::sqrt(static_cast<double>(D)), .softcap = 0,
+                                  .scale = p.attention_scale > 0 ? p.attention_scale : 1.0 / std::sqrt(static_cast<double>(D)),
+                                  .softcap = 0,
                                   .window = p.windows[static_cast<size_t>(i)]},
                          .inv_freq = p.rope[static_cast<size_t>(i)] ? p.inv_freq : std::vector<double>{},
                          .rope_attention_factor = p.rope_attention_factor,
                          .long_inv_freq = p.rope[static_cast<size_t>(i)] ? p.long_inv_freq : std::vector<double>{},
                          .long_from = p.long_from};
 
+    if (var.post_norms) {  // olmo2: x += norm(attention(x)); x += norm(mlp(x))
+      OG_ASSIGN_OR_RETURN(std::vector<double> post_attn, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
+      OG_ASSIGN_OR_RETURN(std::vector<double> post_ff, vector_f64(ckpt, pre + "post_feedforward_layernorm.weight", H));
+      MlpWeights mw{.intermediate = I, .act = p.act};
+      OG_ASSIGN_OR_RETURN(mw.gate, tensor(mlp + "gate_proj.weight", {I, H}));
+      OG_ASSIGN_OR_RETURN(mw.up, tensor(mlp + "up_proj.weight", {I, H}));
+      OG_ASSIGN_OR_RETURN(mw.down, tensor(mlp + "down_proj.weight", {H, I}));
+      join(rms_norm(self_attention(x, aw, shape), post_attn, p.eps, NormStyle::kWeight, H));
+      join(rms_norm(gated_mlp(x, mw), post_ff, p.eps, NormStyle::kWeight, H));
+      continue;
+    }
     OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + "input_layernorm.weight", H));
     OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
     if (var.moe != MoeKind::kNone && p.sparse(i)) {
       OG_ASSIGN_OR_RETURN(MoeWeights moe, moe_weights(var, p, ckpt, pre, H));
-      add_inplace(x, self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
-      add_inplace(x, sparse_moe(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), moe));
+      join(self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
+      join(sparse_moe(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), moe));
       continue;
     }
     MlpWeights mw{.intermediate = I, .act = p.act};
@@ -311,13 +346,15 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       OG_ASSIGN_OR_RETURN(mw.down_bias, tensor(mlp + "down_proj.bias", {H}));
     }
 
-    add_inplace(x, self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
-    add_inplace(x, gated_mlp(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), mw));
+    join(self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
+    join(gated_mlp(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), mw));
   }
 
   OG_ASSIGN_OR_RETURN(std::vector<double> final_norm, vector_f64(ckpt, "model.norm.weight", H));
   OG_ASSIGN_OR_RETURN(const hf::TensorView* head, output_head(ckpt, c, *embed, {"lm_head.weight"}));
-  return linear(rms_norm(x, final_norm, p.eps, NormStyle::kWeight, H), *head).v;  // [T, V]
+  Mat logits = linear(rms_norm(x, final_norm, p.eps, NormStyle::kWeight, H), *head);  // [T, V]
+  if (p.logits_scaling != 1) scale_inplace(logits, 1.0 / p.logits_scaling);
+  return logits.v;
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The llama-like decoder the reference families llama, mistral, mixtral, qwen2, qwen2_moe,
-// qwen3, qwen3_moe, phi3 and smollm3 share, with the switches by which they differ (transformers generates
+// qwen3, qwen3_moe, phi3, smollm3, granite and olmo2 share, with the switches by which they differ (transformers generates
 // them from the same modules). Each family's file holds its Variant and its entry.
 #pragma once
 
@@ -45,6 +45,12 @@ struct Variant {
   bool default_rope_only = false;     // phi3: Phi3Config accepts only default (and longrope)
   bool nope_layers = false;           // smollm3: no_rope_layers / no_rope_layer_interval
   MoeKind moe = MoeKind::kNone;
+  // granite: embedding_multiplier, attention_multiplier (the score scale), residual_multiplier
+  // (on each sublayer's output) and logits_scaling (the logits' divisor), each 1.0 when absent.
+  bool multipliers = false;
+  // olmo2: no input_layernorm; post_attention_layernorm and post_feedforward_layernorm on the
+  // sublayers' outputs inside the residual; q_norm/k_norm over the whole projection.
+  bool post_norms = false;
 };
 
 Result<std::vector<double>> llama_like_forward(const Variant& variant, const hf::ModelConfig& c,
