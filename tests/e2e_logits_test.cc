@@ -87,7 +87,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -228,7 +228,10 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"gemma2", 7}, FamilyCase{"gemma3_text", 8},
                                            FamilyCase{"gemma3", 9}, FamilyCase{"qwen3_moe", 10},
                                            FamilyCase{"mixtral", 16}, FamilyCase{"qwen2_moe", 17},
-                                           FamilyCase{"granite", 18}, FamilyCase{"olmo2", 19},
+                                           FamilyCase{"granite", 18}, FamilyCase{"olmo2", 19}, FamilyCase{"gemma", 20},
+                                           // hidden_activation wins over hidden_act (whose "gelu" Gemma's
+                                           // tiny config carries and transformers 4.x ignores).
+                                           FamilyCase{"gemma", 21, {{"hidden_activation", "silu"}}, "gemma_hidden_activation"},
                                            // Experts as the hub stores them (MXFP4) and as float parameters.
                                            FamilyCase{"gpt_oss", 13}, FamilyCase{"gpt_oss", 14,
                                                       {{"quantization_config", nullptr}}, "gpt_oss_float_experts"},

@@ -789,7 +789,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"gemma3_text", true, "4w", "8w", 32, "4w"},
                                            QCase{"qwen3_moe", false, "4w", "", 32}, QCase{"qwen3_moe", false, "8w", "8w", 64},
                                            QCase{"mixtral", false, "4w", "", 32}, QCase{"qwen2_moe", false, "8w", "", 32},
-                                           QCase{"granite", true, "4w", "", 32}, QCase{"olmo2", false, "8w", "8w", 64}),
+                                           QCase{"granite", true, "4w", "", 32}, QCase{"olmo2", false, "8w", "8w", 64},
+                                           QCase{"gemma", true, "8w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -105,6 +105,7 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
     return 1 + L * (8 + 1 + 2 + 6 + 2) + 1 + head;
+  if (family == "gemma") return 1 + L * (4 + 3 + 2) + 1 + head;  // q k v o, gate up down, input and post-attention norms
   if (family == "gemma2") return 1 + L * (4 + 3 + 4) + 1 + head;
   if (family == "gemma3_text" || family == "gemma3") return 1 + L * (4 + 2 + 3 + 4) + 1 + head;
   if (family == "gemma3n") {
@@ -287,7 +288,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"mixtral", "mixtral", "mixtral", "mixtral"},
                         Case{"qwen2_moe", "qwen2_moe", "qwen2_moe", "qwen2_moe"},
                         Case{"granite", "granite", "granite", "granite"}, Case{"olmo2", "olmo2", "olmo2", "olmo2"},
-                        Case{"gemma2", "gemma2", "gemma2", "gemma2"},
+                        Case{"gemma", "gemma", "gemma", "gemma"}, Case{"gemma2", "gemma2", "gemma2", "gemma2"},
                         Case{"gemma3_text", "gemma3_text", "gemma3_text", "gemma3"},
                         Case{"gemma3", "gemma3", "gemma3_text", "gemma3"},
                         Case{"gemma3n", "gemma3n", "gemma3n_text", "gemma3n"},

@@ -51,6 +51,7 @@ extern const Family kGraniteFamily;
 extern const Family kOlmo2Family;
 extern const Family kPhi3Family;
 extern const Family kSmolLM3Family;
+extern const Family kGemmaFamily;
 extern const Family kGemma2Family;
 extern const Family kGemma3Family;
 // gemma4.cc, gemma3n.cc: per-layer inputs, KV-shared tails, x * w norms (shared pieces in

@@ -1,5 +1,6 @@
-// The decoder of Gemma2 and Gemma3 (text, and the multimodal wrapper's text model); each
-// family's entry is in its own file (gemma2.cc, gemma3.cc). Followed:
+// The decoder of Gemma (1), Gemma2 and Gemma3 (text, and the multimodal wrapper's text
+// model); Gemma's entry is at the end of this file, the others' in their own files (gemma2.cc,
+// gemma3.cc). Followed: models/gemma/modeling_gemma.py + configuration_gemma.py,
 // models/gemma2/modeling_gemma2.py + modular/configuration, models/gemma3/modeling_gemma3.py
 // + modular/configuration_gemma3.py, modeling_rope_utils.py, masking_utils.py.
 //
@@ -13,7 +14,12 @@
 //  - Gemma3: per-head q_norm/k_norm (1 + w) before RoPE, rope_theta on full layers and
 //    rope_local_base_freq on sliding ones (rope_scaling on full layers only), no attention
 //    softcapping (Gemma3Attention never passes it), 5:1 sliding pattern by default;
-//  - both: final_logit_softcapping on the logits when set.
+//  - both: final_logit_softcapping on the logits when set;
+//  - Gemma (1): none of the above but the normalizer and the (1 + w) norms: pre-norm layers
+//    (input_layernorm, post_attention_layernorm before the MLP), scale head_dim^-0.5, no
+//    softcaps, no sliding layers; the activation is hidden_activation, else gelu_pytorch_tanh
+//    (transformers 4.38-4.5x ignore hidden_act, which the first configs set to an exact
+//    "gelu"; transformers 5 reads hidden_act, so another value there is taken).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -44,6 +50,7 @@ struct Plan {
 // Sliding flags per layer: layer_types when present, else every other layer (Gemma2) or
 // all but every sliding_window_pattern-th layer (Gemma3): layer i slides iff (i + 1) % n != 0.
 Result<std::vector<bool>> sliding_flags(int version, const hf::ModelConfig& c) {
+  if (version == 1) return std::vector<bool>(static_cast<size_t>(c.num_hidden_layers), false);  // GemmaModel: causal only
   OG_ASSIGN_OR_RETURN(std::vector<bool> given, sliding_flags_from_layer_types(c));
   if (!given.empty()) return given;
   int64_t pattern = 2;
@@ -106,18 +113,32 @@ Result<Plan> make_plan(int version, const hf::ModelConfig& c) {
                      p.kv_heads);
   p.eps = c.rms_norm_eps;
   OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("attention_bias", false));
-  OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_activation"));
-  OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_activation") + "'"));
-  OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar"));
-  if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "a positive number");
-  p.scale = 1.0 / std::sqrt(qpas);
+  if (version == 1) {
+    std::string key = "hidden_activation", act = "gelu_pytorch_tanh";
+    if (t.has("hidden_activation") && !t.raw("hidden_activation").is_null()) {
+      OG_ASSIGN_OR_RETURN(act, t.get_string("hidden_activation"));
+    } else if (t.has("hidden_act") && !t.raw("hidden_act").is_null()) {
+      OG_ASSIGN_OR_RETURN(std::string given, t.get_string("hidden_act"));
+      if (given != "gelu") act = given, key = "hidden_act";
+    }
+    OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name(key) + "'"));
+    p.scale = 1.0 / std::sqrt(static_cast<double>(p.head_dim));
+  } else {
+    OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_activation"));
+    OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_activation") + "'"));
+    OG_ASSIGN_OR_RETURN(double qpas, t.get_double("query_pre_attn_scalar"));
+    if (!(qpas > 0)) return t.invalid("query_pre_attn_scalar", "a positive number");
+    p.scale = 1.0 / std::sqrt(qpas);
+  }
   if (version == 2) {
     OG_ASSIGN_OR_RETURN(std::optional<double> cap, number_or_null(c, "attn_logit_softcapping", std::nullopt));
     p.attn_softcap = cap.value_or(0);
   }
-  OG_ASSIGN_OR_RETURN(std::optional<double> final_cap,
-                      number_or_null(c, "final_logit_softcapping", std::nullopt));
-  p.final_softcap = final_cap.value_or(0);
+  if (version >= 2) {
+    OG_ASSIGN_OR_RETURN(std::optional<double> final_cap,
+                        number_or_null(c, "final_logit_softcapping", std::nullopt));
+    p.final_softcap = final_cap.value_or(0);
+  }
   if (p.attn_softcap < 0) return t.invalid("attn_logit_softcapping", "a positive number or null");
   if (p.final_softcap < 0) return t.invalid("final_logit_softcapping", "a positive number or null");
 
@@ -129,7 +150,7 @@ Result<Plan> make_plan(int version, const hf::ModelConfig& c) {
   if (partial != 1.0)
     return unsupported("{}: field '{}' = {} is not supported for {} (its attention rotates the whole head)", c.path,
                        t.field_name("partial_rotary_factor"), partial, c.text_model_type);
-  if (version == 2) {
+  if (version <= 2) {
     OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
     OG_TRY(refuse_yarn(rope, c.path, c.text_model_type));
     p.inv_freq_full = p.inv_freq_sliding = rope_inv_freq(rope, p.head_dim);
@@ -141,7 +162,7 @@ Result<Plan> make_plan(int version, const hf::ModelConfig& c) {
   return p;
 }
 
-// sqrt(hidden_size) as transformers multiplies it in: Gemma2 builds
+// sqrt(hidden_size) as transformers multiplies it in: Gemma and Gemma2 build
 // torch.tensor(hidden**0.5, dtype=embeds.dtype); Gemma3 registers torch.tensor(hidden**0.5)
 // (float32) and casts it with .to(weight.dtype). So in bf16, sqrt(1152) = 33.94 becomes 34.
 double normalizer(int version, int64_t hidden, DType weight_dtype) {
@@ -207,10 +228,15 @@ Result<std::vector<double>> run(int version, const hf::ModelConfig& c, const hf:
     OG_ASSIGN_OR_RETURN(mw.down, tensor(mlp + "down_proj.weight", {H, I}));
     OG_ASSIGN_OR_RETURN(std::vector<double> input_ln, norm("input_layernorm"));
     OG_ASSIGN_OR_RETURN(std::vector<double> post_attn_ln, norm("post_attention_layernorm"));
+    constexpr NormStyle kG = NormStyle::kOnePlusWeight;
+    if (version == 1) {  // pre-norm: post_attention_layernorm is the MLP's input norm
+      add_inplace(x, self_attention(rms_norm(x, input_ln, p.eps, kG, H), aw, shape));
+      add_inplace(x, gated_mlp(rms_norm(x, post_attn_ln, p.eps, kG, H), mw));
+      continue;
+    }
     OG_ASSIGN_OR_RETURN(std::vector<double> pre_ff_ln, norm("pre_feedforward_layernorm"));
     OG_ASSIGN_OR_RETURN(std::vector<double> post_ff_ln, norm("post_feedforward_layernorm"));
 
-    constexpr NormStyle kG = NormStyle::kOnePlusWeight;
     Mat a = self_attention(rms_norm(x, input_ln, p.eps, kG, H), aw, shape);
     add_inplace(x, rms_norm(a, post_attn_ln, p.eps, kG, H));
     Mat m = gated_mlp(rms_norm(x, pre_ff_ln, p.eps, kG, H), mw);
@@ -233,5 +259,15 @@ Result<std::vector<double>> gemma_forward(int version, const hf::ModelConfig& c,
 }
 
 Result<std::vector<int64_t>> gemma_windows(int version, const hf::ModelConfig& c) { return windows_for(version, c); }
+
+namespace {
+constexpr ModelType kGemmaTypes[] = {{"gemma", false}};
+}  // namespace
+
+// GemmaConfig's defaults for keys a config.json may omit (hidden_activation: see the top).
+const Family kGemmaFamily{"gemma", kGemmaTypes, true, R"({
+    "vocab_size": 256000, "hidden_size": 3072, "intermediate_size": 24576, "num_hidden_layers": 28,
+    "num_attention_heads": 16, "num_key_value_heads": 16, "head_dim": 256, "max_position_embeddings": 8192,
+    "rms_norm_eps": 1e-6, "rope_theta": 10000.0})", &gemma_forward_of<1>, &gemma_windows_of<1>};
 
 }  // namespace og::reference

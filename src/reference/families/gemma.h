@@ -1,4 +1,4 @@
-// The decoder Gemma2 and Gemma3 share (gemma.cc), by version: 2 or 3.
+// The decoder Gemma, Gemma2 and Gemma3 share (gemma.cc), by version: 1, 2 or 3.
 #pragma once
 
 #include <cstdint>

@@ -1,3 +1,5 @@
+// The Gemma generators' shared tensor list, and Gemma 1 (GemmaForCausalLM, modeling_gemma.py),
+// whose family file this is.
 #include "testgen/families/gemma.h"
 
 #include <algorithm>
@@ -32,11 +34,55 @@ Result<std::vector<TensorSpec>> gemma_tensors(const Json& text, const FamilyCont
     s.linear(p + "mlp.down_proj", d.hidden, inter);
     for (const char* n : {"input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
                           "post_feedforward_layernorm"})
-      s.norm(p + n, d.hidden, kZeroNormInit);
+      if (shape.sandwich || std::string(n).find("feedforward") == std::string::npos) s.norm(p + n, d.hidden, kZeroNormInit);
   }
   s.norm(m + "norm", d.hidden, kZeroNormInit);
   if (!d.tie) s.add(shape.head_name, {d.vocab, d.hidden}, linear_init(d.hidden, kHeadGain));
   return s.take();
+}
+
+namespace {
+
+Result<std::vector<TensorSpec>> gemma1_tensors(const Json& text, const FamilyContext& ctx) {
+  return gemma_tensors(text, ctx, GemmaShape{.sandwich = false});
+}
+
+// gemma-2b's field set as first published (multi-query attention, head_dim above
+// hidden_size / heads, and hidden_act "gelu" without hidden_activation, which transformers
+// reads as gelu_pytorch_tanh), at head_dim 32.
+Json gemma_config() {
+  return {
+      {"architectures", {"GemmaForCausalLM"}},
+      {"attention_bias", false},
+      {"attention_dropout", 0.0},
+      {"bos_token_id", 2},
+      {"eos_token_id", 1},
+      {"head_dim", 32},
+      {"hidden_act", "gelu"},
+      {"hidden_size", 64},
+      {"initializer_range", 0.02},
+      {"intermediate_size", 128},
+      {"max_position_embeddings", 8192},
+      {"model_type", "gemma"},
+      {"num_attention_heads", 4},
+      {"num_hidden_layers", 4},
+      {"num_key_value_heads", 1},
+      {"pad_token_id", 0},
+      {"rms_norm_eps", 1e-6},
+      {"rope_scaling", nullptr},
+      {"rope_theta", 10000.0},
+      {"transformers_version", "4.38.0.dev0"},
+      {"use_cache", true},
+      {"vocab_size", 384},
+  };
+}
+
+}  // namespace
+
+std::vector<FamilyDef> gemma_generators() {
+  return {
+      {"gemma", false, "torch_dtype", true, 256, 16, gemma_config, nullptr, gemma1_tensors},
+  };
 }
 
 }  // namespace og::testgen

@@ -1,5 +1,6 @@
-// What the Gemma 2 and Gemma 3 generators share: four norms per layer (input,
-// post_attention, pre_feedforward, post_feedforward), every RMSNorm computing x * (1 + w).
+// What the Gemma generators share: every RMSNorm computing x * (1 + w); four norms per layer
+// (input, post_attention, pre_feedforward, post_feedforward) from Gemma 2 on, two (input,
+// post_attention) in Gemma 1.
 #pragma once
 
 #include <string>
@@ -11,6 +12,7 @@ namespace og::testgen {
 
 struct GemmaShape {
   bool qk_norm = false;
+  bool sandwich = true;                   // false: Gemma 1's two norms per layer
   std::string prefix = "model.";          // where embed_tokens, layers and norm live
   std::string head_name = "lm_head.weight";
 };
