@@ -229,6 +229,18 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"gemma3", 9}, FamilyCase{"qwen3_moe", 10},
                                            FamilyCase{"mixtral", 16}, FamilyCase{"qwen2_moe", 17},
                                            FamilyCase{"granite", 18}, FamilyCase{"olmo2", 19}, FamilyCase{"gemma", 20},
+                                           // Three sliding layers of four, yarn on the full one only.
+                                           FamilyCase{"olmo3", 22},
+                                           // transformers 5's spelling: one rope dict per layer type (here of
+                                           // different bases), no rope_scaling.
+                                           FamilyCase{"olmo3", 23,
+                                                      {{"rope_scaling", nullptr},
+                                                       {"rope_parameters",
+                                                        {{"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 10000.0}}},
+                                                         {"full_attention",
+                                                          {{"rope_type", "yarn"}, {"rope_theta", 500000.0}, {"factor", 8.0},
+                                                           {"original_max_position_embeddings", 16}}}}}},
+                                                      "olmo3_rope_parameters"},
                                            // hidden_activation wins over hidden_act (whose "gelu" Gemma's
                                            // tiny config carries and transformers 4.x ignores).
                                            FamilyCase{"gemma", 21, {{"hidden_activation", "silu"}}, "gemma_hidden_activation"},

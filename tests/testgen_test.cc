@@ -100,7 +100,7 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t dense = static_cast<int64_t>(c.text.at("mlp_only_layers").size());
     return 1 + L * (4 + 3 + 2) + dense * 3 + (L - dense) * (1 + 3 * text_int(c, "num_experts") + 3 + 1) + 1 + head;
   }
-  if (family == "olmo2") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // q k v o, q/k norms, gate up down, 2 output norms
+  if (family == "olmo2" || family == "olmo3") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // q k v o, q/k norms, gate up down, 2 output norms
   if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
@@ -218,7 +218,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_proj.bias"), (Shape{c.num_attention_heads * c.head_dim}));
     EXPECT_EQ(m.checkpoint.find(l0 + "self_attn.o_proj.bias"), nullptr);
     EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[1]}));
-  } else if (family == "olmo2") {  // q/k norms over the whole projections; output norms only
+  } else if (family == "olmo2" || family == "olmo3") {  // q/k norms over the whole projections; output norms only
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_norm.weight"), (Shape{c.num_attention_heads * c.head_dim}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_norm.weight"), (Shape{c.num_key_value_heads * c.head_dim}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "post_feedforward_layernorm.weight"), (Shape{c.hidden_size}));
@@ -288,6 +288,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"mixtral", "mixtral", "mixtral", "mixtral"},
                         Case{"qwen2_moe", "qwen2_moe", "qwen2_moe", "qwen2_moe"},
                         Case{"granite", "granite", "granite", "granite"}, Case{"olmo2", "olmo2", "olmo2", "olmo2"},
+                        Case{"olmo3", "olmo3", "olmo3", "olmo3"},
                         Case{"gemma", "gemma", "gemma", "gemma"}, Case{"gemma2", "gemma2", "gemma2", "gemma2"},
                         Case{"gemma3_text", "gemma3_text", "gemma3_text", "gemma3"},
                         Case{"gemma3", "gemma3", "gemma3_text", "gemma3"},

@@ -16,6 +16,7 @@ const Family& qwen3_moe_family();
 const Family& qwen2_moe_family();
 const Family& granite_family();
 const Family& olmo2_family();
+const Family& olmo3_family();
 const Family& phi3_family();
 const Family& gemma_family();
 const Family& gemma2_family();
@@ -29,7 +30,7 @@ std::span<const Family* const> all_families() {
   static const std::array kFamilies = std::to_array<const Family*>({
       &llama_family(),   &mistral_family(), &qwen2_family(),   &qwen3_family(),   &qwen3_moe_family(), &phi3_family(),
       &gemma2_family(),  &gemma3_family(),  &gemma3n_family(), &gemma4_family(),  &smollm3_family(),   &gpt_oss_family(),
-      &mixtral_family(), &qwen2_moe_family(), &granite_family(), &olmo2_family(), &gemma_family(),
+      &mixtral_family(), &qwen2_moe_family(), &granite_family(), &olmo2_family(), &olmo3_family(), &gemma_family(),
   });
   return kFamilies;
 }

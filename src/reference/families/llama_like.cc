@@ -87,6 +87,18 @@ Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConf
     }
     return windows;
   }
+  if (var.sliding == SlidingRule::kOlmo3) {
+    // Olmo3Config builds layer_types (when absent) with every fourth layer full; sliding
+    // layers take sliding_window (its class default 4096).
+    for (int64_t i = 0; i < L; ++i) {
+      const size_t li = static_cast<size_t>(i);
+      if (!(given.empty() ? (i + 1) % 4 != 0 : given[li])) continue;
+      if (!c.sliding_window || *c.sliding_window <= 0)
+        return unsupported("{}: layer {} is sliding_attention but '{}' is null", c.path, i, t.field_name("sliding_window"));
+      windows[li] = *c.sliding_window;
+    }
+    return windows;
+  }
   // Llama never windows; Mistral and Phi3 window every layer when sliding_window is set and
   // ignore layer_types, so a layer_types that says otherwise cannot be honoured.
   const int64_t window = var.sliding == SlidingRule::kEveryLayer ? c.sliding_window.value_or(0) : 0;
@@ -118,6 +130,10 @@ struct Plan {
   std::vector<double> long_inv_freq;  // longrope: positions >= long_from use these
   int64_t long_from = 0;
   double rope_attention_factor = 1.0;  // yarn, longrope: cos and sin times this
+  // olmo3's sliding layers' rope (the fields above are the full layers'): the default one
+  // unless rope_parameters' sliding_attention entry says otherwise.
+  std::vector<double> sliding_inv_freq;
+  double sliding_attention_factor = 1.0;
   std::vector<bool> rope;  // per layer: applies RoPE (false: SmolLM3's NoPE layers)
   // GraniteConfig's multipliers (1 for the other families; attention_scale 0: head_dim^-0.5).
   double embedding_multiplier = 1, attention_scale = 0, residual_multiplier = 1, logits_scaling = 1;
@@ -206,7 +222,24 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
     }
   }
 
-  OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
+  RopeSpec rope;
+  if (var.rope_by_layer_type) {
+    // Olmo3: {full: the configured rope, sliding: default}, both of base rope_theta (the
+    // family's table fills it when absent), rope_scaling merged into the full entry only.
+    OG_ASSIGN_OR_RETURN(double theta, t.get_double("rope_theta"));
+    OG_ASSIGN_OR_RETURN(LayerTypeRopes by_type, rope_params_by_layer_type(c));
+    const hf::JsonFields full(by_type.full, c.path, t.field_name("rope_parameters.full_attention."));
+    const hf::JsonFields sliding(by_type.sliding, c.path, t.field_name("rope_parameters.sliding_attention."));
+    OG_ASSIGN_OR_RETURN(rope, parse_rope_params(&full, theta, c.max_position_embeddings));
+    OG_ASSIGN_OR_RETURN(RopeSpec local, parse_rope_params(&sliding, theta, c.max_position_embeddings));
+    if (local.type == "longrope")
+      return unsupported("{}: the sliding layers' rope type 'longrope' is not supported for {}", c.path, var.family);
+    OG_TRY(check_rope_width(local, p.head_dim, c.path));
+    p.sliding_inv_freq = rope_inv_freq(local, p.head_dim);
+    p.sliding_attention_factor = local.attention_factor;
+  } else {
+    OG_ASSIGN_OR_RETURN(rope, parse_uniform_rope(c, 10000.0));
+  }
   if (var.default_rope_only && rope.type != "default" && rope.type != "longrope")
     return unsupported("{}: rope type '{}' is not supported for {} (Phi3Config accepts only default and longrope)",
                        c.path, rope.type, var.family);
@@ -312,6 +345,11 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
                          .rope_attention_factor = p.rope_attention_factor,
                          .long_inv_freq = p.rope[static_cast<size_t>(i)] ? p.long_inv_freq : std::vector<double>{},
                          .long_from = p.long_from};
+    if (var.rope_by_layer_type && p.windows[static_cast<size_t>(i)] > 0) {  // a sliding layer's own rope
+      shape.inv_freq = p.sliding_inv_freq;
+      shape.rope_attention_factor = p.sliding_attention_factor;
+      shape.long_inv_freq.clear();
+    }
 
     if (var.post_norms) {  // olmo2: x += norm(attention(x)); x += norm(mlp(x))
       OG_ASSIGN_OR_RETURN(std::vector<double> post_attn, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));

@@ -1,5 +1,5 @@
 // The llama-like decoder the reference families llama, mistral, mixtral, qwen2, qwen2_moe,
-// qwen3, qwen3_moe, phi3, smollm3, granite and olmo2 share, with the switches by which they differ (transformers generates
+// qwen3, qwen3_moe, phi3, smollm3, granite, olmo2 and olmo3 share, with the switches by which they differ (transformers generates
 // them from the same modules). Each family's file holds its Variant and its entry.
 #pragma once
 
@@ -19,6 +19,7 @@ enum class SlidingRule {
   kEveryLayer,  // mistral, phi3: sliding_window (when not null) on every layer
   kQwen,        // qwen2/3: sliding iff use_sliding_window and layer >= max_window_layers
   kSmolLM3,     // smollm3: sliding iff use_sliding_window, sliding_window set and a NoPE layer
+  kOlmo3,       // olmo3: layer_types, else every layer but each fourth ((i + 1) % 4 != 0) slides
 };
 
 // Which sparse mixture-of-experts block replaces the MLP, and how its config and tensors are named.
@@ -51,6 +52,9 @@ struct Variant {
   // olmo2: no input_layernorm; post_attention_layernorm and post_feedforward_layernorm on the
   // sublayers' outputs inside the residual; q_norm/k_norm over the whole projection.
   bool post_norms = false;
+  // olmo3: sliding layers rotate with the default rope of rope_theta, full layers with the
+  // configured rope (rope_scaling, or rope_parameters' per-layer-type entries).
+  bool rope_by_layer_type = false;
 };
 
 Result<std::vector<double>> llama_like_forward(const Variant& variant, const hf::ModelConfig& c,

@@ -31,6 +31,9 @@ Result<std::vector<TensorSpec>> llama_tensors(const Json& text, const FamilyCont
 Result<std::vector<TensorSpec>> qwen_moe_tensors(const Json& text, const FamilyContext& ctx, const LlamaShape& shape,
                                                  bool shared_expert);
 
+// OLMo 2's and OLMo 3's decoder (olmo2.cc): output-only norms, q/k norms over the whole projection.
+Result<std::vector<TensorSpec>> olmo_tensors(const Json& text, const FamilyContext& ctx);
+
 // Qwen3-0.6B's tiny field set (qwen3.cc), which Qwen3-MoE's extends.
 Json qwen3_config();
 

@@ -6,12 +6,11 @@
 #include "testgen/families/llama_like.h"
 
 namespace og::testgen {
-namespace {
 
 // Olmo2DecoderLayer: self_attn.{q,k,v,o}_proj (biases iff attention_bias), q_norm [Hq * D] and
 // k_norm [Hkv * D] over the whole projections, mlp.{gate,up,down}_proj, and the two output
 // norms post_attention_layernorm and post_feedforward_layernorm (no input_layernorm).
-Result<std::vector<TensorSpec>> olmo2_tensors(const Json& text, const FamilyContext& ctx) {
+Result<std::vector<TensorSpec>> olmo_tensors(const Json& text, const FamilyContext& ctx) {
   OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
   OG_ASSIGN_OR_RETURN(bool bias, flag(text, ctx, "attention_bias"));
   SpecList s;
@@ -36,6 +35,8 @@ Result<std::vector<TensorSpec>> olmo2_tensors(const Json& text, const FamilyCont
   if (!d.tie) s.add("lm_head.weight", {d.vocab, d.hidden}, linear_init(d.hidden, kHeadGain));
   return s.take();
 }
+
+namespace {
 
 // OLMo-2-0425-1B's field set (untied head, rope_theta 500000, rms_norm_eps 1e-6) with grouped
 // kv heads, so that GQA and the k norm's narrower width are exercised.
@@ -69,7 +70,7 @@ Json olmo2_config() {
 
 std::vector<FamilyDef> olmo2_generators() {
   return {
-      {"olmo2", false, "torch_dtype", false, 0, 0, olmo2_config, nullptr, olmo2_tensors},
+      {"olmo2", false, "torch_dtype", false, 0, 0, olmo2_config, nullptr, olmo_tensors},
   };
 }
 
