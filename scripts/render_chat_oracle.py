@@ -50,6 +50,12 @@ TEMPLATES = {
     "gpt_oss": {"bos_token": "<|startoftext|>", "eos_token": "<|return|>", "pad_token": "<|endoftext|>"},
 }
 
+# llama.cpp's collection of real templates (lcpp_*.jinja, PROVENANCE.md) comes without the
+# models' tokenizer configs: each is rendered with the same generic special tokens.
+for _f in sorted(os.listdir(DATA)):
+    if _f.startswith("lcpp_") and _f.endswith(".jinja"):
+        TEMPLATES[_f[:-len(".jinja")]] = {"bos_token": "<s>", "eos_token": "</s>"}
+
 SYSTEM = "You are a helpful assistant."
 TRICKY = ("Line one\nline \"two\" with 'quotes' and a backslash \\ here\n  indented {{ x }} "
           "{% if y %}{# z #} and {%- raw %}\tTab, é, 中文, emoji 🙂, NBSP\u00a0, JSON {\"a\": [1, 2]}")

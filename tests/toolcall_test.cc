@@ -109,11 +109,27 @@ std::vector<std::string> template_names() {
 
 class Template : public ::testing::TestWithParam<std::string> {};
 
+// llama.cpp's templates (lcpp_*.jinja): what detection reads from each, and why, reviewed
+// against the template's own text (tests/data/chat/tool_syntax.json). Those it cannot read
+// fall back to the generic format: one tag per parameter (Qwen3-Coder, GLM, MiniMax-M2,
+// Seed-OSS, DeepSeek-V3.2), Gemma 4's own argument syntax, templates that never write a call
+// (Granite 3.3, LFM2) or refuse to (Kimi-K2-Instruct appends to a list, which transformers'
+// sandbox forbids).
+const ojson& more_expected() {
+  static const ojson j = ojson::parse(read_file(std::string(OG_TEST_DATA) + "/chat/tool_syntax.json"));
+  return j;
+}
+
 TEST_P(Template, SyntaxIsReadFromTheTemplate) {
   Loaded l = load(GetParam());
   const Detection d = detect_syntax(l.tmpl, l.options);
-  ASSERT_TRUE(expected().count(GetParam())) << "no expectation for " << GetParam() << ": " << to_json(d.syntax).dump();
-  EXPECT_EQ(to_json(d.syntax), expected().at(GetParam())) << d.why;
+  if (more_expected().contains(GetParam())) {
+    EXPECT_EQ(to_json(d.syntax), more_expected()[GetParam()]["syntax"]) << d.why;
+    EXPECT_EQ(d.why, more_expected()[GetParam()]["why"].get<std::string>());
+  } else {
+    ASSERT_TRUE(expected().count(GetParam())) << "no expectation for " << GetParam() << ": " << to_json(d.syntax).dump();
+    EXPECT_EQ(to_json(d.syntax), expected().at(GetParam())) << d.why;
+  }
   // The stored form reads back to the same syntax.
   auto back = syntax_from_json(to_json(d.syntax));
   ASSERT_TRUE(back.is_ok()) << back.status().message();
@@ -201,10 +217,18 @@ std::vector<ReplyEvent> parse_in_chunks(const ToolCallSyntax& s, const ToolSet& 
   return ev;
 }
 
+// A template whose calls detection reads only in part ("limitation" in tool_syntax.json).
+std::optional<std::string> limitation(const std::string& name) {
+  if (more_expected().contains(name) && more_expected()[name].contains("limitation"))
+    return more_expected()[name]["limitation"].get<std::string>();
+  return std::nullopt;
+}
+
 TEST_P(Template, ParserReadsBackWhatTheTemplateWrites) {
   Loaded l = load(GetParam());
   const ToolCallSyntax s = detect_syntax(l.tmpl, l.options).syntax;
   if (s.format != "framed") GTEST_SKIP() << "no tool syntax of its own";
+  if (auto why = limitation(GetParam())) GTEST_SKIP() << *why;
   std::vector<Call> calls = test_calls();
   if (s.max_calls == 1) calls.resize(1);
   auto text = rendered_reply(l, s, calls);
@@ -244,13 +268,17 @@ TEST_P(Template, ParserReadsBackWhatTheTemplateWrites) {
   EXPECT_TRUE(plain.calls.empty());
   const Reply lead = fold(parse_in_chunks(s, tools, "Let me check.\n" + *text, 4));
   EXPECT_EQ(lead.calls.size(), calls.size());
-  if (!s.before.starts_with(" ") && !s.starts_in_reasoning) EXPECT_EQ(lead.content.value_or(""), "Let me check.\n");
+  // (A frame that opens with whitespace leaves it to the content.)
+  const std::string opening = s.prefix + s.before;
+  const bool ws_open = !opening.empty() && (opening[0] == ' ' || opening[0] == '\n');
+  if (!ws_open && !s.starts_in_reasoning) EXPECT_EQ(lead.content.value_or(""), "Let me check.\n");
 }
 
 TEST_P(Template, GrammarAcceptsWhatTheTemplateWritesAndRefusesBadArguments) {
   Loaded l = load(GetParam());
   const ToolCallSyntax s = detect_syntax(l.tmpl, l.options).syntax;
   if (s.format != "framed") GTEST_SKIP() << "no tool syntax of its own";
+  if (auto why = limitation(GetParam())) GTEST_SKIP() << *why;
   std::vector<Call> calls = test_calls();
   if (s.max_calls == 1) calls.resize(1);
   const ToolSet tools = test_tools();

@@ -226,7 +226,8 @@ Result<Value> call_method(Interpreter& in, const Value& obj, const std::string& 
     const DictData& d = obj.dict_data();
     if (name == "get") {
       const Value& key = arg0(a);
-      const Value* v = key.is_string() ? d.find(key.as_string()) : nullptr;
+      OG_ASSIGN_OR_RETURN(std::string stored, dict_key(key));
+      const Value* v = d.find(stored);
       if (v) return *v;
       const Value* def = a.get(1, "default");
       return def ? *def : Value::none();  // dict.get returns None, not undefined
@@ -234,9 +235,9 @@ Result<Value> call_method(Interpreter& in, const Value& obj, const std::string& 
     if (name == "copy") return Value::dict(d.items);
     std::vector<Value> out;
     for (const auto& [k, v] : d.items) {
-      if (name == "keys") out.push_back(Value::string(k));
+      if (name == "keys") out.push_back(key_value(k));
       else if (name == "values") out.push_back(v);
-      else out.push_back(Value::list({Value::string(k), v}, true));
+      else out.push_back(Value::list({key_value(k), v}, true));
     }
     return Value::list(std::move(out));
   }

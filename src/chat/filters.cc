@@ -72,7 +72,8 @@ Result<Value> f_lower(Interpreter&, const Value& v, Args&) { return Value::strin
 Result<Value> f_title(Interpreter&, const Value& v, Args&) { return Value::string(py_title(v.str())); }
 Result<Value> f_capitalize(Interpreter&, const Value& v, Args&) { return Value::string(py_capitalize(v.str())); }
 Result<Value> f_string(Interpreter&, const Value& v, Args&) { return Value::string(v.str()); }
-Result<Value> f_safe(Interpreter&, const Value& v, Args&) { return v; }
+// Markup(value): a string (str() of anything else) that `+` does not escape.
+Result<Value> f_safe(Interpreter&, const Value& v, Args&) { return Value::markup(v.is_string() ? v.as_string() : v.str()); }
 
 Result<Value> f_tojson(Interpreter&, const Value& v, Args& a) {
   JsonOptions o;
@@ -94,7 +95,7 @@ Result<Value> f_items(Interpreter&, const Value& v, Args&) {
   if (v.is_undefined()) return Value::generator({});
   if (!v.is_mapping()) return bad_input("can only get item pairs from a mapping, not {}", v.type_name());
   std::vector<Value> out;
-  for (const auto& [k, x] : v.dict_data().items) out.push_back(Value::list({Value::string(k), x}, true));
+  for (const auto& [k, x] : v.dict_data().items) out.push_back(Value::list({key_value(k), x}, true));
   return Value::generator(std::move(out));
 }
 
@@ -232,20 +233,13 @@ Result<Value> f_indent(Interpreter&, const Value& v, Args& a) {
   return Value::string(std::move(out));
 }
 
+// escape/e return Markup, leaving Markup as it is; forceescape escapes Markup too.
 Result<Value> f_escape(Interpreter&, const Value& v, Args&) {
-  std::string out;
-  for (char c : v.str()) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&#34;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return Value::string(std::move(out));
+  if (v.is_markup()) return v;
+  return Value::markup(html_escape(v.str()));
 }
+
+Result<Value> f_forceescape(Interpreter&, const Value& v, Args&) { return Value::markup(html_escape(v.str())); }
 
 // Python getattr() only: unlike `.name`, never falls back to a dict key.
 Result<Value> f_attr(Interpreter& in, const Value& v, Args& a) {
@@ -419,7 +413,7 @@ const std::unordered_map<std::string, FilterFn>& filters() {
       {"last", f_last}, {"default", f_default}, {"d", f_default}, {"join", f_join},
       {"replace", f_replace}, {"int", f_int}, {"float", f_float}, {"list", f_list},
       {"abs", f_abs}, {"round", f_round}, {"indent", f_indent}, {"escape", f_escape},
-      {"e", f_escape}, {"forceescape", f_escape}, {"attr", f_attr}, {"select", f_select},
+      {"e", f_escape}, {"forceescape", f_forceescape}, {"attr", f_attr}, {"select", f_select},
       {"reject", f_reject}, {"selectattr", f_selectattr}, {"rejectattr", f_rejectattr},
       {"map", f_map}, {"sort", f_sort}, {"dictsort", f_dictsort}, {"unique", f_unique},
       {"reverse", f_reverse}, {"min", f_min}, {"max", f_max}, {"sum", f_sum},

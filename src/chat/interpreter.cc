@@ -245,9 +245,9 @@ Result<Value> Interpreter::eval(const Expr& e, const ScopePtr& scope) {
       Value d = Value::dict({});
       for (size_t i = 0; i + 1 < e.args.size(); i += 2) {
         OG_ASSIGN_OR_RETURN(Value k, eval(*e.args[i], scope));
-        if (!k.is_string()) return unsupported("dict keys must be strings, got {}", k.type_name());
+        OG_ASSIGN_OR_RETURN(std::string key, dict_key(k));
         OG_ASSIGN_OR_RETURN(Value v, eval(*e.args[i + 1], scope));
-        d.dict_data().set(k.as_string(), std::move(v));
+        d.dict_data().set(key, std::move(v));
       }
       return d;
     }

@@ -58,7 +58,14 @@ Result<Value> binary_op(const std::string& op, const Value& a, const Value& b) {
   if (op == "+") {
     if (ints) return checked([](int64_t x, int64_t y, int64_t* r) { return __builtin_add_overflow(x, y, r); }, a.as_int(), b.as_int());
     if (nums) return Value::number(a.as_double() + b.as_double());
-    if (a.is_string() && b.is_string()) return Value::string(a.as_string() + b.as_string());
+    if (a.is_string() && b.is_string()) {
+      // Markup + str (or str + Markup) escapes the plain side and stays Markup.
+      if (a.is_markup() || b.is_markup()) {
+        auto side = [](const Value& x) { return x.is_markup() ? x.as_string() : html_escape(x.as_string()); };
+        return Value::markup(side(a) + side(b));
+      }
+      return Value::string(a.as_string() + b.as_string());
+    }
     if (is_sequence(a) && a.is_list() && b.is_list() && !b.list_data().is_generator &&
         a.list_data().is_tuple == b.list_data().is_tuple) {
       std::vector<Value> items = a.list_data().items;
@@ -127,7 +134,10 @@ Result<bool> contains(const Value& container, const Value& item) {
       return false;
     case Value::Kind::kDict:
       if (container.dict_data().is_namespace) break;
-      return item.is_string() && container.dict_data().find(item.as_string()) != nullptr;
+    {
+      OG_ASSIGN_OR_RETURN(std::string key, dict_key(item));
+      return container.dict_data().find(key) != nullptr;
+    }
     default: break;
   }
   return bad_input("argument of type '{}' is not iterable", container.type_name());
@@ -187,8 +197,10 @@ Result<Value> Interpreter::getitem(const Value& obj, const Value& key) {
     if (i < 0 || i >= static_cast<int64_t>(items.size())) return Value::undefined("index " + key.repr());
     return items[i];
   }
-  if (obj.is_mapping() && key.is_string()) {
-    if (const Value* v = obj.dict_data().find(key.as_string())) return *v;
+  if (obj.is_mapping()) {
+    auto stored = dict_key(key);
+    if (!stored.is_ok()) return stored.status();  // unhashable, as Python's TypeError
+    if (const Value* v = obj.dict_data().find(*stored)) return *v;
   }
   // Jinja falls back to attribute lookup for string keys (methods, namespace attributes).
   if (key.is_string()) return getattr(obj, key.as_string());
@@ -220,7 +232,7 @@ Result<std::vector<Value>> Interpreter::iterate(const Value& v) {
     case Value::Kind::kDict:
       if (!v.dict_data().is_namespace) {
         std::vector<Value> keys;
-        for (const auto& kv : v.dict_data().items) keys.push_back(Value::string(kv.first));
+        for (const auto& kv : v.dict_data().items) keys.push_back(key_value(kv.first));
         return keys;
       }
       break;

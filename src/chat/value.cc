@@ -36,6 +36,55 @@ void DictData::set(const std::string& key, Value v) {
   items.emplace_back(key, std::move(v));
 }
 
+namespace {
+constexpr char kKeyTag = '\xff';  // never in UTF-8 text
+}  // namespace
+
+Result<std::string> dict_key(const Value& key) {
+  switch (key.kind()) {
+    case Value::Kind::kString: return key.as_string();
+    case Value::Kind::kNone: return std::string{kKeyTag, 'n'};
+    case Value::Kind::kBool: return std::string{kKeyTag, 'b', key.as_bool() ? '1' : '0'};
+    case Value::Kind::kInt: return std::string{kKeyTag, 'i'} + std::to_string(key.as_int());
+    case Value::Kind::kFloat:
+      // Python: 2.0 == 2, so they are one key.
+      if (std::isfinite(key.as_double()) && key.as_double() == std::floor(key.as_double()) &&
+          std::fabs(key.as_double()) < 9.0e15)
+        return std::string{kKeyTag, 'i'} + std::to_string(static_cast<int64_t>(key.as_double()));
+      return std::string{kKeyTag, 'f'} + key.repr();
+    case Value::Kind::kUndefined:
+    case Value::Kind::kFunction: return std::string{kKeyTag, 'u'};  // hashable, and never a stored key
+    default: return bad_input("unhashable type: '{}'", key.type_name());
+  }
+}
+
+Value key_value(const std::string& stored) {
+  if (stored.size() < 2 || stored[0] != kKeyTag) return Value::string(stored);
+  const std::string rest = stored.substr(2);
+  switch (stored[1]) {
+    case 'n': return Value::none();
+    case 'b': return Value::boolean(rest == "1");
+    case 'i': return Value::integer(std::stoll(rest));
+    case 'f': return Value::number(std::stod(rest));
+    default: return Value::string(stored);
+  }
+}
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&#34;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 Value Value::list(std::vector<Value> items, bool is_tuple) {
   auto data = std::make_shared<ListData>();
   for (const Value& v : items) {
@@ -184,7 +233,7 @@ std::string Value::repr() const {
       const DictData& d = dict_data();
       std::string out = d.is_namespace ? "<Namespace {" : "{";
       for (size_t i = 0; i < d.items.size(); ++i) {
-        out += (i ? ", " : "") + py_repr_string(d.items[i].first) + ": " + d.items[i].second.repr();
+        out += (i ? ", " : "") + key_value(d.items[i].first).repr() + ": " + d.items[i].second.repr();
       }
       return out + (d.is_namespace ? "}>" : "}");
     }
@@ -319,19 +368,37 @@ static Status dump(const Value& v, const JsonOptions& o, int depth, std::string&
         out += "{}";
         return Status::ok();
       }
-      std::vector<const std::pair<std::string, Value>*> items;
-      for (const auto& kv : d.items) items.push_back(&kv);
-      if (o.sort_keys) {
-        std::stable_sort(items.begin(), items.end(),
-                         [](auto* a, auto* b) { return a->first < b->first; });
+      // json.dumps writes a non-string key as the JSON text of its value, quoted (None as
+      // "null", True as "true", 2.5 as "2.5"), and cannot sort keys of mixed kinds.
+      std::vector<std::pair<std::string, const Value*>> items;
+      for (const auto& kv : d.items) {
+        const Value k = key_value(kv.first);
+        std::string text = k.is_string() ? k.as_string() : "";
+        if (!k.is_string()) OG_TRY(dump(k, o, depth, text));
+        items.emplace_back(std::move(text), &kv.second);
+      }
+      if (o.sort_keys) {  // Python's <: keys of unordered kinds (str and int) are an error
+        std::vector<Value> keys;
+        std::vector<size_t> order(items.size());
+        for (size_t i = 0; i < order.size(); ++i) order[i] = i, keys.push_back(key_value(d.items[i].first));
+        Status err;
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+          auto lt = py_less(keys[a], keys[b]);
+          if (!lt.is_ok()) err = lt.status();
+          return lt.is_ok() && *lt;
+        });
+        OG_TRY(err);
+        std::vector<std::pair<std::string, const Value*>> sorted;
+        for (size_t i : order) sorted.push_back(items[i]);
+        items = std::move(sorted);
       }
       out += '{';
       for (size_t i = 0; i < items.size(); ++i) {
         if (i) out += o.item_sep;
         newline(depth + 1);
-        json_quote(out, items[i]->first, o.ensure_ascii);
+        json_quote(out, items[i].first, o.ensure_ascii);
         out += o.key_sep;
-        OG_TRY(dump(items[i]->second, o, depth + 1, out));
+        OG_TRY(dump(*items[i].second, o, depth + 1, out));
       }
       newline(depth);
       out += '}';

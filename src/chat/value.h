@@ -56,6 +56,9 @@ struct ListData {
   bool consumed = false;
 };
 
+// A dict's keys are stored as strings. Python takes any hashable key, and templates use a
+// number now and then ({0: 0, 512: 128}): such a key is stored under an encoding no text can
+// hold (a leading 0xFF byte, which UTF-8 never has), see dict_key / key_value.
 struct DictData {
   std::vector<std::pair<std::string, Value>> items;
   int depth = 1;
@@ -81,6 +84,13 @@ class Value {
   static Value integer(int64_t i) { return Value(i); }
   static Value number(double d) { return Value(d); }
   static Value string(std::string s) { return Value(std::move(s)); }
+  // Jinja's Markup (what `|safe` and `|escape` return): a string that, joined to another
+  // with `+`, HTML-escapes the other one (markupsafe's Markup.__add__ / __radd__).
+  static Value markup(std::string s) {
+    Value v(std::move(s));
+    v.markup_ = true;
+    return v;
+  }
   static Value list(std::vector<Value> items, bool is_tuple = false);
   static Value generator(std::vector<Value> items);
   static Value dict(std::vector<std::pair<std::string, Value>> items, bool is_namespace = false);
@@ -96,6 +106,7 @@ class Value {
   bool is_float() const { return kind() == Kind::kFloat; }
   bool is_number() const { return is_bool() || is_int() || is_float(); }  // bool is an int
   bool is_string() const { return kind() == Kind::kString; }
+  bool is_markup() const { return markup_ && is_string(); }
   bool is_list() const { return kind() == Kind::kList; }
   bool is_dict() const { return kind() == Kind::kDict; }
   bool is_mapping() const { return is_dict() && !dict_data().is_namespace; }
@@ -128,7 +139,17 @@ class Value {
     requires(!std::is_same_v<std::decay_t<T>, Value>)
   explicit Value(T v) : v_(std::move(v)) {}
   Storage v_;
+  bool markup_ = false;
 };
+
+// The stored form of a dict key (see DictData): strings as they are, None, booleans and
+// numbers encoded; an error for unhashable keys (lists, dicts), as Python's TypeError.
+Result<std::string> dict_key(const Value& key);
+// A stored key as the value it was (the inverse of dict_key).
+Value key_value(const std::string& stored);
+
+// HTML-escapes &, <, >, " and ' as markupsafe's escape() does.
+std::string html_escape(std::string_view s);
 
 // repr, ==, tojson and the destructors recurse once per level, so values may not nest deeper
 // than this: what `set` stores and the render variables are checked. Namespaces cannot hold

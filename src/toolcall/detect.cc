@@ -59,6 +59,7 @@ class Prober {
     // "<think>\n").
     size_t n = common_prefix(*all, *prompt_);
     if (prompt_->size() - n > kMaxPromptTail) return std::nullopt;
+    shared_ = all->substr(0, n), cut_ = prompt_->substr(n);
     // ... cut where a tag or line of the prompt's tail begins, not inside it ("<think>" and
     // "<tool_call>" share their "<").
     if (n < prompt_->size())
@@ -66,6 +67,10 @@ class Prober {
     return all->substr(n);
   }
   const std::string& prompt() const { return *prompt_; }
+  // Of the last reply: the rendered conversation up to where it leaves the generation prompt,
+  // and the prompt's text from there on (what the written turn does not repeat).
+  const std::string& shared() const { return shared_; }
+  const std::string& cut() const { return cut_; }
 
  private:
   std::optional<std::string> render(const ojson& messages, bool gen) {
@@ -78,6 +83,7 @@ class Prober {
   const chat::ChatTemplate& t_;
   chat::RenderOptions o_;
   std::optional<std::string> prompt_;
+  std::string shared_, cut_;
 };
 
 std::string trim(std::string_view s) {
@@ -112,13 +118,22 @@ std::optional<std::pair<size_t, size_t>> json_object_around(const std::string& s
 struct Located {
   size_t name = 0, args_begin = 0, args_end = 0;
 };
-std::optional<Located> locate(const std::string& r, int i, size_t from) {
+// The arguments must be the probe's own, as JSON: a template that writes them in a dialect of
+// its own (unquoted keys, its own string quotes, one tag per parameter) is not framed JSON,
+// and reading its braces as JSON would make the server constrain and parse the wrong text.
+std::optional<Located> locate(const std::string& r, int i, size_t from, bool* non_json = nullptr) {
   const size_t name = r.find(kNames[i], from);
   if (name == std::string::npos) return std::nullopt;
   const size_t key = r.find("ogprobe_arg", name);
   if (key == std::string::npos) return std::nullopt;
   auto obj = json_object_around(r, key);
   if (!obj || obj->first < name) return std::nullopt;
+  const ojson args = ojson::parse(r.substr(obj->first, obj->second - obj->first), nullptr, /*allow_exceptions=*/false);
+  // (A discarded value compares false to everything, != included: test it first.)
+  if (args.is_discarded() || !(args == ojson{{"ogprobe_arg", fmt::format("ogprobe_v{}", i)}})) {
+    if (non_json) *non_json = true;
+    return std::nullopt;
+  }
   return Located{name, obj->first, obj->second};
 }
 
@@ -152,26 +167,48 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
       std::string between = close;
       if (head == open + close) {
         empty_reasoning = head;  // the empty block is written anyway: no content frame
-      } else if (!head.empty() && close.ends_with(head)) {
+      } else if (!head.empty() && head != close && close.ends_with(head)) {
         between = close.substr(0, close.size() - head.size());
         s.content_open = head;
       }
       s.reasoning_open = trim(open), s.reasoning_close = trim(between);
+      if (s.reasoning_open.empty() && !s.reasoning_close.empty()) {
+        // The turn's reasoning opens in text the generation prompt also has: either the prompt
+        // opens and at once closes an empty block (its last tag before the cut is the open
+        // one), or the prompt opens the reasoning with text the written turn leaves out.
+        const std::string shared = p.shared();
+        if (trim(p.cut()) == s.reasoning_close && shared.ends_with(">") && shared.rfind('<') != std::string::npos) {
+          s.reasoning_open = shared.substr(shared.rfind('<'));
+        } else if (!trim(p.cut()).empty()) {
+          s.reasoning_open = trim(p.cut());
+        }
+      }
     }
   }
   if (!s.has_reasoning()) {  // a template that opens the reasoning in the generation prompt
     const std::string g = trim(p.prompt());
     if (g.ends_with("<think>")) s.reasoning_open = "<think>", s.reasoning_close = "</think>";
   }
+  if (s.reasoning_open.empty() != s.reasoning_close.empty()) {  // half a frame is no frame
+    s.reasoning_open.clear(), s.reasoning_close.clear(), s.content_open.clear();
+  }
   if (s.has_reasoning() && trim(p.prompt()).ends_with(s.reasoning_open)) s.starts_in_reasoning = true;
 
   // One call, then two, with arguments as a mapping first (what `| tojson` templates need),
   // then as JSON text; content null first, then "".
+  // A mapping written neither as JSON nor as Python's str() of the dict (what a template
+  // that expects JSON text prints when given a mapping) is the template's own dialect: the
+  // model writes its calls that way, so JSON text passed through is no reading of them.
   std::optional<std::string> one, two;
+  bool non_json = false, dialect = false;
   for (bool as_string : {false, true}) {
+    if (dialect) break;
     for (const ojson& c : {ojson(nullptr), ojson("")}) {
       one = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({probe_call(0, as_string)})}});
-      if (!one || !locate(*one, 0, 0)) {
+      bool bad = false;
+      if (!one || !locate(*one, 0, 0, &bad)) {
+        if (bad && !as_string && one->find("{'ogprobe_arg': 'ogprobe_v0'}") == std::string::npos) dialect = true;
+        non_json = non_json || bad;
         one.reset();
         continue;
       }
@@ -184,7 +221,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     }
   }
   if (!one) {
-    d.why = "the template writes no tool calls";
+    d.why = non_json ? "the template writes a call's arguments in a form that is not JSON" : "the template writes no tool calls";
     return d;
   }
   const auto strip = [&](std::string r) {
@@ -194,17 +231,35 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   };
   const std::string r1 = strip(*one);
   const Located a = *locate(r1, 0, 0);
-  const std::string lead = r1.substr(0, a.name);
+  const std::string lead = with_id_slots(r1.substr(0, a.name));
   s.mid = with_id_slots(r1.substr(a.name + std::string_view(kNames[0]).size(), a.args_begin - a.name - std::string_view(kNames[0]).size()));
   std::string tail = with_id_slots(r1.substr(a.args_end));
   std::optional<Located> b, a2;
   std::string r2;
+  int32_t counter_digits = 0;  // a call counter in `mid`, read as an id slot of this many digits
   if (two) {
     r2 = strip(*two);
     a2 = locate(r2, 0, 0);
     if (a2) b = locate(r2, 1, a2->args_end);
   }
-  if (b && r2.substr(0, a2->name) == lead) {
+  if (b) {
+    // A counter in the frame (Kimi's "functions.NAME:0", then ":1"): the digits where the two
+    // calls' mids differ become an id slot.
+    const size_t name_end = b->name + std::string_view(kNames[1]).size();
+    const std::string mid2 = with_id_slots(r2.substr(name_end, b->args_begin - name_end));
+    if (mid2 != s.mid && mid2.size() == s.mid.size()) {
+      const size_t from = common_prefix(s.mid, mid2), to = s.mid.size() - common_suffix(s.mid, mid2);
+      const auto digits = [](std::string_view x) {
+        return !x.empty() && std::all_of(x.begin(), x.end(), [](char c) { return c >= '0' && c <= '9'; });
+      };
+      if (from < to && digits(std::string_view(s.mid).substr(from, to - from)) &&
+          digits(std::string_view(mid2).substr(from, to - from)) && s.mid.find(kIdSlot) == std::string::npos) {
+        counter_digits = static_cast<int32_t>(to - from);
+        s.mid = s.mid.substr(0, from) + kIdSlot + s.mid.substr(to);
+      }
+    }
+  }
+  if (b && with_id_slots(r2.substr(0, a2->name)) == lead) {
     const std::string between = with_id_slots(r2.substr(a2->args_end, b->name - a2->args_end));
     const std::string tail2 = with_id_slots(r2.substr(b->args_end));
     // between = after + separator + before; lead = prefix + before; tail = after + suffix.
@@ -219,7 +274,14 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   } else {
     s.before = lead, s.after = tail, s.max_calls = 1;
   }
-  if ((s.mid + s.after).find(kIdSlot) != std::string::npos) s.id_length = static_cast<int32_t>(std::string_view(kIds[0]).size());
+  if ((s.prefix + s.separator + s.suffix).find(kIdSlot) != std::string::npos) {
+    d.syntax = ToolCallSyntax{.reasoning_open = s.reasoning_open, .reasoning_close = s.reasoning_close,
+                              .content_open = s.content_open, .starts_in_reasoning = s.starts_in_reasoning};
+    d.why = "the template writes a call id outside the call's own frame";
+    return d;
+  }
+  if ((s.before + s.mid + s.after).find(kIdSlot) != std::string::npos)
+    s.id_length = counter_digits ? counter_digits : static_cast<int32_t>(std::string_view(kIds[0]).size());
   if (s.prefix.empty() && s.before.empty() && trim(s.mid).empty()) {
     d.syntax = ToolCallSyntax{.reasoning_open = s.reasoning_open, .reasoning_close = s.reasoning_close,
                               .content_open = s.content_open, .starts_in_reasoning = s.starts_in_reasoning};

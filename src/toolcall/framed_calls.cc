@@ -96,6 +96,7 @@ class FramedParser final : public ReplyParser {
   struct Found {
     int which = -1;
     size_t at = 0;
+    size_t len = 0;  // bytes matched: an id slot matches id_length of them
     size_t hold = 0;
   };
   Found find_first(const std::vector<const std::string*>& lits) const {
@@ -104,7 +105,7 @@ class FramedParser final : public ReplyParser {
       for (size_t k = 0; k < lits.size(); ++k) {
         if (lits[k]->empty()) continue;
         const int64_t r = match(buf_, i, *lits[k], id_length_);
-        if (r >= 0) return {static_cast<int>(k), i, 0};
+        if (r >= 0) return {static_cast<int>(k), i, static_cast<size_t>(r), 0};
         if (r == kPartial && f.hold == 0) f.hold = buf_.size() - i;
       }
     }
@@ -134,8 +135,8 @@ class FramedParser final : public ReplyParser {
             return;
           }
           emit(out, k, std::string_view(buf_).substr(0, f.at));
-          const std::string lit = *lits[static_cast<size_t>(f.which)];
-          consume(f.at + lit.size());
+          const std::string lit = buf_.substr(f.at, f.len);
+          consume(f.at + f.len);
           if (!content) mode_ = Mode::kContent;
           else if (f.which == 0) mode_ = Mode::kReasoning;
           else if (f.which == 2) begin_call(lit);

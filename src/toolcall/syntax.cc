@@ -61,8 +61,10 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
     return bad_input("tool-call format: a framed format needs 'prefix' or 'before' (the text that starts a call)");
   if (s.reasoning_open.empty() != s.reasoning_close.empty())
     return bad_input("tool-call format: 'reasoning_open' and 'reasoning_close' come together");
-  const bool slot = (s.mid + s.after).find(kIdSlot) != std::string::npos;
-  if (slot != (s.id_length > 0)) return bad_input("tool-call format: an id slot (\\u0001) in 'mid' or 'after' needs 'id_length', and back");
+  if ((s.prefix + s.separator + s.suffix).find(kIdSlot) != std::string::npos)
+    return bad_input("tool-call format: an id slot (\\u0001) belongs in 'before', 'mid' or 'after', not 'prefix', 'separator' or 'suffix'");
+  const bool slot = (s.before + s.mid + s.after).find(kIdSlot) != std::string::npos;
+  if (slot != (s.id_length > 0)) return bad_input("tool-call format: an id slot (\\u0001) in 'before', 'mid' or 'after' needs 'id_length', and back");
   return s;
 }
 
