@@ -38,6 +38,9 @@ std::vector<Case> cases() {
        "[TOOL_CALLS]"},
       {"gpt_oss", "gpt_oss", "tokenizer-gptoss", "gpt_oss.jinja",
        {{"vocab_size", 201088}, {"bos_token_id", 199998}, {"eos_token_id", {200002, 199999, 200012}}}, "<|channel|>"},
+      // Each argument between tags of its own (the tagged format).
+      {"qwen3_coder", "qwen3", "tokenizer-qwen3", "lcpp_qwen3_coder.jinja",
+       {{"vocab_size", 151936}, {"bos_token_id", 151643}, {"eos_token_id", 151645}}, "<parameter="},
   };
 }
 

@@ -178,7 +178,8 @@ std::optional<std::string> rendered_reply(const Loaded& l, const ToolCallSyntax&
   o.add_generation_prompt = false;
   // content null as clients send it, else "" for templates that need a string.
   auto all = l.tmpl.render_json(ojson::array({user, {{"role", "assistant"}, {"content", nullptr}, {"tool_calls", tool_calls}}}), o);
-  if (!all.is_ok() || all->find(calls[0].name) == std::string::npos)
+  // (GLM and MiniMax-M2 print content null as Python's None, as transformers would.)
+  if (!all.is_ok() || all->find(calls[0].name) == std::string::npos || all->find("None") != std::string::npos)
     all = l.tmpl.render_json(ojson::array({user, {{"role", "assistant"}, {"content", ""}, {"tool_calls", tool_calls}}}), o);
   if (!g.is_ok() || !all.is_ok()) return std::nullopt;
   size_t n = 0;  // where the turn leaves the generation prompt (QwQ's and R1's end in "<think>\n")
@@ -190,8 +191,13 @@ std::optional<std::string> rendered_reply(const Loaded& l, const ToolCallSyntax&
     std::string_view v(r);
     size_t k = 0;
     const auto skip_ws = [&] { while (k < v.size() && std::isspace(static_cast<unsigned char>(v[k]))) ++k; };
-    if (v.starts_with(s.reasoning_open)) {
-      k = s.reasoning_open.size();
+    skip_ws();
+    if (s.starts_in_reasoning && v.substr(k).starts_with(s.reasoning_close)) {  // the close of an empty one the prompt opened
+      k += s.reasoning_close.size();
+      skip_ws();
+      r = r.substr(k);
+    } else if (v.substr(k).starts_with(s.reasoning_open)) {
+      k += s.reasoning_open.size();
       skip_ws();
       if (v.substr(k).starts_with(s.reasoning_close)) {
         k += s.reasoning_close.size();
@@ -227,7 +233,7 @@ std::optional<std::string> limitation(const std::string& name) {
 TEST_P(Template, ParserReadsBackWhatTheTemplateWrites) {
   Loaded l = load(GetParam());
   const ToolCallSyntax s = detect_syntax(l.tmpl, l.options).syntax;
-  if (s.format != "framed") GTEST_SKIP() << "no tool syntax of its own";
+  if (s.format != "framed" && s.format != "tagged") GTEST_SKIP() << "no tool syntax of its own";
   if (auto why = limitation(GetParam())) GTEST_SKIP() << *why;
   std::vector<Call> calls = test_calls();
   if (s.max_calls == 1) calls.resize(1);
@@ -277,8 +283,10 @@ TEST_P(Template, ParserReadsBackWhatTheTemplateWrites) {
 TEST_P(Template, GrammarAcceptsWhatTheTemplateWritesAndRefusesBadArguments) {
   Loaded l = load(GetParam());
   const ToolCallSyntax s = detect_syntax(l.tmpl, l.options).syntax;
-  if (s.format != "framed") GTEST_SKIP() << "no tool syntax of its own";
+  if (s.format != "framed" && s.format != "tagged") GTEST_SKIP() << "no tool syntax of its own";
   if (auto why = limitation(GetParam())) GTEST_SKIP() << *why;
+  if (more_expected().contains(GetParam()) && more_expected()[GetParam()].contains("grammar_limitation"))
+    GTEST_SKIP() << more_expected()[GetParam()]["grammar_limitation"].get<std::string>();
   std::vector<Call> calls = test_calls();
   if (s.max_calls == 1) calls.resize(1);
   const ToolSet tools = test_tools();

@@ -86,25 +86,8 @@ class Compiler {
     const int32_t item = g_->add_rule("item");
     std::vector<ExprPtr> frames;
     for (size_t f = 0; f < spec.frames.size(); ++f) {
-      std::vector<ExprPtr> pieces;
-      for (size_t k = 0; k < spec.frames[f].size(); ++k) {
-        const FramePiece& p = spec.frames[f][k];
-        switch (p.kind) {
-          case FramePiece::Kind::kLiteral: pieces.push_back(lit(p.text)); break;
-          case FramePiece::Kind::kAlnum:
-            pieces.push_back(repeat(byte_ranges({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}}), p.length, p.length));
-            break;
-          case FramePiece::Kind::kJson: {
-            root_ = &p.schema;  // its $refs are its own
-            ++root_index_;
-            OG_ASSIGN_OR_RETURN(ExprPtr e, value_rule(p.schema, fmt::format("/frames/{}/{}", f, k), 0));
-            pieces.push_back(e);
-            OG_TRY(define_pending());
-            break;
-          }
-        }
-      }
-      frames.push_back(seq(std::move(pieces)));
+      OG_ASSIGN_OR_RETURN(ExprPtr frame, pieces_rule(spec.frames[f], fmt::format("/frames/{}", f)));
+      frames.push_back(std::move(frame));
     }
     OG_TRY(g_->define(item, alt(std::move(frames))));
     const int32_t more_max = spec.max_items < 0 ? -1 : spec.max_items - 1;
@@ -123,6 +106,91 @@ class Compiler {
   }
 
  private:
+  // Bytes other than those listed (and the special-token mark 0xFF), as ranges.
+  static ExprPtr bytes_except(std::vector<uint8_t> out) {
+    out.push_back(0xFF);
+    std::sort(out.begin(), out.end());
+    std::vector<std::pair<uint8_t, uint8_t>> ranges;
+    int lo = 0;
+    for (uint8_t b : out) {
+      if (b > lo) ranges.emplace_back(static_cast<uint8_t>(lo), static_cast<uint8_t>(b - 1));
+      lo = b + 1;
+    }
+    if (lo <= 0xFF) ranges.emplace_back(static_cast<uint8_t>(lo), 0xFF);
+    return byte_ranges(std::move(ranges));
+  }
+  // Text that does not hold `s` (s0 = s[0] held once in s): segments  [^s0]  |  s0 s1..s(k-1) c
+  // with c neither s_k nor s0  |  s0 s1..s(k-1) followed by another s0 or the end:
+  //   (A | B | C+ B)* C*   where C are the cut prefixes.
+  static ExprPtr text_without(const std::string& s) {
+    if (s.empty() || s.find(s[0], 1) != std::string::npos) return star(bytes_except({}));
+    const uint8_t s0 = static_cast<uint8_t>(s[0]);
+    std::vector<ExprPtr> broken, cut;  // B_k, C_k for k = 1 .. |s| - 1
+    for (size_t k = 1; k < s.size(); ++k) {
+      broken.push_back(seq({lit(s.substr(0, k)), bytes_except({static_cast<uint8_t>(s[k]), s0})}));
+      cut.push_back(lit(s.substr(0, k)));
+    }
+    ExprPtr b = alt(broken), c = alt(cut);
+    ExprPtr a = bytes_except({s0});
+    return seq({star(alt({a, b, seq({repeat(c, 1, -1), b})})), star(c)});
+  }
+
+  // A frame's pieces in sequence.
+  Result<ExprPtr> pieces_rule(const std::vector<FramePiece>& frame, const std::string& path) {
+    std::vector<ExprPtr> pieces;
+    for (size_t k = 0; k < frame.size(); ++k) {
+      const FramePiece& p = frame[k];
+      switch (p.kind) {
+        case FramePiece::Kind::kLiteral: pieces.push_back(lit(p.text)); break;
+        case FramePiece::Kind::kAlnum:
+          pieces.push_back(repeat(byte_ranges({{'0', '9'}, {'A', 'Z'}, {'a', 'z'}}), p.length, p.length));
+          break;
+        case FramePiece::Kind::kText: {  // any bytes but a special token's mark (0xFF), or a choice
+          if (p.choices.empty() && p.length > 0) {  // a bounded string: whole UTF-8 characters
+            std::vector<uint8_t> ascii_out = {0x80};  // (0x80-0xFF are the multi-byte forms' bytes)
+            if (!p.text.empty()) ascii_out.push_back(static_cast<uint8_t>(p.text[0]));
+            std::vector<std::pair<uint8_t, uint8_t>> ascii;
+            int lo = 0;
+            std::sort(ascii_out.begin(), ascii_out.end());
+            for (uint8_t b : ascii_out) {
+              if (b > lo) ascii.emplace_back(static_cast<uint8_t>(lo), static_cast<uint8_t>(b - 1));
+              lo = b + 1;
+            }
+            const ExprPtr tail = byte_ranges({{0x80, 0xBF}});
+            const ExprPtr ch = alt({byte_ranges(std::move(ascii)), seq({byte_ranges({{0xC2, 0xDF}}), tail}),
+                                    seq({byte_ranges({{0xE0, 0xEF}}), tail, tail}), seq({byte_ranges({{0xF0, 0xF4}}), tail, tail, tail})});
+            pieces.push_back(repeat(ch, 0, p.length));
+            break;
+          }
+          if (p.choices.empty()) {
+            pieces.push_back(text_without(p.text));
+            break;
+          }
+          std::vector<ExprPtr> options;
+          for (const std::string& c : p.choices) options.push_back(lit(c));
+          pieces.push_back(alt(std::move(options)));
+          break;
+        }
+        case FramePiece::Kind::kOptional: {
+          OG_ASSIGN_OR_RETURN(ExprPtr g, pieces_rule(p.group, fmt::format("{}/{}", path, k)));
+          pieces.push_back(opt(std::move(g)));
+          break;
+        }
+        case FramePiece::Kind::kJson: {
+          root_ = &p.schema;  // its $refs are its own
+          ++root_index_;
+          const json::json_pointer ptr(p.pointer);
+          if (!p.schema.contains(ptr)) return bad_input("framed JSON: no schema at '{}'", p.pointer);
+          OG_ASSIGN_OR_RETURN(ExprPtr e, value_rule(p.schema.at(ptr), fmt::format("{}/{}", path, k), 0));
+          pieces.push_back(e);
+          OG_TRY(define_pending());
+          break;
+        }
+      }
+    }
+    return seq(std::move(pieces));
+  }
+
   // $ref targets, each once, after the schema that names them (no recursion in C++ here).
   Status define_pending() {
     while (!pending_.empty()) {

@@ -37,13 +37,20 @@ Result<std::shared_ptr<const Grammar>> compile_json_schema(const nlohmann::order
 // Literal text around JSON values (a tool call in a chat template's own syntax): the grammar of
 //   prefix item (separator item)* suffix,  min_items..max_items items (max < 0: no bound),
 // each item one of `frames`, a frame a sequence of literal bytes, JSON values of a schema
-// (each its own root for $ref), and runs of ASCII letters and digits of a fixed length (ids).
+// (each its own root for $ref), runs of ASCII letters and digits of a fixed length (ids), free
+// text (a parameter written as itself between tags) and optional groups of pieces.
 struct FramePiece {
-  enum class Kind : uint8_t { kLiteral, kJson, kAlnum };
+  enum class Kind : uint8_t { kLiteral, kJson, kAlnum, kText, kOptional };
   Kind kind = Kind::kLiteral;
   std::string text;                // kLiteral
-  nlohmann::ordered_json schema;   // kJson
-  int32_t length = 0;              // kAlnum
+  nlohmann::ordered_json schema;   // kJson: the root its $refs resolve in
+  std::string pointer;             // kJson: the value's schema within `schema` ("": all of it)
+  int32_t length = 0;              // kAlnum; kText: at most this many characters (0: any number)
+  std::vector<std::string> choices;  // kText: one of these texts (empty: any text) ...
+  // ... kText: any text that does not hold `text` (whose first byte it holds once only; else
+  // any text at all), so that a parameter cannot run into the tag that closes it; with a
+  // `length`, UTF-8 characters without `text`'s first byte.
+  std::vector<FramePiece> group;   // kOptional: pieces that come all together or not at all
 };
 // With `answer`, a JSON value of that schema may stand instead of the framed items, and
 // `lead` (literal) comes before either:  lead (prefix items suffix | answer).

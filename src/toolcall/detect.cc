@@ -137,6 +137,43 @@ std::optional<Located> locate(const std::string& r, int i, size_t from, bool* no
   return Located{name, obj->first, obj->second};
 }
 
+// `tagged` probes: two string arguments per call (then one a number: a template whose frame
+// depends on the value's type is not one frame).
+ojson tagged_call(int i, bool number = false) {
+  ojson args = {{"ogprobe_arg", fmt::format("ogprobe_v{}", i)}};
+  args["ogprobe_arh"] = number ? ojson(7) : ojson(fmt::format("ogprobe_w{}", i));
+  return {{"id", kIds[i]}, {"type", "function"}, {"function", {{"name", kNames[i]}, {"arguments", args}}}};
+}
+
+// One argument's frame: param_before KEY param_mid VALUE param_after.
+struct TaggedFrame {
+  std::string before, mid, after;
+};
+
+// Where call i's two arguments are in `r` (from `from`): the frame as read there, and the call.
+std::optional<std::pair<TaggedFrame, Located>> read_tagged(const std::string& r, int i, size_t from, bool number = false) {
+  const size_t name = r.find(kNames[i], from);
+  if (name == std::string::npos) return std::nullopt;
+  const std::string v1s = fmt::format("ogprobe_v{}", i), v2s = number ? "7" : fmt::format("ogprobe_w{}", i);
+  const size_t k1 = r.find("ogprobe_arg", name);
+  const size_t v1 = k1 == std::string::npos ? k1 : r.find(v1s, k1);
+  const size_t k2 = v1 == std::string::npos ? v1 : r.find("ogprobe_arh", v1);
+  const size_t v2 = k2 == std::string::npos ? k2 : r.find(v2s, k2 + 11);
+  if (v2 == std::string::npos) return std::nullopt;
+  const size_t k_len = std::string_view("ogprobe_arg").size();
+  const std::string mid1 = r.substr(k1 + k_len, v1 - k1 - k_len), mid2 = r.substr(k2 + k_len, v2 - k2 - k_len);
+  const std::string between = r.substr(v1 + v1s.size(), k2 - v1 - v1s.size());
+  const std::string tail = r.substr(v2 + v2s.size());
+  if (mid1 != mid2 || mid1.empty()) return std::nullopt;
+  // between = after + before; tail = after + the call's end.
+  const size_t n_after = std::min(common_prefix(between, tail), between.size());
+  TaggedFrame f{.before = between.substr(n_after), .mid = mid1, .after = between.substr(0, n_after)};
+  if (f.before.empty() || f.after.empty()) return std::nullopt;
+  const std::string head = r.substr(name, k1 - name);
+  if (!head.ends_with(f.before)) return std::nullopt;
+  return std::pair{f, Located{name, k1 - f.before.size(), v2 + v2s.size() + f.after.size()}};
+}
+
 std::string with_id_slots(std::string s) {
   for (const char* id : kIds)
     for (size_t at; (at = s.find(id)) != std::string::npos;) s.replace(at, std::string_view(id).size(), 1, kIdSlot);
@@ -220,17 +257,56 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
       break;
     }
   }
-  if (!one) {
-    d.why = non_json ? "the template writes a call's arguments in a form that is not JSON" : "the template writes no tool calls";
-    return d;
-  }
   const auto strip = [&](std::string r) {
     if (!empty_reasoning.empty() && r.starts_with(empty_reasoning)) r.erase(0, empty_reasoning.size());
+    // A prompt that opened the reasoning: a written turn may begin by closing an empty one.
+    if (s.starts_in_reasoning && r.starts_with(s.reasoning_close)) {
+      size_t n = s.reasoning_close.size();
+      while (n < r.size() && (r[n] == '\n' || r[n] == ' ')) ++n;
+      r.erase(0, n);
+    }
     if (!end.empty() && r.ends_with(end)) r.resize(r.size() - end.size());
     return r;
   };
+  // No JSON arguments: each argument between tags of its own (`tagged`)?
+  std::optional<TaggedFrame> tagged;
+  std::string tagged_why;
+  if (!one && !dialect) {
+    for (const ojson& c : {ojson(nullptr), ojson("")}) {
+      auto r = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({tagged_call(0)})}});
+      if (!r) continue;
+      auto f = read_tagged(strip(*r), 0, 0);
+      if (!f) continue;
+      // Content null printed as Python's "None" before the call: try "" instead.
+      if (c.is_null() && strip(*r).substr(0, f->second.name).find("None") != std::string::npos) continue;
+      auto typed = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({tagged_call(0, true)})}});
+      auto g = typed ? read_tagged(strip(*typed), 0, 0, true) : std::nullopt;
+      if (!g || g->first.mid != f->first.mid || g->first.after != f->first.after) {
+        tagged_why = "the template frames an argument by its value's type";
+        break;
+      }
+      tagged = f->first;
+      one = r;
+      two = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({tagged_call(0), tagged_call(1)})}});
+      break;
+    }
+  }
+  if (!one) {
+    d.why = !tagged_why.empty() ? tagged_why
+            : non_json          ? "the template writes a call's arguments in a form that is not JSON"
+                                : "the template writes no tool calls";
+    return d;
+  }
+  // A call in a reply: its name and its arguments' extent.
+  const auto locate_call = [&](const std::string& r, int i, size_t from) -> std::optional<Located> {
+    if (!tagged) return locate(r, i, from);
+    auto f = read_tagged(r, i, from);
+    if (!f || f->first.before != tagged->before || f->first.mid != tagged->mid || f->first.after != tagged->after)
+      return std::nullopt;
+    return f->second;
+  };
   const std::string r1 = strip(*one);
-  const Located a = *locate(r1, 0, 0);
+  const Located a = *locate_call(r1, 0, 0);
   const std::string lead = with_id_slots(r1.substr(0, a.name));
   s.mid = with_id_slots(r1.substr(a.name + std::string_view(kNames[0]).size(), a.args_begin - a.name - std::string_view(kNames[0]).size()));
   std::string tail = with_id_slots(r1.substr(a.args_end));
@@ -239,8 +315,8 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   int32_t counter_digits = 0;  // a call counter in `mid`, read as an id slot of this many digits
   if (two) {
     r2 = strip(*two);
-    a2 = locate(r2, 0, 0);
-    if (a2) b = locate(r2, 1, a2->args_end);
+    a2 = locate_call(r2, 0, 0);
+    if (a2) b = locate_call(r2, 1, a2->args_end);
   }
   if (b) {
     // A counter in the frame (Kimi's "functions.NAME:0", then ":1"): the digits where the two
@@ -274,6 +350,12 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   } else {
     s.before = lead, s.after = tail, s.max_calls = 1;
   }
+  if (s.mid.find(kNames[0]) != std::string::npos || s.after.find(kNames[0]) != std::string::npos) {
+    d.syntax = ToolCallSyntax{.reasoning_open = s.reasoning_open, .reasoning_close = s.reasoning_close,
+                              .content_open = s.content_open, .starts_in_reasoning = s.starts_in_reasoning};
+    d.why = "the template writes a call's name twice";
+    return d;
+  }
   if ((s.prefix + s.separator + s.suffix).find(kIdSlot) != std::string::npos) {
     d.syntax = ToolCallSyntax{.reasoning_open = s.reasoning_open, .reasoning_close = s.reasoning_close,
                               .content_open = s.content_open, .starts_in_reasoning = s.starts_in_reasoning};
@@ -289,7 +371,12 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     return d;
   }
   s.format = "framed";
+  if (tagged) {
+    s.format = "tagged";
+    s.param_before = tagged->before, s.param_mid = tagged->mid, s.param_after = tagged->after;
+  }
   d.why = s.max_calls == 1 ? "one call per message, read from the template" : "read from the template";
+  if (tagged) d.why += ", each argument between tags";
   return d;
 }
 

@@ -1,6 +1,7 @@
 #include "toolcall/framed_calls.h"
 
 #include "toolcall/json_extent.h"
+#include "toolcall/python_literal.h"
 
 #include <algorithm>
 
@@ -40,9 +41,14 @@ int64_t match(std::string_view text, size_t pos, std::string_view lit, int32_t i
 
 class FramedParser final : public ReplyParser {
  public:
-  FramedParser(const ToolCallSyntax& s, bool calls, const constrain::SpecialTexts& sp)
+  FramedParser(const ToolCallSyntax& s, bool calls, const ToolSet* tools, const constrain::SpecialTexts& sp)
       : id_length_(s.id_length), calls_(calls), max_calls_(s.max_calls) {
+    // The tools' schemas decide which `tagged` values are strings; the parser may outlive the
+    // request's ToolSet, so it keeps its own copy of them.
+    if (tools && s.format == "tagged") tools_ = tools->tools;
     const auto m = [&sp](const std::string& t) { return sp.mark(t); };
+    tagged_ = s.format == "tagged";
+    param_before_ = m(s.param_before), param_mid_ = m(s.param_mid), param_after_ = m(s.param_after);
     reasoning_open_ = m(s.reasoning_open), reasoning_close_ = m(s.reasoning_close), content_open_ = m(s.content_open);
     start_ = m(trim_left(s.prefix + s.before)), next_ = m(s.separator + s.before), suffix_ = m(s.suffix);
     after_ = m(s.after);
@@ -184,6 +190,10 @@ class FramedParser final : public ReplyParser {
           break;
         }
         case Mode::kArgs: {
+          if (tagged_) {
+            if (!tagged_args(out, end)) return;
+            break;
+          }
           size_t i = 0;
           while (i < buf_.size() && !args_begun_ && is_ws(buf_[i])) ++i;  // before the value
           consume(i);
@@ -253,11 +263,120 @@ class FramedParser final : public ReplyParser {
 
   bool calls_done() const { return max_calls_ > 0 && calls_read_ >= max_calls_; }
 
+  // `tagged` arguments, one (param_before KEY param_mid VALUE param_after) at a time, turned
+  // into the JSON object's text as they stream: a string value (by the tool's schema) streams
+  // escaped, any other is held to its end and passed on as JSON. False: wait for more text.
+  enum class Param { kNext, kKey, kValue };
+  bool tagged_args(std::vector<ReplyEvent>& out, bool end) {
+    for (;;) {
+      switch (param_) {
+        case Param::kNext: {
+          const int64_t p = match(buf_, 0, param_before_, id_length_);
+          const int64_t a = match(buf_, 0, after_, id_length_);
+          if (p >= 0) {
+            consume(static_cast<size_t>(p));
+            param_ = Param::kKey;
+            break;
+          }
+          if ((p == kPartial || a == kPartial) && a < 0 && !end) return false;
+          // The arguments end here (at `after`, or, failing it, wherever they stop).
+          emit(out, Kind::kArguments, n_params_ ? "}" : "{}");
+          ++calls_read_;
+          mode_ = Mode::kAfter;
+          return true;
+        }
+        case Param::kKey: {
+          const size_t at = buf_.find(param_mid_);
+          if (at == std::string::npos) {
+            if (buf_.size() > 256 || end) return finish_args(out);
+            return false;
+          }
+          const std::string key = buf_.substr(0, at);
+          consume(at + param_mid_.size());
+          value_is_string_ = string_typed(key);
+          emit(out, Kind::kArguments, (n_params_++ ? ", " : "{") + json_text(key) + ": " + (value_is_string_ ? "\"" : ""));
+          value_.clear();
+          param_ = Param::kValue;
+          break;
+        }
+        case Param::kValue: {
+          const size_t at = buf_.find(param_after_);
+          if (at == std::string::npos && !end) {
+            if (value_is_string_) {  // stream all that cannot begin param_after, whole UTF-8 characters only
+              size_t n = buf_.size() >= param_after_.size() ? buf_.size() - param_after_.size() + 1 : 0;
+              while (n > 0 && n < buf_.size() && (static_cast<unsigned char>(buf_[n]) & 0xC0) == 0x80) --n;
+              emit(out, Kind::kArguments, escaped(buf_.substr(0, n)));
+              consume(n);
+            }
+            return false;
+          }
+          const size_t n = at == std::string::npos ? buf_.size() : at;
+          if (value_is_string_) {
+            emit(out, Kind::kArguments, escaped(buf_.substr(0, n)) + "\"");
+          } else {
+            emit(out, Kind::kArguments, json_value(value_ + buf_.substr(0, n)));
+          }
+          consume(at == std::string::npos ? n : n + param_after_.size());
+          if (at == std::string::npos) return finish_args(out);
+          param_ = Param::kNext;
+          break;
+        }
+      }
+    }
+  }
+  // The reply ended (or left the frame) inside the arguments: close what is open.
+  bool finish_args(std::vector<ReplyEvent>& out) {
+    emit(out, Kind::kArguments, n_params_ ? "}" : "{}");
+    ++calls_read_;
+    buf_.clear();
+    mode_ = Mode::kContent;
+    return true;
+  }
+  bool string_typed(const std::string& key) const {
+    for (const Tool& t : tools_) {
+      if (t.name != name_) continue;
+      const nlohmann::ordered_json& p = t.parameters;
+      if (!p.is_object() || !p.contains("properties") || !p["properties"].is_object() || !p["properties"].contains(key)) return true;
+      const nlohmann::ordered_json& sub = p["properties"][key];
+      if (!sub.is_object() || !sub.contains("type")) return true;
+      const nlohmann::ordered_json& type = sub["type"];
+      if (type.is_string()) return type.get<std::string>() == "string";
+      if (type.is_array())
+        for (const auto& x : type)
+          if (x == "string") return true;
+      return false;
+    }
+    return true;
+  }
+  static std::string json_text(const std::string& s) {
+    return nlohmann::ordered_json(s).dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+  }
+  static std::string escaped(const std::string& s) {
+    const std::string q = json_text(s);
+    return q.substr(1, q.size() - 2);
+  }
+  // A non-string value as the template wrote it: JSON, or Python's literal (what `value |
+  // string` and `{{ value }}` give: True, None, {'k': 1}), else the text as a string.
+  static std::string json_value(const std::string& raw) {
+    size_t b = 0, e = raw.size();
+    while (b < e && is_ws(raw[b])) ++b;
+    while (e > b && is_ws(raw[e - 1])) --e;
+    const std::string v = raw.substr(b, e - b);
+    if (v == "True") return "true";
+    if (v == "False") return "false";
+    if (v == "None") return "null";
+    const auto j = nlohmann::ordered_json::parse(v, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_discarded()) return v;
+    if (auto p = python_literal(v)) return p->dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+    return json_text(raw);
+  }
+
   void begin_call(const std::string& opening) {
     mode_ = Mode::kName;
     opening_ = opening;
     name_.clear(), id_.clear();
     extent_ = JsonExtent{}, args_begun_ = false;
+    param_ = Param::kNext, n_params_ = 0;
   }
   void start_args(std::vector<ReplyEvent>& out) {
     if (id_.empty()) id_ = new_call_id(id_length_);
@@ -282,6 +401,13 @@ class FramedParser final : public ReplyParser {
   int32_t id_length_;
   bool calls_;
   int32_t max_calls_;
+  std::vector<Tool> tools_;
+  bool tagged_ = false;
+  std::string param_before_, param_mid_, param_after_;
+  Param param_ = Param::kNext;
+  int32_t n_params_ = 0;
+  bool value_is_string_ = true;
+  std::string value_;
   std::string reasoning_open_, reasoning_close_, content_open_, start_, next_, suffix_, after_, mid_head_, mid_tail_;
   bool id_in_mid_ = false;
   Mode mode_;
@@ -297,7 +423,8 @@ class FramedParser final : public ReplyParser {
 }  // namespace
 
 std::unique_ptr<ReplyParser> framed_parser(const ToolCallSyntax& s, const ToolSet* tools, const constrain::SpecialTexts& specials) {
-  return std::make_unique<FramedParser>(s, tools != nullptr && tools->active() && s.format == "framed", specials);
+  const bool calls = tools != nullptr && tools->active() && (s.format == "framed" || s.format == "tagged");
+  return std::make_unique<FramedParser>(s, calls, tools, specials);  // (tools: read, not kept)
 }
 
 void after_reasoning(const ToolCallSyntax& s, const constrain::SpecialTexts& sp, ReplyGrammar& g) {
@@ -323,6 +450,61 @@ ReplyGrammar answer_grammar(const ToolCallSyntax& s, const nlohmann::ordered_jso
   return g;
 }
 
+namespace {
+
+// JSON Pointer's escapes for a property name ("~" and "/").
+std::string pointer_token(const std::string& key) {
+  std::string out;
+  for (char c : key) out += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return out;
+}
+
+// The tag that closes a parameter (the first "</...>" of param_after, else all of it): what a
+// string value may not hold.
+std::string closing_tag(const std::string& after) {
+  const size_t open = after.find("</");
+  if (open == std::string::npos) return after;
+  const size_t close = after.find('>', open);
+  return close == std::string::npos ? after.substr(open) : after.substr(open, close + 1 - open);
+}
+
+// A `tagged` call's arguments: the schema's properties in its order, each
+// param_before KEY param_mid VALUE param_after, optional unless `required` names it; a string
+// (or an enum of strings) as itself, any other value as JSON of its schema.
+template <typename Mark>
+void tagged_arguments(const ToolCallSyntax& s, const nlohmann::ordered_json& params, const Mark& m, std::vector<FramePiece>& frame) {
+  if (!params.is_object() || !params.contains("properties") || !params["properties"].is_object()) return;
+  std::vector<std::string> required;
+  if (params.contains("required") && params["required"].is_array())
+    for (const auto& r : params["required"])
+      if (r.is_string()) required.push_back(r.template get<std::string>());
+  for (const auto& [key, sub] : params["properties"].items()) {
+    std::vector<FramePiece> group;
+    group.push_back({.text = m(s.param_before + key + s.param_mid)});
+    FramePiece value{.kind = FramePiece::Kind::kText, .text = closing_tag(m(s.param_after))};
+    const bool typed_string = sub.is_object() && sub.contains("type") && sub["type"] == "string";
+    bool string_enum = sub.is_object() && sub.contains("enum") && sub["enum"].is_array() && !sub["enum"].empty();
+    if (string_enum)
+      for (const auto& e : sub["enum"]) string_enum = string_enum && e.is_string();
+    if (typed_string && sub.contains("maxLength") && sub["maxLength"].is_number_integer() && sub["maxLength"] > 0)
+      value.length = static_cast<int32_t>(std::min<int64_t>(sub["maxLength"].template get<int64_t>(), 1 << 16));
+    if (string_enum) {
+      for (const auto& e : sub["enum"]) value.choices.push_back(e.template get<std::string>());
+    } else if (!typed_string && sub.is_object() && sub.contains("type")) {
+      value = {.kind = FramePiece::Kind::kJson, .schema = params, .pointer = "/properties/" + pointer_token(key)};
+    }
+    group.push_back(std::move(value));
+    group.push_back({.text = m(s.param_after)});
+    if (std::find(required.begin(), required.end(), key) != required.end()) {
+      for (FramePiece& p : group) frame.push_back(std::move(p));
+    } else {
+      frame.push_back({.kind = FramePiece::Kind::kOptional, .group = std::move(group)});
+    }
+  }
+}
+
+}  // namespace
+
 ReplyGrammar framed_grammar(const ToolCallSyntax& s, const ToolSet& t, const constrain::SpecialTexts& sp) {
   const auto m = [&sp](const std::string& x) { return sp.mark(x); };
   // A literal with id slots as pieces.
@@ -341,7 +523,11 @@ ReplyGrammar framed_grammar(const ToolCallSyntax& s, const ToolSet& t, const con
     if (t.choice == ToolSet::Choice::kNamed && tool.name != t.named) continue;
     std::vector<FramePiece> frame;
     literal(s.before + tool.name + s.mid, frame);
-    frame.push_back({.kind = FramePiece::Kind::kJson, .schema = tool.parameters});
+    if (s.format == "tagged") {
+      tagged_arguments(s, tool.parameters, m, frame);
+    } else {
+      frame.push_back({.kind = FramePiece::Kind::kJson, .schema = tool.parameters});
+    }
     literal(s.after, frame);
     f.frames.push_back(std::move(frame));
   }

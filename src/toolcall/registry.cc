@@ -11,6 +11,7 @@ std::string no_hint(const ToolSet&) { return ""; }
 // One line per format.
 const Format kFormats[] = {
     {"framed", no_hint, framed_grammar, framed_parser},
+    {"tagged", no_hint, framed_grammar, framed_parser},  // framed, with arguments between tags (syntax.h)
     {"generic_json", generic_hint, generic_grammar, generic_parser},
 };
 

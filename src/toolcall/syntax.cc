@@ -19,6 +19,7 @@ ojson to_json(const ToolCallSyntax& s) {
   };
   put("prefix", s.prefix), put("before", s.before), put("mid", s.mid), put("after", s.after);
   put("separator", s.separator), put("suffix", s.suffix);
+  put("param_before", s.param_before), put("param_mid", s.param_mid), put("param_after", s.param_after);
   if (s.max_calls) j["max_calls"] = s.max_calls;
   if (s.id_length) j["id_length"] = s.id_length;
   if (s.arguments_as_string) j["arguments_as_string"] = true;
@@ -41,6 +42,9 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
                         : key == "reasoning_open"  ? &s.reasoning_open
                         : key == "reasoning_close" ? &s.reasoning_close
                         : key == "content_open"    ? &s.content_open
+                        : key == "param_before"    ? &s.param_before
+                        : key == "param_mid"       ? &s.param_mid
+                        : key == "param_after"     ? &s.param_after
                                                    : nullptr;
     if (text) {
       if (!v.is_string()) return bad_input("tool-call format: '{}' must be a string", key);
@@ -57,8 +61,12 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
     }
   }
   if (!find_format(s.format)) return bad_input("tool-call format: unknown format '{}' ({})", s.format, format_names());
-  if (s.format == "framed" && (s.before.empty() && s.prefix.empty()))
-    return bad_input("tool-call format: a framed format needs 'prefix' or 'before' (the text that starts a call)");
+  if ((s.format == "framed" || s.format == "tagged") && (s.before.empty() && s.prefix.empty()))
+    return bad_input("tool-call format: a {} format needs 'prefix' or 'before' (the text that starts a call)", s.format);
+  if ((s.format == "tagged") != !(s.param_before.empty() && s.param_mid.empty() && s.param_after.empty()))
+    return bad_input("tool-call format: 'param_before', 'param_mid' and 'param_after' belong to the tagged format");
+  if (s.format == "tagged" && (s.param_before.empty() || s.param_mid.empty() || s.param_after.empty()))
+    return bad_input("tool-call format: a tagged format needs 'param_before', 'param_mid' and 'param_after' (the text around each argument)");
   if (s.reasoning_open.empty() != s.reasoning_close.empty())
     return bad_input("tool-call format: 'reasoning_open' and 'reasoning_close' come together");
   if ((s.prefix + s.separator + s.suffix).find(kIdSlot) != std::string::npos)

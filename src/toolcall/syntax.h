@@ -11,6 +11,12 @@
 //   [TOOL_CALLS][{"name": "NAME", "arguments": ARGS, "id": "ID"}, ...]  (prefixed JSON list with ids)
 //   [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]ARGS                               (prefixed name, id and arguments)
 //   <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>ARGS<|call|>  (harmony)
+// `tagged` (templates that write each argument between tags of its own): as `framed`, with
+// ARGUMENTS written as  (param_before KEY param_mid VALUE param_after)*  instead of a JSON
+// value, VALUE a string as itself and any other value as JSON:
+//   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>
+//   <minimax:tool_call>\n<invoke name="NAME">\n<parameter name="KEY">VALUE</parameter>\n...
+//   <tool_call>NAME\n<arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>
 // `generic_json` (templates with no tool syntax): the reply is one JSON object,
 //   {"tool_calls": [{"name": NAME, "arguments": ARGS}, ...]} or {"response": TEXT},
 // and the system message says so (llama-server's generic format).
@@ -35,6 +41,7 @@ inline constexpr char kIdSlot = '\x01';
 struct ToolCallSyntax {
   std::string format = "generic_json";  // a registry name (registry.h)
   std::string prefix, before, mid, after, separator, suffix;
+  std::string param_before, param_mid, param_after;  // `tagged`: one argument's frame
   int32_t max_calls = 0;   // 0: any number; 1: the template writes one call per message
   int32_t id_length = 0;   // letters and digits in an id slot (0: the template writes no id)
   bool arguments_as_string = false;  // the template reads `arguments` as JSON text, not a mapping
