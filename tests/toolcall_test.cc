@@ -16,6 +16,7 @@
 #include "constrain/matcher.h"
 #include "toolcall/detect.h"
 #include "toolcall/framed_calls.h"
+#include "toolcall/python_literal.h"
 #include "toolcall/registry.h"
 #include "test_util.h"
 
@@ -341,6 +342,73 @@ TEST(ToolCallSyntax, StoredFormRefusesWhatItCannotHonour) {
   EXPECT_TRUE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "mid": " "})")).is_ok());
   EXPECT_FALSE(parse_tool_call_format("/no/such/file.json").is_ok());
   EXPECT_TRUE(parse_tool_call_format("generic_json").is_ok());
+}
+
+// The stored form of a tagged format: its three argument frames come together, with it only.
+TEST(ToolCallSyntax, TaggedFormatNeedsItsArgumentFrames) {
+  const ojson ok = ojson::parse(R"({"format": "tagged", "before": "<tool_call>\n<function=", "mid": ">\n",
+      "after": "</function>\n</tool_call>", "param_before": "<parameter=", "param_mid": ">\n", "param_after": "\n</parameter>\n"})");
+  ASSERT_TRUE(syntax_from_json(ok).is_ok());
+  EXPECT_EQ(to_json(*syntax_from_json(ok)), ok);
+  ojson missing = ok;
+  missing.erase("param_after");
+  EXPECT_FALSE(syntax_from_json(missing).is_ok());
+  ojson framed = ok;
+  framed["format"] = "framed";
+  EXPECT_FALSE(syntax_from_json(framed).is_ok());
+  ojson slot = ok;
+  slot["separator"] = "\x01";  // an id slot outside a call's own frame
+  EXPECT_FALSE(syntax_from_json(slot).is_ok());
+}
+
+// Python's str() of a value, read back as JSON; anything else is not a literal.
+TEST(PythonLiteral, ReadsWhatStrPrints) {
+  EXPECT_EQ(*python_literal(R"( {'k': 1, "b": [True, None, -1.5e3, 'it\'s \u00e9\n'], 't': (1, 2,)} )"),
+            ojson::parse(R"({"k": 1, "b": [true, null, -1500.0, "it's \u00e9\n"], "t": [1, 2]})"));
+  EXPECT_EQ(*python_literal("[]"), ojson::array());
+  EXPECT_EQ(*python_literal("'x'"), ojson("x"));
+  for (const char* bad : {"", "{'a': }", "[1,", "abc", "{1: 2}", "'open", "[1] 2", "Truth"})
+    EXPECT_FALSE(python_literal(bad).has_value()) << bad;
+}
+
+// A tagged string argument is any text that does not hold its closing tag (so that it cannot
+// run into the next argument), at most maxLength characters where the schema says so; an enum
+// is one of its values; other values are JSON of their schema.
+TEST(TaggedGrammar, StringsStopAtTheirClosingTagAndKeepTheirBounds) {
+  ToolCallSyntax s;
+  s.format = "tagged", s.before = "<call=", s.mid = ">", s.after = "</call>";
+  s.param_before = "<p=", s.param_mid = ">", s.param_after = "</p>";
+  ToolSet tools;
+  tools.tools.push_back({"f", ojson::parse(R"({"type": "object", "properties": {"text": {"type": "string"},
+      "short": {"type": "string", "maxLength": 3}, "mode": {"enum": ["a", "b"]}, "n": {"type": "integer", "minimum": 0}},
+      "required": ["text"]})")});
+  tools.choice = ToolSet::Choice::kRequired;
+  auto g = constrain::compile_framed_json(*framed_grammar(s, tools, {}).framed);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const auto accepts = [&](const std::string& text) {
+    constrain::Matcher m(*g);
+    return m.advance(text) && m.accepting();
+  };
+  EXPECT_TRUE(accepts("<call=f><p=text>a < b </ p <p</p></call>"));
+  EXPECT_TRUE(accepts("<call=f><p=text></p><p=short>\xC3\xA9\xC3\xA9x</p><p=mode>b</p><p=n>12</p></call>"));
+  EXPECT_FALSE(accepts("<call=f><p=text>x</p>y</p></call>"));           // the text holds its closing tag
+  EXPECT_FALSE(accepts("<call=f><p=text>x</p><p=short>abcd</p></call>"));  // 4 characters
+  EXPECT_FALSE(accepts("<call=f><p=text>x</p><p=mode>c</p></call>"));
+  EXPECT_FALSE(accepts("<call=f><p=text>x</p><p=n>-1</p></call>"));
+  EXPECT_FALSE(accepts("<call=f><p=short>ab</p></call>"));                // `text` is required
+  EXPECT_FALSE(accepts("<call=f><p=mode>a</p><p=text>x</p></call>"));     // the schema's order
+
+  // Read back: strings escaped as they stream, the integer as JSON, Python's literals as JSON.
+  const std::string reply = "<call=f><p=text>say \"hi\"\n\\ \xC3\xA9</p><p=n>12</p></call>";
+  for (size_t chunk : {1, 2, 5, 100}) {
+    const Reply r = fold(parse_in_chunks(s, tools, reply, chunk));
+    ASSERT_EQ(r.calls.size(), 1u) << chunk;
+    EXPECT_EQ(ojson::parse(r.calls[0].arguments), ojson::parse(R"({"text": "say \"hi\"\n\\ \u00e9", "n": 12})")) << chunk;
+  }
+  tools.tools[0].parameters["properties"]["n"] = {{"type", "array"}};
+  const Reply py = fold(parse_in_chunks(s, tools, "<call=f><p=text>x</p><p=n>[{'k': True}]</p></call>", 3));
+  ASSERT_EQ(py.calls.size(), 1u);
+  EXPECT_EQ(ojson::parse(py.calls[0].arguments), ojson::parse(R"({"text": "x", "n": [{"k": true}]})"));
 }
 
 TEST(ReplyParser, ReasoningIsNotContentAndACallInsideItIsNotACall) {
