@@ -178,6 +178,21 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   return build_lm_head(ctx, x, embed, o.final_softcap, o.logits_scale);
 }
 
+Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int64_t inter,
+                    const std::array<const char*, 3>& names, MoeSpec& spec) {
+  const int64_t H = ctx.config.hidden_size;
+  for (int64_t e = 0; e < n; ++e) {
+    const std::string ex = prefix + std::to_string(e) + ".";
+    OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(ex + names[0] + ".weight", {inter, H}));
+    OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(ex + names[1] + ".weight", {inter, H}));
+    OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(ex + names[2] + ".weight", {H, inter}));
+    spec.gate.push_back(wg);
+    spec.up.push_back(wu);
+    spec.down.push_back(wd);
+  }
+  return Status::ok();
+}
+
 Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale) {
   const hf::ModelConfig& c = ctx.config;
   WeightId head = embed;

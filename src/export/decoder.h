@@ -5,6 +5,7 @@
 // A family file fills DecoderOptions from its config and calls build_decoder().
 #pragma once
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -49,6 +50,12 @@ struct DecoderOptions {
 inline constexpr ValueId kNoValue = -1;
 
 Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
+
+// A mixture's experts stored one tensor per expert: `prefix`E.`names`[0..2].weight, the gate
+// and up projections [inter, hidden] and the down projection [hidden, inter], for E in
+// [0, n), appended to spec's gate, up and down lists.
+Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int64_t inter,
+                    const std::array<const char*, 3>& names, MoeSpec& spec);
 
 // logits = x head^T (times logits_scale, then the final softcap): the head is tied to `embed` when the config says so,
 // else lm_head.weight (or the wrapper's language_model.lm_head.weight) must exist.

@@ -56,6 +56,11 @@ Result<std::vector<std::string>> all_full_attention(const hf::ModelConfig& c) {
   return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers), "full_attention");
 }
 
+Result<std::vector<std::string>> sliding_everywhere_if_set(const hf::ModelConfig& c) {
+  return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
+                                  c.sliding_window ? "sliding_attention" : "full_attention");
+}
+
 void keep_layer_types(std::vector<std::string>&) {}
 
 Result<KvGeometry> config_kv_geometry(const hf::ModelConfig& c, int64_t, const std::string&) {

@@ -5,11 +5,6 @@
 namespace og::exporter {
 namespace {
 
-Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) {
-  return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
-                                  c.sliding_window ? "sliding_attention" : "full_attention");
-}
-
 Status build(BuildContext& ctx) {
   DecoderOptions o;
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
@@ -24,7 +19,7 @@ const Family& mistral_family() {
   static const Family f{.name = "mistral",
                         .model_types = kTypes,
                         .config_defaults = {{"num_key_value_heads", 8}, {"sliding_window", 4096}},
-                        .default_layer_types = default_layer_types,
+                        .default_layer_types = sliding_everywhere_if_set,
                         .build = build};
   return f;
 }

@@ -12,11 +12,6 @@
 namespace og::exporter {
 namespace {
 
-Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) {
-  return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
-                                  c.sliding_window ? "sliding_attention" : "full_attention");
-}
-
 Status build(BuildContext& ctx) {
   const hf::ModelConfig& c = ctx.config;
   const hf::JsonFields t = c.text_fields();
@@ -43,15 +38,7 @@ Status build(BuildContext& ctx) {
                  .scoring = fb::RouterScoring::SoftmaxTopK,
                  .normalize_top_k = true,
                  .activation = act};
-    for (int64_t e = 0; e < E; ++e) {
-      const std::string ex = fmt::format("{}experts.{}.", b, e);
-      OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(ex + "w1.weight", {I, H}));
-      OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(ex + "w3.weight", {I, H}));
-      OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(ex + "w2.weight", {H, I}));
-      spec.gate.push_back(wg);
-      spec.up.push_back(wu);
-      spec.down.push_back(wd);
-    }
+    OG_TRY(read_experts(ctx, b + "experts.", E, I, {"w1", "w3", "w2"}, spec));
     const ValueId logits = ctx.g.router(h, router);  // [T, E]
     return ctx.g.moe(h, logits, spec);               // [T, H]
   };
@@ -73,7 +60,7 @@ const Family& mixtral_family() {
                                             {"num_local_experts", 8},
                                             {"num_experts_per_tok", 2}},
                         .config_aliases = {{"num_experts", "num_local_experts"}},
-                        .default_layer_types = default_layer_types,
+                        .default_layer_types = sliding_everywhere_if_set,
                         .build = build};
   return f;
 }

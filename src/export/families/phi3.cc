@@ -7,11 +7,6 @@
 namespace og::exporter {
 namespace {
 
-Result<std::vector<std::string>> default_layer_types(const hf::ModelConfig& c) {
-  return std::vector<std::string>(static_cast<size_t>(c.num_hidden_layers),
-                                  c.sliding_window ? "sliding_attention" : "full_attention");
-}
-
 Status build(BuildContext& ctx) {
   DecoderOptions o;
   o.fused_qkv = true;
@@ -43,7 +38,7 @@ const Family& phi3_family() {
   static const Family f{.name = "phi3",
                         .model_types = kTypes,
                         .config_defaults = {{"rms_norm_eps", 1e-5}},
-                        .default_layer_types = default_layer_types,
+                        .default_layer_types = sliding_everywhere_if_set,
                         .build = build};
   return f;
 }

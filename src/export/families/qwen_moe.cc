@@ -63,15 +63,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> qwen_moe_block(Q
                  .scoring = fb::RouterScoring::SoftmaxTopK,
                  .normalize_top_k = moe.normalize,
                  .activation = act};
-    for (int64_t e = 0; e < E; ++e) {
-      const std::string ex = fmt::format("{}experts.{}.", p, e);
-      OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(ex + "gate_proj.weight", {I, H}));
-      OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(ex + "up_proj.weight", {I, H}));
-      OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(ex + "down_proj.weight", {H, I}));
-      spec.gate.push_back(wg);
-      spec.up.push_back(wu);
-      spec.down.push_back(wd);
-    }
+    OG_TRY(read_experts(ctx, p + "experts.", E, I, {"gate_proj", "up_proj", "down_proj"}, spec));
     if (moe.shared_intermediate > 0) {
       const int64_t S = moe.shared_intermediate;
       OG_ASSIGN_OR_RETURN(spec.shared_gate, ctx.weight(p + "shared_expert.gate_proj.weight", {S, H}));
