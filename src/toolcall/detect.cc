@@ -155,12 +155,12 @@ std::optional<std::pair<TaggedFrame, Located>> read_tagged(const std::string& r,
   const size_t name = r.find(kNames[i], from);
   if (name == std::string::npos) return std::nullopt;
   const std::string v1s = fmt::format("ogprobe_v{}", i), v2s = number ? "7" : fmt::format("ogprobe_w{}", i);
+  const size_t k_len = std::string_view("ogprobe_arg").size();  // both keys' length
   const size_t k1 = r.find("ogprobe_arg", name);
   const size_t v1 = k1 == std::string::npos ? k1 : r.find(v1s, k1);
   const size_t k2 = v1 == std::string::npos ? v1 : r.find("ogprobe_arh", v1);
-  const size_t v2 = k2 == std::string::npos ? k2 : r.find(v2s, k2 + 11);
+  const size_t v2 = k2 == std::string::npos ? k2 : r.find(v2s, k2 + k_len);
   if (v2 == std::string::npos) return std::nullopt;
-  const size_t k_len = std::string_view("ogprobe_arg").size();
   const std::string mid1 = r.substr(k1 + k_len, v1 - k1 - k_len), mid2 = r.substr(k2 + k_len, v2 - k2 - k_len);
   const std::string between = r.substr(v1 + v1s.size(), k2 - v1 - v1s.size());
   const std::string tail = r.substr(v2 + v2s.size());

@@ -295,7 +295,6 @@ class FramedParser final : public ReplyParser {
           consume(at + param_mid_.size());
           value_is_string_ = string_typed(key);
           emit(out, Kind::kArguments, (n_params_++ ? ", " : "{") + json_text(key) + ": " + (value_is_string_ ? "\"" : ""));
-          value_.clear();
           param_ = Param::kValue;
           break;
         }
@@ -314,7 +313,7 @@ class FramedParser final : public ReplyParser {
           if (value_is_string_) {
             emit(out, Kind::kArguments, escaped(buf_.substr(0, n)) + "\"");
           } else {
-            emit(out, Kind::kArguments, json_value(value_ + buf_.substr(0, n)));
+            emit(out, Kind::kArguments, json_value(buf_.substr(0, n)));
           }
           consume(at == std::string::npos ? n : n + param_after_.size());
           if (at == std::string::npos) return finish_args(out);
@@ -407,7 +406,6 @@ class FramedParser final : public ReplyParser {
   Param param_ = Param::kNext;
   int32_t n_params_ = 0;
   bool value_is_string_ = true;
-  std::string value_;
   std::string reasoning_open_, reasoning_close_, content_open_, start_, next_, suffix_, after_, mid_head_, mid_tail_;
   bool id_in_mid_ = false;
   Mode mode_;
