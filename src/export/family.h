@@ -33,7 +33,7 @@ struct ModelType {
 // The rules a family leaves to the config: every layer full attention, the config's own
 // k/v geometry and sliding_window, layer types kept as read.
 Result<std::vector<std::string>> all_full_attention(const hf::ModelConfig& c);
-// Mistral's rule (and its descendants'): every layer slides when sliding_window is set.
+// Every layer slides when sliding_window is set (the rule of several families' config classes).
 Result<std::vector<std::string>> sliding_everywhere_if_set(const hf::ModelConfig& c);
 void keep_layer_types(std::vector<std::string>& types);
 Result<KvGeometry> config_kv_geometry(const hf::ModelConfig& c, int64_t layer, const std::string& type);
