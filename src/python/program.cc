@@ -78,16 +78,31 @@ void bind_program(py::module_& m) {
           py::arg("ids"), py::arg("skip_special") = false)
       .def(
           "apply_chat_template",
-          [](const TokenizerHandle& t, const py::sequence& messages, bool add_generation_prompt) {
+          [](const TokenizerHandle& t, const py::sequence& messages, bool add_generation_prompt, const py::object& tools,
+             const py::kwargs& kwargs) {
             const generate::ModelText& text = t.text();
             if (!text.chat_template) raise_status(bad_input("{}: the program has no chat template", t.program->path));
+            for (const py::handle& m : messages) {
+              if (!py::isinstance<py::dict>(m)) throw py::type_error("a message must be a dict with 'role' and 'content'");
+              py::dict d = py::reinterpret_borrow<py::dict>(m);
+              if (!d.contains("role") || (!d.contains("content") && !d.contains("tool_calls")))
+                throw py::value_error("a message needs 'role' and 'content' (or 'tool_calls')");
+            }
+            // Messages, tools and template variables as the JSON the template reads (OpenAI's
+            // message shapes: tool_calls, tool results, content parts), through json.dumps.
+            const py::object dumps = py::module_::import("json").attr("dumps");
+            const auto to_json = [&](const py::handle& v) { return nlohmann::ordered_json::parse(py::cast<std::string>(dumps(v))); };
             chat::RenderOptions o = text.render;
             o.add_generation_prompt = add_generation_prompt;
-            std::vector<chat::Message> msgs = to_messages(messages);
-            return unwrap(without_gil([&] { return text.chat_template->render(msgs, o); }));
+            if (!tools.is_none()) o.extra_context["tools"] = to_json(tools);
+            for (const auto& [k, v] : kwargs) o.extra_context[py::cast<std::string>(k)] = to_json(v);
+            const nlohmann::ordered_json msgs = to_json(messages);
+            return unwrap(without_gil([&] { return text.chat_template->render_json(msgs, o); }));
           },
-          py::arg("messages"), py::arg("add_generation_prompt") = true,
-          "The conversation rendered by the program's chat template (as transformers' apply_chat_template, tokenize=False).")
+          py::arg("messages"), py::arg("add_generation_prompt") = true, py::arg("tools") = py::none(),
+          "The conversation rendered by the program's chat template (as transformers' apply_chat_template, tokenize=False): "
+          "messages as OpenAI's (tool_calls, tool results), `tools` as OpenAI's tool list, other keywords as template "
+          "variables (enable_thinking=False).")
       .def_property_readonly("stop_ids", [](const TokenizerHandle& t) { return t.text().stop_ids; });
 
   ProgramClass program(m, "Program", "A loaded program file (read-only, shared by its sessions).");

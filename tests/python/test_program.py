@@ -1,11 +1,13 @@
 # Layout, inspect, export and the tokenizer through Python against the CLI's output.
 import json
+import os
+import shutil
 
 import numpy as np
 import pytest
 
 import offgraph
-from conftest import cli
+from conftest import REPO, cli
 
 
 def test_layout_of_a_model_equals_the_cli(model_dir):
@@ -118,3 +120,33 @@ def test_program_without_tokenizer_raises_on_text_use(tmp_path):
     with pytest.raises(offgraph.InputError, match="no tokenizer"):
         p.generate("hi")
     assert p.session().step([1, 2, 3]).shape == (1, p.vocab_size)
+
+
+def test_chat_template_renders_tools_tool_calls_and_template_variables(model_dir, tmp_path):
+    # A program with Qwen3-Coder's template (tests/data/chat/lcpp_qwen3_coder.jinja): tools go to
+    # the system prompt, an assistant's tool_calls become <function=...><parameter=...> blocks,
+    # and keyword arguments are template variables (as transformers' apply_chat_template).
+    d = tmp_path / "m"
+    shutil.copytree(model_dir, d)
+    shutil.copy(os.path.join(REPO, "tests", "data", "chat", "lcpp_qwen3_coder.jinja"), d / "chat_template.jinja")
+    cli("export", "-m", d, "-o", tmp_path / "p.ogp", "--max-ctx-len", 64)
+    tok = offgraph.Program(str(tmp_path / "p.ogp")).tokenizer
+    tools = [{"type": "function", "function": {"name": "get_weather", "description": "Weather in a city",
+                                               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}]
+    messages = [{"role": "user", "content": "Paris?"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": "21 C"}]
+    text = tok.apply_chat_template(messages, tools=tools)
+    assert "<name>get_weather</name>" in text
+    assert "<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>" in text
+    assert "21 C" in text and text.endswith("<|im_start|>assistant\n")
+    assert "<name>get_weather</name>" not in tok.apply_chat_template(messages[:1])
+    # A template variable: Qwen3's template closes an empty reasoning block under enable_thinking=False.
+    shutil.copy(os.path.join(REPO, "tests", "data", "chat", "qwen3.jinja"), d / "chat_template.jinja")
+    cli("export", "-m", d, "-o", tmp_path / "q.ogp", "--max-ctx-len", 64)
+    qwen3 = offgraph.Program(str(tmp_path / "q.ogp")).tokenizer
+    assert qwen3.apply_chat_template(messages[:1], enable_thinking=False).endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n")
+    assert qwen3.apply_chat_template(messages[:1]).endswith("<|im_start|>assistant\n")
+    with pytest.raises(TypeError):
+        tok.apply_chat_template(messages, tools=[object()])
