@@ -249,6 +249,11 @@ SNIPPETS = [
     "{% macro m( %}{% endmacro %}",
     "{{ 1 }",
     "{% for x in [1] %}{% endfor x %}",
+    # dicts with number, None and bool keys (Seed-OSS's {0: 0, 512: 128}); an unhashable key finds nothing
+    "{% set d = {0: 'a', 512: 'b', none: 'n', true: 't', 2.5: 'f'} %}{{ d[512] }}|{{ d[0] }}|{{ d[none] }}|{{ d[2.5] }}|{{ d }}|{{ 512 in d }}|{{ 7 in d }}|{{ d|tojson }}|{{ d.get(512) }}|{{ d.get(9, 'z') }}|{{ d[[1]] is defined }}",
+    "{% for k, v in {16384: 'x', 2: 'y', 512: 'w'}|dictsort %}{{ k + 1 }}{{ v }},{% endfor %}|{{ {1.0: 'a'}[1] }}|{{ {1: 'a'}.keys()|list }}|{{ {3: 1}|items|list }}",
+    # Markup: `+` with a |safe or |escape string escapes the plain side; `~` joins as str
+    "{{ ('<a>'|safe) + '<b>' }}|{{ '<c>' + ('<d>'|safe) }}|{{ ('x&'|e) + '&' }}|{{ 'a' ~ ('<'|safe) ~ '<' }}|{{ ('\"'|forceescape) }}|{{ (('<'|e)|e) + '' }}|{{ (5|safe) + '>' }}",
 ]
 
 

@@ -198,9 +198,10 @@ Result<Value> Interpreter::getitem(const Value& obj, const Value& key) {
     return items[i];
   }
   if (obj.is_mapping()) {
+    // An unhashable key finds nothing (Jinja's getitem catches Python's TypeError).
     auto stored = dict_key(key);
-    if (!stored.is_ok()) return stored.status();  // unhashable, as Python's TypeError
-    if (const Value* v = obj.dict_data().find(*stored)) return *v;
+    if (stored.is_ok())
+      if (const Value* v = obj.dict_data().find(*stored)) return *v;
   }
   // Jinja falls back to attribute lookup for string keys (methods, namespace attributes).
   if (key.is_string()) return getattr(obj, key.as_string());
