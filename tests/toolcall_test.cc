@@ -111,11 +111,11 @@ std::vector<std::string> template_names() {
 class Template : public ::testing::TestWithParam<std::string> {};
 
 // llama.cpp's templates (lcpp_*.jinja): what detection reads from each, and why, reviewed
-// against the template's own text (tests/data/chat/tool_syntax.json). Those it cannot read
-// fall back to the generic format: one tag per parameter (Qwen3-Coder, GLM, MiniMax-M2,
-// Seed-OSS, DeepSeek-V3.2), Gemma 4's own argument syntax, templates that never write a call
-// (Granite 3.3, LFM2) or refuse to (Kimi-K2-Instruct appends to a list, which transformers'
-// sandbox forbids).
+// against the template's own text (tests/data/chat/tool_syntax.json): framed ones, tagged ones
+// (one tag pair per argument: Qwen3-Coder, GLM, MiniMax-M2, Seed-OSS, DeepSeek-V3.2's DSML), and
+// those it cannot read, which fall back to the generic format: Gemma 4's own argument syntax,
+// templates that never write a call (Granite 3.3, LFM2) or refuse to (Kimi-K2-Instruct appends
+// to a list, which transformers' sandbox forbids).
 const ojson& more_expected() {
   static const ojson j = ojson::parse(read_file(std::string(OG_TEST_DATA) + "/chat/tool_syntax.json"));
   return j;
@@ -187,6 +187,14 @@ std::optional<std::string> rendered_reply(const Loaded& l, const ToolCallSyntax&
   while (n < g->size() && n < all->size() && (*g)[n] == (*all)[n]) ++n;
   while (n > 0 && n < g->size() && (*g)[n - 1] != '\n' && (*g)[n - 1] != '>') --n;
   std::string r = all->substr(n);
+  // The tag that ends the prompt's cut tail, written again by the turn ("<think></think>" then
+  // "</think>"), is the prompt's, not the model's (as detection reads it).
+  const std::string tail = g->substr(n);
+  for (size_t k = tail.size(); k-- > 0;)
+    if (tail[k] == '<' && r.starts_with(std::string_view(tail).substr(k))) {
+      r.erase(0, tail.size() - k);
+      break;
+    }
   // An empty reasoning block the template writes before the calls (Qwen3) is not the model's.
   if (s.has_reasoning()) {
     std::string_view v(r);
@@ -409,6 +417,31 @@ TEST(TaggedGrammar, StringsStopAtTheirClosingTagAndKeepTheirBounds) {
   const Reply py = fold(parse_in_chunks(s, tools, "<call=f><p=text>x</p><p=n>[{'k': True}]</p></call>", 3));
   ASSERT_EQ(py.calls.size(), 1u);
   EXPECT_EQ(ojson::parse(py.calls[0].arguments), ojson::parse(R"({"text": "x", "n": [{"k": true}]})"));
+}
+
+// A frame that marks a value's kind (DSML's string="true" / "false"): non-string values take
+// param_mid_json in the grammar, and the parser reads the mark, not the schema.
+TEST(TaggedGrammar, AFrameThatMarksTheValuesKindHasAMidForEach) {
+  ToolCallSyntax s;
+  s.format = "tagged", s.before = "<call=", s.mid = ">", s.after = "</call>";
+  s.param_before = "<p=", s.param_mid = " s>", s.param_mid_json = " j>", s.param_after = "</p>";
+  ASSERT_TRUE(syntax_from_json(to_json(s)).is_ok());
+  ToolSet tools;
+  tools.tools.push_back({"f", ojson::parse(R"({"type": "object", "properties": {"text": {"type": "string"},
+      "n": {"type": "integer"}}, "required": ["text", "n"]})")});
+  tools.choice = ToolSet::Choice::kRequired;
+  auto g = constrain::compile_framed_json(*framed_grammar(s, tools, {}).framed);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const auto accepts = [&](const std::string& text) {
+    constrain::Matcher m(*g);
+    return m.advance(text) && m.accepting();
+  };
+  EXPECT_TRUE(accepts("<call=f><p=text s>12</p><p=n j>12</p></call>"));
+  EXPECT_FALSE(accepts("<call=f><p=text s>12</p><p=n s>12</p></call>"));
+  EXPECT_FALSE(accepts("<call=f><p=text j>12</p><p=n j>12</p></call>"));
+  const Reply r = fold(parse_in_chunks(s, tools, "<call=f><p=text s>12</p><p=n j>12</p></call>", 2));
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(ojson::parse(r.calls[0].arguments), ojson::parse(R"({"text": "12", "n": 12})"));
 }
 
 TEST(ReplyParser, ReasoningIsNotContentAndACallInsideItIsNotACall) {

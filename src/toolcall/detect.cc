@@ -64,7 +64,17 @@ class Prober {
     // "<tool_call>" share their "<").
     if (n < prompt_->size())
       while (n > 0 && (*prompt_)[n - 1] != '\n' && (*prompt_)[n - 1] != '>') --n;
-    return all->substr(n);
+    std::string turn = all->substr(n);
+    // A turn may write again the tag that ends the prompt's cut tail (a prompt that closes an
+    // empty reasoning block, "<think></think>", and a turn that begins "</think>"): the model
+    // has it already, so it is no part of what the model writes.
+    const std::string tail = prompt_->substr(n);
+    for (size_t k = tail.size(); k-- > 0;)
+      if (tail[k] == '<' && k + 2 <= tail.size() && turn.starts_with(std::string_view(tail).substr(k))) {
+        turn.erase(0, tail.size() - k);
+        break;
+      }
+    return turn;
   }
   const std::string& prompt() const { return *prompt_; }
   // Of the last reply: the rendered conversation up to where it leaves the generation prompt,
@@ -148,6 +158,7 @@ ojson tagged_call(int i, bool number = false) {
 // One argument's frame: param_before KEY param_mid VALUE param_after.
 struct TaggedFrame {
   std::string before, mid, after;
+  std::string mid_json;  // the typed probe's mid before its number, where it differs from `mid`
 };
 
 // Where call i's two arguments are in `r` (from `from`): the frame as read there, and the call.
@@ -164,10 +175,11 @@ std::optional<std::pair<TaggedFrame, Located>> read_tagged(const std::string& r,
   const std::string mid1 = r.substr(k1 + k_len, v1 - k1 - k_len), mid2 = r.substr(k2 + k_len, v2 - k2 - k_len);
   const std::string between = r.substr(v1 + v1s.size(), k2 - v1 - v1s.size());
   const std::string tail = r.substr(v2 + v2s.size());
-  if (mid1 != mid2 || mid1.empty()) return std::nullopt;
+  if (mid1.empty() || mid2.empty() || (mid1 != mid2 && !number)) return std::nullopt;
   // between = after + before; tail = after + the call's end.
   const size_t n_after = std::min(common_prefix(between, tail), between.size());
-  TaggedFrame f{.before = between.substr(n_after), .mid = mid1, .after = between.substr(0, n_after)};
+  TaggedFrame f{.before = between.substr(n_after), .mid = mid1, .after = between.substr(0, n_after),
+                .mid_json = mid2 == mid1 ? "" : mid2};
   if (f.before.empty() || f.after.empty()) return std::nullopt;
   const std::string head = r.substr(name, k1 - name);
   if (!head.ends_with(f.before)) return std::nullopt;
@@ -281,11 +293,14 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
       if (c.is_null() && strip(*r).substr(0, f->second.name).find("None") != std::string::npos) continue;
       auto typed = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({tagged_call(0, true)})}});
       auto g = typed ? read_tagged(strip(*typed), 0, 0, true) : std::nullopt;
-      if (!g || g->first.mid != f->first.mid || g->first.after != f->first.after) {
+      // A frame that marks a value's kind (DSML's string="true" / "false") keeps a mid for each.
+      if (!g || g->first.mid != f->first.mid || g->first.after != f->first.after ||
+          g->first.mid_json.find(kNames[0]) != std::string::npos) {
         tagged_why = "the template frames an argument by its value's type";
         break;
       }
       tagged = f->first;
+      tagged->mid_json = g->first.mid_json;
       one = r;
       two = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({tagged_call(0), tagged_call(1)})}});
       break;
@@ -374,6 +389,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   if (tagged) {
     s.format = "tagged";
     s.param_before = tagged->before, s.param_mid = tagged->mid, s.param_after = tagged->after;
+    s.param_mid_json = tagged->mid_json;
   }
   d.why = s.max_calls == 1 ? "one call per message, read from the template" : "read from the template";
   if (tagged) d.why += ", each argument between tags";

@@ -49,6 +49,7 @@ class FramedParser final : public ReplyParser {
     const auto m = [&sp](const std::string& t) { return sp.mark(t); };
     tagged_ = s.format == "tagged";
     param_before_ = m(s.param_before), param_mid_ = m(s.param_mid), param_after_ = m(s.param_after);
+    param_mid_json_ = m(s.param_mid_json);
     reasoning_open_ = m(s.reasoning_open), reasoning_close_ = m(s.reasoning_close), content_open_ = m(s.content_open);
     start_ = m(trim_left(s.prefix + s.before)), next_ = m(s.separator + s.before), suffix_ = m(s.suffix);
     after_ = m(s.after);
@@ -286,14 +287,18 @@ class FramedParser final : public ReplyParser {
           return true;
         }
         case Param::kKey: {
-          const size_t at = buf_.find(param_mid_);
+          // Where the frame marks the value's kind (param_mid_json), the mark decides; else the schema.
+          const size_t at_text = buf_.find(param_mid_);
+          const size_t at_json = param_mid_json_.empty() ? std::string::npos : buf_.find(param_mid_json_);
+          const size_t at = std::min(at_text, at_json);
           if (at == std::string::npos) {
             if (buf_.size() > 256 || end) return finish_args(out);
             return false;
           }
           const std::string key = buf_.substr(0, at);
-          consume(at + param_mid_.size());
-          value_is_string_ = string_typed(key);
+          const bool json = at == at_json;
+          consume(at + (json ? param_mid_json_ : param_mid_).size());
+          value_is_string_ = param_mid_json_.empty() ? string_typed(key) : !json;
           emit(out, Kind::kArguments, (n_params_++ ? ", " : "{") + json_text(key) + ": " + (value_is_string_ ? "\"" : ""));
           param_ = Param::kValue;
           break;
@@ -402,7 +407,7 @@ class FramedParser final : public ReplyParser {
   int32_t max_calls_;
   std::vector<Tool> tools_;
   bool tagged_ = false;
-  std::string param_before_, param_mid_, param_after_;
+  std::string param_before_, param_mid_, param_after_, param_mid_json_;
   Param param_ = Param::kNext;
   int32_t n_params_ = 0;
   bool value_is_string_ = true;
@@ -491,6 +496,8 @@ void tagged_arguments(const ToolCallSyntax& s, const nlohmann::ordered_json& par
     } else if (!typed_string && sub.is_object() && sub.contains("type")) {
       value = {.kind = FramePiece::Kind::kJson, .schema = params, .pointer = "/properties/" + pointer_token(key)};
     }
+    if (value.kind == FramePiece::Kind::kJson && !s.param_mid_json.empty())
+      group.front().text = m(s.param_before + key + s.param_mid_json);  // the frame's mark of a non-string
     group.push_back(std::move(value));
     group.push_back({.text = m(s.param_after)});
     if (std::find(required.begin(), required.end(), key) != required.end()) {

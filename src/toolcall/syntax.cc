@@ -20,6 +20,7 @@ ojson to_json(const ToolCallSyntax& s) {
   put("prefix", s.prefix), put("before", s.before), put("mid", s.mid), put("after", s.after);
   put("separator", s.separator), put("suffix", s.suffix);
   put("param_before", s.param_before), put("param_mid", s.param_mid), put("param_after", s.param_after);
+  put("param_mid_json", s.param_mid_json);
   if (s.max_calls) j["max_calls"] = s.max_calls;
   if (s.id_length) j["id_length"] = s.id_length;
   if (s.arguments_as_string) j["arguments_as_string"] = true;
@@ -45,6 +46,7 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
                         : key == "param_before"    ? &s.param_before
                         : key == "param_mid"       ? &s.param_mid
                         : key == "param_after"     ? &s.param_after
+                        : key == "param_mid_json"  ? &s.param_mid_json
                                                    : nullptr;
     if (text) {
       if (!v.is_string()) return bad_input("tool-call format: '{}' must be a string", key);
@@ -63,8 +65,8 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
   if (!find_format(s.format)) return bad_input("tool-call format: unknown format '{}' ({})", s.format, format_names());
   if ((s.format == "framed" || s.format == "tagged") && (s.before.empty() && s.prefix.empty()))
     return bad_input("tool-call format: a {} format needs 'prefix' or 'before' (the text that starts a call)", s.format);
-  if ((s.format == "tagged") != !(s.param_before.empty() && s.param_mid.empty() && s.param_after.empty()))
-    return bad_input("tool-call format: 'param_before', 'param_mid' and 'param_after' belong to the tagged format");
+  if ((s.format == "tagged") != !(s.param_before.empty() && s.param_mid.empty() && s.param_after.empty() && s.param_mid_json.empty()))
+    return bad_input("tool-call format: 'param_before', 'param_mid', 'param_mid_json' and 'param_after' belong to the tagged format");
   if (s.format == "tagged" && (s.param_before.empty() || s.param_mid.empty() || s.param_after.empty()))
     return bad_input("tool-call format: a tagged format needs 'param_before', 'param_mid' and 'param_after' (the text around each argument)");
   if (s.reasoning_open.empty() != s.reasoning_close.empty())

@@ -17,6 +17,9 @@
 //   <tool_call>\n<function=NAME>\n<parameter=KEY>\nVALUE\n</parameter>\n</function>\n</tool_call>
 //   <minimax:tool_call>\n<invoke name="NAME">\n<parameter name="KEY">VALUE</parameter>\n...
 //   <tool_call>NAME\n<arg_key>KEY</arg_key>\n<arg_value>VALUE</arg_value>\n</tool_call>
+// and where the template marks a value's kind in its frame, param_mid_json before any value
+// that is not a string:
+//   <｜DSML｜parameter name="KEY" string="true">TEXT</｜DSML｜parameter>  ... string="false">JSON...
 // `generic_json` (templates with no tool syntax): the reply is one JSON object,
 //   {"tool_calls": [{"name": NAME, "arguments": ARGS}, ...]} or {"response": TEXT},
 // and the system message says so (llama-server's generic format).
@@ -42,6 +45,7 @@ struct ToolCallSyntax {
   std::string format = "generic_json";  // a registry name (registry.h)
   std::string prefix, before, mid, after, separator, suffix;
   std::string param_before, param_mid, param_after;  // `tagged`: one argument's frame
+  std::string param_mid_json;  // `tagged`: param_mid before a value that is not a string, where it differs (DSML)
   int32_t max_calls = 0;   // 0: any number; 1: the template writes one call per message
   int32_t id_length = 0;   // letters and digits in an id slot (0: the template writes no id)
   bool arguments_as_string = false;  // the template reads `arguments` as JSON text, not a mapping
