@@ -106,19 +106,21 @@ class Compiler {
   }
 
  private:
-  // Bytes other than those listed (and the special-token mark 0xFF), as ranges.
-  static ExprPtr bytes_except(std::vector<uint8_t> out) {
-    out.push_back(0xFF);
+  // Bytes of [lo, hi] other than those listed, as ranges.
+  static ExprPtr bytes_in_except(uint8_t lo, uint8_t hi, std::vector<uint8_t> out) {
     std::sort(out.begin(), out.end());
     std::vector<std::pair<uint8_t, uint8_t>> ranges;
-    int lo = 0;
+    int from = lo;
     for (uint8_t b : out) {
-      if (b > lo) ranges.emplace_back(static_cast<uint8_t>(lo), static_cast<uint8_t>(b - 1));
-      lo = b + 1;
+      if (b < lo || b > hi) continue;
+      if (b > from) ranges.emplace_back(static_cast<uint8_t>(from), static_cast<uint8_t>(b - 1));
+      from = b + 1;
     }
-    if (lo <= 0xFF) ranges.emplace_back(static_cast<uint8_t>(lo), 0xFF);
+    if (from <= hi) ranges.emplace_back(static_cast<uint8_t>(from), hi);
     return byte_ranges(std::move(ranges));
   }
+  // Bytes other than those listed and the special-token mark 0xFF.
+  static ExprPtr bytes_except(std::vector<uint8_t> out) { return bytes_in_except(0x00, 0xFE, std::move(out)); }
   // Text that does not hold `s` (s0 = s[0] held once in s): segments  [^s0]  |  s0 s1..s(k-1) c
   // with c neither s_k nor s0  |  s0 s1..s(k-1) followed by another s0 or the end:
   //   (A | B | C+ B)* C*   where C are the cut prefixes.
@@ -147,17 +149,10 @@ class Compiler {
           break;
         case FramePiece::Kind::kText: {  // any bytes but a special token's mark (0xFF), or a choice
           if (p.choices.empty() && p.length > 0) {  // a bounded string: whole UTF-8 characters
-            std::vector<uint8_t> ascii_out = {0x80};  // (0x80-0xFF are the multi-byte forms' bytes)
+            std::vector<uint8_t> ascii_out;
             if (!p.text.empty()) ascii_out.push_back(static_cast<uint8_t>(p.text[0]));
-            std::vector<std::pair<uint8_t, uint8_t>> ascii;
-            int lo = 0;
-            std::sort(ascii_out.begin(), ascii_out.end());
-            for (uint8_t b : ascii_out) {
-              if (b > lo) ascii.emplace_back(static_cast<uint8_t>(lo), static_cast<uint8_t>(b - 1));
-              lo = b + 1;
-            }
             const ExprPtr tail = byte_ranges({{0x80, 0xBF}});
-            const ExprPtr ch = alt({byte_ranges(std::move(ascii)), seq({byte_ranges({{0xC2, 0xDF}}), tail}),
+            const ExprPtr ch = alt({bytes_in_except(0x00, 0x7F, std::move(ascii_out)), seq({byte_ranges({{0xC2, 0xDF}}), tail}),
                                     seq({byte_ranges({{0xE0, 0xEF}}), tail, tail}), seq({byte_ranges({{0xF0, 0xF4}}), tail, tail, tail})});
             pieces.push_back(repeat(ch, 0, p.length));
             break;

@@ -8,14 +8,18 @@
 
 namespace og::exporter {
 
+Result<fb::Activation> activation_named(const hf::ModelConfig& c, const std::string& key, const std::string& act) {
+  if (act == "silu" || act == "swish") return fb::Activation::Silu;
+  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast") return fb::Activation::GeluTanh;
+  return unsupported("{}: field '{}' is '{}': offgraph supports silu and gelu_pytorch_tanh", c.path,
+                     c.text_fields().field_name(key), act);
+}
+
 Result<fb::Activation> activation_from_config(const hf::ModelConfig& c) {
   hf::JsonFields t = c.text_fields();
   const std::string key = t.has("hidden_activation") ? "hidden_activation" : "hidden_act";
   OG_ASSIGN_OR_RETURN(std::string act, t.get_string(key, "silu"));
-  if (act == "silu" || act == "swish") return fb::Activation::Silu;
-  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast") return fb::Activation::GeluTanh;
-  return unsupported("{}: field '{}' is '{}': offgraph supports silu and gelu_pytorch_tanh", c.path,
-                     t.field_name(key), act);
+  return activation_named(c, key, act);
 }
 
 float round_to_dtype(double x, DType dtype) {

@@ -63,6 +63,8 @@ Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_s
 
 // hidden_activation / hidden_act as an op activation; unknown names are an error naming the field.
 Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);
+// An activation name read from config field `key` (named in the error when unknown).
+Result<fb::Activation> activation_named(const hf::ModelConfig& c, const std::string& key, const std::string& act);
 
 // A float config field rounded to a tensor dtype, as torch.tensor(x, dtype=w.dtype) does.
 float round_to_dtype(double x, DType dtype);

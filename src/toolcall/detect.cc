@@ -365,25 +365,23 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   } else {
     s.before = lead, s.after = tail, s.max_calls = 1;
   }
-  if (s.mid.find(kNames[0]) != std::string::npos || s.after.find(kNames[0]) != std::string::npos) {
+  // The generic format, keeping the reasoning frames read above.
+  const auto generic = [&](const char* why) {
     d.syntax = ToolCallSyntax{.reasoning_open = s.reasoning_open, .reasoning_close = s.reasoning_close,
                               .content_open = s.content_open, .starts_in_reasoning = s.starts_in_reasoning};
-    d.why = "the template writes a call's name twice";
+    d.why = why;
     return d;
+  };
+  if (s.mid.find(kNames[0]) != std::string::npos || s.after.find(kNames[0]) != std::string::npos) {
+    return generic("the template writes a call's name twice");
   }
   if ((s.prefix + s.separator + s.suffix).find(kIdSlot) != std::string::npos) {
-    d.syntax = ToolCallSyntax{.reasoning_open = s.reasoning_open, .reasoning_close = s.reasoning_close,
-                              .content_open = s.content_open, .starts_in_reasoning = s.starts_in_reasoning};
-    d.why = "the template writes a call id outside the call's own frame";
-    return d;
+    return generic("the template writes a call id outside the call's own frame");
   }
   if ((s.before + s.mid + s.after).find(kIdSlot) != std::string::npos)
     s.id_length = counter_digits ? counter_digits : static_cast<int32_t>(std::string_view(kIds[0]).size());
   if (s.prefix.empty() && s.before.empty() && trim(s.mid).empty()) {
-    d.syntax = ToolCallSyntax{.reasoning_open = s.reasoning_open, .reasoning_close = s.reasoning_close,
-                              .content_open = s.content_open, .starts_in_reasoning = s.starts_in_reasoning};
-    d.why = "the template writes a call's name with nothing to recognise it by";
-    return d;
+    return generic("the template writes a call's name with nothing to recognise it by");
   }
   s.format = "framed";
   if (tagged) {

@@ -20,9 +20,7 @@ Result<fb::Activation> gemma_activation(const hf::ModelConfig& c) {
     OG_ASSIGN_OR_RETURN(std::string given, t.get_string("hidden_act"));
     if (given != "gelu") act = given, key = "hidden_act";
   }
-  if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast") return fb::Activation::GeluTanh;
-  if (act == "silu" || act == "swish") return fb::Activation::Silu;
-  return unsupported("{}: field '{}' is '{}': offgraph supports silu and gelu_pytorch_tanh", c.path, t.field_name(key), act);
+  return activation_named(c, key, act);
 }
 
 Status build(BuildContext& ctx) {

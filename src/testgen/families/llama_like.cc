@@ -1,6 +1,7 @@
 #include "testgen/families/llama_like.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cmath>
 #include <string>
 
@@ -42,6 +43,25 @@ Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const Fam
   s.norm("model.norm", d.hidden, kUnitNormInit);
   if (!d.tie) s.add("lm_head.weight", {d.vocab, d.hidden}, linear_init(d.hidden, kHeadGain));
   return s.take();
+}
+
+std::vector<TensorSpec> replace_mlps(std::vector<TensorSpec> dense, const std::function<bool(int64_t)>& sparse,
+                                     const std::function<void(int64_t, SpecList&)>& block) {
+  std::vector<TensorSpec> out;
+  for (TensorSpec& t : dense) {
+    int64_t layer = -1;
+    if (std::sscanf(t.name.c_str(), "model.layers.%ld.", &layer) == 1 && t.name.find(".mlp.") != std::string::npos &&
+        sparse(layer)) {
+      if (t.name.ends_with("mlp.gate_proj.weight")) {
+        SpecList s;
+        block(layer, s);
+        for (TensorSpec& m : s.take()) out.push_back(std::move(m));
+      }
+      continue;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
 }
 
 Result<bool> flag(const Json& text, const FamilyContext& ctx, const char* key) {

@@ -3,6 +3,7 @@
 // lm_head unless tied), with the switches by which their modules differ.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ Result<bool> flag(const Json& text, const FamilyContext& ctx, const char* key);
 // LlamaAttention: bias=config.attention_bias on q/k/v/o; LlamaMLP: bias=config.mlp_bias.
 Result<std::vector<TensorSpec>> llama_tensors(const Json& text, const FamilyContext& ctx);
 
+// `dense` with the MLP of each layer `sparse` picks replaced, where its gate_proj stood, by the
+// tensors `block` lists for that layer (a sparse mixture of experts).
+std::vector<TensorSpec> replace_mlps(std::vector<TensorSpec> dense, const std::function<bool(int64_t)>& sparse,
+                                     const std::function<void(int64_t, SpecList&)>& block);
+
 // A Qwen MoE decoder's tensors (qwen3_moe.cc): the llama-shaped ones with the sparse layers'
 // MLP replaced by the router and experts, and with `shared_expert` Qwen2-MoE's shared expert.
 Result<std::vector<TensorSpec>> qwen_moe_tensors(const Json& text, const FamilyContext& ctx, const LlamaShape& shape,
@@ -33,6 +39,8 @@ Result<std::vector<TensorSpec>> qwen_moe_tensors(const Json& text, const FamilyC
 
 // OLMo 2's and OLMo 3's decoder (olmo2.cc): output-only norms, q/k norms over the whole projection.
 Result<std::vector<TensorSpec>> olmo_tensors(const Json& text, const FamilyContext& ctx);
+// OLMo-2-0425-1B's tiny field set (olmo2.cc), which OLMo 3's extends.
+Json olmo2_config();
 
 // Qwen3-0.6B's tiny field set (qwen3.cc), which Qwen3-MoE's extends.
 Json qwen3_config();

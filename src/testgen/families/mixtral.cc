@@ -1,5 +1,4 @@
 // Mixtral (MixtralForCausalLM, modular_mixtral.py).
-#include <cstdio>
 #include <string>
 
 #include <fmt/format.h>
@@ -19,27 +18,16 @@ Result<std::vector<TensorSpec>> mixtral_tensors(const Json& text, const FamilyCo
   hf::JsonFields f(text, ctx.what);
   OG_ASSIGN_OR_RETURN(int64_t experts, f.get_int(f.has("num_local_experts") ? "num_local_experts" : "num_experts"));
   if (experts < 1) return f.invalid("num_local_experts", "positive");
-  std::vector<TensorSpec> out;
-  for (TensorSpec& t : dense) {
-    int64_t layer = -1;
-    if (std::sscanf(t.name.c_str(), "model.layers.%ld.", &layer) == 1 && t.name.find(".mlp.") != std::string::npos) {
-      if (t.name.ends_with("mlp.gate_proj.weight")) {  // the sparse block replaces the MLP here
-        const std::string p = fmt::format("model.layers.{}.block_sparse_moe.", layer);
-        const int64_t inter = d.intermediate[static_cast<size_t>(layer)];
-        SpecList s;
-        s.linear(p + "gate", experts, d.hidden);
-        for (int64_t e = 0; e < experts; ++e) {
-          s.linear(fmt::format("{}experts.{}.w1", p, e), inter, d.hidden);
-          s.linear(fmt::format("{}experts.{}.w2", p, e), d.hidden, inter);
-          s.linear(fmt::format("{}experts.{}.w3", p, e), inter, d.hidden);
-        }
-        for (TensorSpec& m : s.take()) out.push_back(std::move(m));
-      }
-      continue;
+  return replace_mlps(std::move(dense), [](int64_t) { return true; }, [&](int64_t layer, SpecList& s) {
+    const std::string p = fmt::format("model.layers.{}.block_sparse_moe.", layer);
+    const int64_t inter = d.intermediate[static_cast<size_t>(layer)];
+    s.linear(p + "gate", experts, d.hidden);
+    for (int64_t e = 0; e < experts; ++e) {
+      s.linear(fmt::format("{}experts.{}.w1", p, e), inter, d.hidden);
+      s.linear(fmt::format("{}experts.{}.w2", p, e), d.hidden, inter);
+      s.linear(fmt::format("{}experts.{}.w3", p, e), inter, d.hidden);
     }
-    out.push_back(std::move(t));
-  }
-  return out;
+  });
 }
 
 // Mixtral-8x7B-v0.1's field set at 8 experts of which 2 per token, with a sliding window of

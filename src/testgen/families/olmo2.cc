@@ -36,8 +36,6 @@ Result<std::vector<TensorSpec>> olmo_tensors(const Json& text, const FamilyConte
   return s.take();
 }
 
-namespace {
-
 // OLMo-2-0425-1B's field set (untied head, rope_theta 500000, rms_norm_eps 1e-6) with grouped
 // kv heads, so that GQA and the k norm's narrower width are exercised.
 Json olmo2_config() {
@@ -65,8 +63,6 @@ Json olmo2_config() {
       {"vocab_size", 352},
   };
 }
-
-}  // namespace
 
 std::vector<FamilyDef> olmo2_generators() {
   return {

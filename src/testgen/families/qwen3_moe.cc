@@ -28,34 +28,24 @@ Result<std::vector<TensorSpec>> qwen_moe_tensors(const Json& text, const FamilyC
   std::vector<int64_t> dense_layers;
   if (f.has("mlp_only_layers")) { OG_ASSIGN_OR_RETURN(dense_layers, f.get_int_list("mlp_only_layers")); }
   if (step < 1) return f.invalid("decoder_sparse_step", "positive");
-  std::vector<TensorSpec> out;
-  for (TensorSpec& t : dense) {
-    int64_t layer = -1;
-    if (std::sscanf(t.name.c_str(), "model.layers.%ld.mlp.", &layer) == 1 && t.name.find(".mlp.") != std::string::npos &&
-        experts > 0 && (layer + 1) % step == 0 &&
-        std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end()) {
-      if (t.name.ends_with("mlp.gate_proj.weight")) {  // the sparse block replaces the MLP here
-        const std::string p = fmt::format("model.layers.{}.mlp.", layer);
-        SpecList s;
-        s.linear(p + "gate", experts, d.hidden);
-        for (int64_t e = 0; e < experts; ++e) {
-          s.linear(fmt::format("{}experts.{}.gate_proj", p, e), inter, d.hidden);
-          s.linear(fmt::format("{}experts.{}.up_proj", p, e), inter, d.hidden);
-          s.linear(fmt::format("{}experts.{}.down_proj", p, e), d.hidden, inter);
-        }
-        if (shared_expert) {
-          s.linear(p + "shared_expert.gate_proj", shared, d.hidden);
-          s.linear(p + "shared_expert.up_proj", shared, d.hidden);
-          s.linear(p + "shared_expert.down_proj", d.hidden, shared);
-          s.linear(p + "shared_expert_gate", 1, d.hidden);
-        }
-        for (TensorSpec& m : s.take()) out.push_back(std::move(m));
-      }
-      continue;
+  const auto sparse = [&](int64_t layer) {
+    return experts > 0 && (layer + 1) % step == 0 && std::find(dense_layers.begin(), dense_layers.end(), layer) == dense_layers.end();
+  };
+  return replace_mlps(std::move(dense), sparse, [&](int64_t layer, SpecList& s) {
+    const std::string p = fmt::format("model.layers.{}.mlp.", layer);
+    s.linear(p + "gate", experts, d.hidden);
+    for (int64_t e = 0; e < experts; ++e) {
+      s.linear(fmt::format("{}experts.{}.gate_proj", p, e), inter, d.hidden);
+      s.linear(fmt::format("{}experts.{}.up_proj", p, e), inter, d.hidden);
+      s.linear(fmt::format("{}experts.{}.down_proj", p, e), d.hidden, inter);
     }
-    out.push_back(std::move(t));
-  }
-  return out;
+    if (shared_expert) {
+      s.linear(p + "shared_expert.gate_proj", shared, d.hidden);
+      s.linear(p + "shared_expert.up_proj", shared, d.hidden);
+      s.linear(p + "shared_expert.down_proj", d.hidden, shared);
+      s.linear(p + "shared_expert_gate", 1, d.hidden);
+    }
+  });
 }
 
 namespace {
