@@ -329,6 +329,33 @@ TEST(CliInspect, Qwen2MoeRealConfigLayoutAndActiveBytesPerToken) {
   EXPECT_EQ(j["parameter_bytes"]["active_per_token"].get<uint64_t>(), total - 2 * 56 * expert);
 }
 
+// A tiny `family` model carrying `fields` of the real config `file`, exported and run through
+// the command line against the float64 reference (1e-4 of the largest logit).
+void expect_real_fields_match_reference(const std::string& family, const std::string& file,
+                                        const std::vector<std::string>& fields) {
+  const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + file));
+  nlohmann::json set = nlohmann::json::object();
+  for (const std::string& f : fields) set[f] = real.at(f);
+  TempDir d;
+  ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m") + " --set '" + set.dump() + "'").exit_code, 0);
+  ASSERT_EQ(run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --max-ctx-len 64").exit_code, 0);
+  const std::string tokens = " --tokens 1,5,9,33,2,7,100,200,3,4,5,6 --out ";
+  auto ours = run_offgraph("logits --program " + d.file("p.ogp") + " --chunk 5" + tokens + d.file("a.npy"));
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  auto ref = run_offgraph("reference -m " + d.file("m") + tokens + d.file("b.npy"));
+  ASSERT_EQ(ref.exit_code, 0) << ref.err;
+  auto a = read_npy_f32(d.file("a.npy"));
+  auto b = read_npy_f32(d.file("b.npy"));
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  ASSERT_EQ(a->shape, b->shape);
+  double top = 0, diff = 0;
+  for (size_t i = 0; i < b->data.size(); ++i) {
+    top = std::max(top, std::fabs(static_cast<double>(b->data[i])));
+    diff = std::max(diff, std::fabs(static_cast<double>(a->data[i]) - b->data[i]));
+  }
+  EXPECT_LE(diff, 1e-4 * top) << family;
+}
+
 // Granite 3.3 and OLMo 2 (tests/data/configs): their layouts, and tiny models with their
 // fields (Granite's four multipliers, OLMo 2's norms) exported and run against the float64
 // reference through the command line.
@@ -343,34 +370,30 @@ TEST(CliLayout, GraniteAndOlmo2RealConfigs) {
   ASSERT_EQ(olmo.exit_code, 0) << olmo.err;
   expect_layout(nlohmann::json::parse(olmo.out), {"OLMo-2-0425-1B.json", "olmo2", 16, iota(16), V(16, 16), V(16, 128), V(16, 0)},
                 "OLMo-2-0425-1B.json");
+  expect_real_fields_match_reference("granite", "granite-3.3-8b-instruct.json",
+                                     {"embedding_multiplier", "residual_multiplier", "logits_scaling", "rms_norm_eps", "rope_theta"});
+  expect_real_fields_match_reference("olmo2", "OLMo-2-0425-1B.json", {"rms_norm_eps", "rope_theta", "tie_word_embeddings"});
+}
 
-  for (const auto& [family, file, fields] :
-       std::vector<std::tuple<std::string, std::string, std::vector<std::string>>>{
-           {"granite", "granite-3.3-8b-instruct.json",
-            {"embedding_multiplier", "residual_multiplier", "logits_scaling", "rms_norm_eps", "rope_theta"}},
-           {"olmo2", "OLMo-2-0425-1B.json", {"rms_norm_eps", "rope_theta", "tie_word_embeddings"}}}) {
-    const nlohmann::json real = nlohmann::json::parse(read_file(kConfigs + file));
-    nlohmann::json set = nlohmann::json::object();
-    for (const std::string& f : fields) set[f] = real[f];
-    TempDir d;
-    ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m") + " --set '" + set.dump() + "'").exit_code, 0);
-    ASSERT_EQ(run_offgraph("export -m " + d.file("m") + " -o " + d.file("p.ogp") + " --max-ctx-len 64").exit_code, 0);
-    const std::string tokens = " --tokens 1,5,9,33,2,7,100,200,3,4,5,6 --out ";
-    auto ours = run_offgraph("logits --program " + d.file("p.ogp") + " --chunk 5" + tokens + d.file("a.npy"));
-    ASSERT_EQ(ours.exit_code, 0) << ours.err;
-    auto ref = run_offgraph("reference -m " + d.file("m") + tokens + d.file("b.npy"));
-    ASSERT_EQ(ref.exit_code, 0) << ref.err;
-    auto a = read_npy_f32(d.file("a.npy"));
-    auto b = read_npy_f32(d.file("b.npy"));
-    ASSERT_TRUE(a.is_ok() && b.is_ok());
-    ASSERT_EQ(a->shape, b->shape);
-    double top = 0, diff = 0;
-    for (size_t i = 0; i < b->data.size(); ++i) {
-      top = std::max(top, std::fabs(static_cast<double>(b->data[i])));
-      diff = std::max(diff, std::fabs(static_cast<double>(a->data[i]) - b->data[i]));
-    }
-    EXPECT_LE(diff, 1e-4 * top) << family;
+// StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80) and StableLM 2 1.6B: their
+// layouts, and tiny models with their LayerNorm eps, rope and bias fields run against the
+// reference. (The eps fields are the families' own names: norm_epsilon, layer_norm_eps.)
+TEST(CliLayout, LayerNormFamiliesRealConfigs) {
+  using V = std::vector<int>;
+  for (const auto& [file, family, layers, kv, dim, window] :
+       std::vector<std::tuple<std::string, std::string, int, int, int, int>>{
+           {"starcoder2-3b.json", "starcoder2", 30, 2, 128, 4096},
+           {"phi-2.json", "phi", 32, 32, 80, 0},
+           {"stablelm-2-1_6b.json", "stablelm", 24, 32, 64, 0}}) {
+    auto r = run_offgraph("layout --json " + kConfigs + file);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    expect_layout(nlohmann::json::parse(r.out), {file, family, layers, iota(layers), V(layers, kv), V(layers, dim), V(layers, window)},
+                  file);
   }
+  expect_real_fields_match_reference("starcoder2", "starcoder2-3b.json", {"norm_epsilon", "rope_theta", "use_bias", "hidden_act"});
+  expect_real_fields_match_reference("phi", "phi-2.json", {"layer_norm_eps", "partial_rotary_factor", "qk_layernorm", "hidden_act"});
+  expect_real_fields_match_reference("stablelm", "stablelm-2-1_6b.json",
+                                     {"layer_norm_eps", "partial_rotary_factor", "use_qkv_bias", "rope_theta"});
 }
 
 // Config fields of qwen3_moe that offgraph cannot honour are errors naming the field.

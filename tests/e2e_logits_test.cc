@@ -87,7 +87,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -261,7 +261,17 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"smollm3", 12,
                                                       {{"no_rope_layers", {0, 1, 0, 1, 1}}, {"attention_bias", true},
                                                        {"mlp_bias", true}},
-                                                      "smollm3_nope_list_biases"}),
+                                                      "smollm3_nope_list_biases"},
+                                           // LayerNorm decoders: StarCoder2 (window 6; and unbiased with the
+                                           // exact gelu), Phi's parallel block with partial rotary (and its q/k
+                                           // LayerNorms), StableLM sequential with q/k/v biases and parallel.
+                                           FamilyCase{"starcoder2", 40},
+                                           FamilyCase{"starcoder2", 41, {{"use_bias", false}, {"hidden_act", "gelu"}},
+                                                      "starcoder2_unbiased_gelu"},
+                                           FamilyCase{"phi", 42}, FamilyCase{"phi", 43, {{"qk_layernorm", true}}, "phi_qk_layernorm"},
+                                           FamilyCase{"stablelm", 44},
+                                           FamilyCase{"stablelm", 45, {{"use_parallel_residual", true}, {"use_qkv_bias", false}},
+                                                      "stablelm_parallel"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // LongRoPE: the program's rope ops carry both tables, computed here from the config alone

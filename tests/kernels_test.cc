@@ -677,6 +677,41 @@ TEST(RmsNorm, EpsilonDecidesTinyAndAllZeroRows) {
   }
 }
 
+// torch's LayerNorm: the mean and the population variance of each dim-wide group, with and
+// without weight and bias. Rows carry a common offset of 100 (a one-pass E[x^2] - E[x]^2 in
+// f32 would lose the variance to cancellation), and eps decides an all-constant row.
+TEST(LayerNorm, MatchesFloat64WithAndWithoutWeightAndBias) {
+  for (int64_t rows : {int64_t{1}, int64_t{7}})
+    for (int64_t dim : kSizes) {
+      std::vector<float> x = random_floats(rows * dim, 25, -3, 3);
+      for (int64_t i = 0; i < dim; ++i) x[i] += 100.0f;                    // row 0: offset
+      if (rows > 1) std::fill(x.begin() + dim, x.begin() + 2 * dim, 2.5f);  // row 1: constant
+      const std::vector<float> w = random_floats(dim, 26, 0.5f, 1.5f), b = random_floats(dim, 27, -1, 1);
+      for (bool with_w : {true, false})
+        for (bool with_b : {true, false})
+          for (float eps : {1e-5f, 0.25f})
+            for_each_target([&] {
+              std::vector<float> y(x.size(), -7.0f);
+              kernels::layer_norm(x.data(), rows, dim, with_w ? w.data() : nullptr, with_b ? b.data() : nullptr, eps,
+                                  y.data());
+              for (int64_t r = 0; r < rows; ++r) {
+                double mean = 0, var = 0;
+                for (int64_t i = 0; i < dim; ++i) mean += x[r * dim + i];
+                mean /= static_cast<double>(dim);
+                for (int64_t i = 0; i < dim; ++i) var += (x[r * dim + i] - mean) * (x[r * dim + i] - mean);
+                const double inv = 1.0 / std::sqrt(var / static_cast<double>(dim) + eps);
+                for (int64_t i = 0; i < dim; ++i) {
+                  const double want = (x[r * dim + i] - mean) * inv * (with_w ? w[i] : 1.0) + (with_b ? b[i] : 0.0);
+                  // row 0's offset of 100 leaves its f32 inputs 8e-6 apart: the bound is that
+                  // input rounding carried through 1/std (std ~1.7).
+                  ASSERT_NEAR(y[r * dim + i], want, 2e-5 * std::fabs(want) + 1e-5)
+                      << "dim " << dim << " row " << r << " i " << i << " eps " << eps;
+                }
+              }
+            });
+    }
+}
+
 // scale: YaRN's attention factor multiplies cos and sin, so the rotated dims only.
 TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
   for (float scale : {1.0f, 1.3465736f})
@@ -716,6 +751,7 @@ TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
 double silu(double x) { return x / (1 + std::exp(-x)); }
 double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 double tanh_d(double x) { return std::tanh(x); }
+double gelu_erf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
 
 TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
   for (int64_t n : kSizes) {
@@ -724,7 +760,7 @@ TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
     for_each_target([&] {
       std::vector<float> y(n);
       for (auto [a, f] : {std::pair{kernels::Activation::kSilu, &silu}, std::pair{kernels::Activation::kGeluTanh, &gelu_tanh},
-                          std::pair{kernels::Activation::kTanh, &tanh_d}}) {
+                          std::pair{kernels::Activation::kTanh, &tanh_d}, std::pair{kernels::Activation::kGelu, &gelu_erf}}) {
         kernels::act(x.data(), n, a, y.data());
         for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], f(x[i]), 1e-5 * std::fabs(f(x[i])) + 1e-6) << "x " << x[i];
         kernels::act_mul(x.data(), u.data(), n, a, y.data());
@@ -762,6 +798,25 @@ TEST(Elementwise, GeluTanhMatchesFloat64OnADenseGridWhereTheCubicTermMatters) {
   });
 }
 
+// The exact gelu on the same grid and out into its negative tail (x down to -12, where gelu is
+// about -1e-32): erfc's fit is relative, so the tail holds a relative bound too, widened by
+// x^2/2 ulps (e^(-x^2/2) in f32 carries the rounding of its exponent: 2e-5 at x = -12, as
+// gelu's own condition number x^2/2 says any f32 evaluation must).
+TEST(Elementwise, GeluErfMatchesFloat64OnADenseGridAndItsTail) {
+  std::vector<float> x;
+  for (int i = -12 * 32; i <= 8 * 32; ++i) x.push_back(static_cast<float>(i) / 32.0f);
+  const int64_t n = static_cast<int64_t>(x.size());
+  for_each_target([&] {
+    std::vector<float> y(x.size());
+    kernels::act(x.data(), n, kernels::Activation::kGelu, y.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const double want = 0.5 * x[i] * std::erfc(-x[i] / std::sqrt(2.0));
+      const double ulps = 8.0 + 1.0 * x[i] * x[i];
+      ASSERT_NEAR(y[i], want, ulps * 1.2e-7 * std::fabs(want) + 1e-37) << "x " << x[i];
+    }
+  });
+}
+
 TEST(Elementwise, AnElementsValueDoesNotDependOnTheArrayLength) {
   // The last row of a T-row step must equal that row computed alone (LogitsRows::kLast).
   const int64_t width = 37;
@@ -791,7 +846,8 @@ TEST(Elementwise, SplitOverThePoolKeepsTheBits) {
   for_each_target([&] {
     std::vector<float> one(n), two(n, -1);
     auto same = [&](const char* what) { ASSERT_TRUE(same_bits(one, two)) << what; std::fill(two.begin(), two.end(), -1.0f); };
-    for (kernels::Activation act : {kernels::Activation::kSilu, kernels::Activation::kGeluTanh, kernels::Activation::kTanh}) {
+    for (kernels::Activation act : {kernels::Activation::kSilu, kernels::Activation::kGeluTanh, kernels::Activation::kTanh,
+                                    kernels::Activation::kGelu}) {
       kernels::act(a.data(), n, act, one.data());
       kernels::act(a.data(), n, act, two.data(), &pool);
       same("act");
@@ -815,6 +871,9 @@ TEST(Elementwise, SplitOverThePoolKeepsTheBits) {
     kernels::rms_norm(x.data(), rows, dim, w.data(), 1e-6f, n1.data());
     kernels::rms_norm(x.data(), rows, dim, w.data(), 1e-6f, n2.data(), &pool);
     ASSERT_TRUE(same_bits(n1, n2)) << "rms_norm";
+    kernels::layer_norm(x.data(), rows, dim, w.data(), a.data(), 1e-5f, n1.data());
+    kernels::layer_norm(x.data(), rows, dim, w.data(), a.data(), 1e-5f, n2.data(), &pool);
+    ASSERT_TRUE(same_bits(n1, n2)) << "layer_norm";
   });
 }
 

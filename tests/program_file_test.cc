@@ -172,7 +172,30 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(0, true), 3u);
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
-  EXPECT_EQ(program::kFormatVersion, 6u);
+  EXPECT_EQ(program::kFormatVersion, 7u);
+  {  // version 7: a layer_norm op, or the exact Gelu in an activation or a mixture's experts
+    auto with = [](fb::OpAttrsUnion attrs) {
+      fb::ProgramT program;
+      auto op = std::make_unique<fb::OpT>();
+      op->attrs = std::move(attrs);
+      program.ops.push_back(std::move(op));
+      return program::required_format_version(program);
+    };
+    fb::OpAttrsUnion ln, gelu, tanh_act, moe;
+    ln.Set(fb::LayerNormAttrsT{});
+    fb::ActAttrsT act;
+    act.activation = fb::Activation::Gelu;
+    gelu.Set(act);
+    act.activation = fb::Activation::GeluTanh;
+    tanh_act.Set(act);
+    fb::MoeAttrsT m;
+    m.activation = fb::Activation::Gelu;
+    moe.Set(m);
+    EXPECT_EQ(with(std::move(ln)), 7u);
+    EXPECT_EQ(with(std::move(gelu)), 7u);
+    EXPECT_EQ(with(std::move(moe)), 7u);
+    EXPECT_EQ(with(std::move(tanh_act)), 2u);
+  }
   {  // version 6: a rope with a second frequency table (a version-5 reader would ignore it)
     fb::ProgramT program;
     auto op = std::make_unique<fb::OpT>();

@@ -652,8 +652,7 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // --qembedding if given, else the head's), norms stay f32.
   const auto dt = dtypes(prog);
   const fb::DType lin = std::string(c.qlinear) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
-  // (post_attention_layernorm: every family has it; OLMo 2 has no input_layernorm.)
-  const std::string p = dt.contains("model.layers.0.post_attention_layernorm.weight") ? "model.layers.0." : "model.language_model.layers.0.";
+  const std::string p = dt.contains("model.layers.0.self_attn.q_proj.weight") ? "model.layers.0." : "model.language_model.layers.0.";
   if (dt.contains(p + "mlp.gate.weight")) {  // a mixture of experts: experts quantized, router f32
     EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.experts.7.gate_proj.weight"), lin);
@@ -662,10 +661,13 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
     EXPECT_EQ(dt.at(p + "block_sparse_moe.experts.0.w2.weight"), lin);
     EXPECT_EQ(dt.at(p + "block_sparse_moe.experts.7.w1.weight"), lin);
     EXPECT_EQ(dt.at(p + "block_sparse_moe.gate.weight"), fb::DType::F32);
-  } else {
-    EXPECT_EQ(dt.at(p + "mlp.down_proj.weight"), lin);
+  } else {  // the dense MLP's output projection under its family's name
+    const char* down = dt.contains(p + "mlp.c_proj.weight") ? "mlp.c_proj.weight" : dt.contains(p + "mlp.fc2.weight") ? "mlp.fc2.weight" : "mlp.down_proj.weight";
+    EXPECT_EQ(dt.at(p + down), lin);
   }
-  EXPECT_EQ(dt.at(p + "post_attention_layernorm.weight"), fb::DType::F32);
+  // (OLMo 2 has no input_layernorm, Phi's parallel block no post_attention_layernorm.)
+  EXPECT_EQ(dt.at(p + (dt.contains(p + "input_layernorm.weight") ? "input_layernorm.weight" : "post_attention_layernorm.weight")),
+            fb::DType::F32);
   const std::string embed = p.substr(0, p.find("layers.")) + "embed_tokens.weight";
   const fb::DType head = std::string(c.qhead) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
   const fb::DType emb = std::string(c.qembedding) == "4w" ? fb::DType::Q4 : std::string(c.qembedding) == "8w" ? fb::DType::Q8
@@ -673,6 +675,7 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   EXPECT_EQ(dt.at(embed), emb);
   if (!c.tie) {
     EXPECT_EQ(dt.at("lm_head.weight"), head);
+    if (dt.contains("lm_head.bias")) EXPECT_EQ(dt.at("lm_head.bias"), fb::DType::F32);
   }
 }
 
@@ -790,7 +793,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"qwen3_moe", false, "4w", "", 32}, QCase{"qwen3_moe", false, "8w", "8w", 64},
                                            QCase{"mixtral", false, "4w", "", 32}, QCase{"qwen2_moe", false, "8w", "", 32},
                                            QCase{"granite", true, "4w", "", 32}, QCase{"olmo2", false, "8w", "8w", 64},
-                                           QCase{"gemma", true, "8w", "", 32}),
+                                           QCase{"gemma", true, "8w", "", 32}, QCase{"starcoder2", true, "4w", "", 32},
+                                           QCase{"phi", false, "8w", "8w", 32}, QCase{"stablelm", false, "4w", "", 64}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

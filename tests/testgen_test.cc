@@ -122,6 +122,15 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     for (int64_t l = 0; l < L; ++l) n += 3 + (is_shared(c, l) ? 0 : 3) + 3 + 4 + 1 + 3;
     return n;
   }
+  auto flag = [&](const char* key, bool absent) { return c.text.value(key, absent); };
+  if (family == "starcoder2") {  // q k v o, c_fc c_proj (+ a bias each iff use_bias); 2 LayerNorms (w, b)
+    const int64_t per = flag("use_bias", true) ? 2 : 1;
+    return 1 + L * (4 * per + 2 * per + 4) + 2 + head;
+  }
+  if (family == "phi")  // q k v dense fc1 fc2, all biased; input LayerNorm (+ q/k LayerNorms); biased head
+    return 1 + L * (12 + 2 + (flag("qk_layernorm", false) ? 4 : 0)) + 2 + 2 * head;
+  if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel)
+    return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4)) + 2 + head;
   ADD_FAILURE() << "no expectation for " << family;
   return -1;
 }
@@ -183,7 +192,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
 
   EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count(family, c, false));
   EXPECT_EQ(shape_of(m.checkpoint, p + "embed_tokens.weight"), (Shape{c.vocab_size, c.hidden_size}));
-  EXPECT_EQ(shape_of(m.checkpoint, p + "norm.weight"), (Shape{c.hidden_size}));
+  EXPECT_EQ(shape_of(m.checkpoint, p + (family == "phi" ? "final_layernorm.weight" : "norm.weight")), (Shape{c.hidden_size}));
   const std::string l0 = p + "layers.0.";
   if (family == "phi3") {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.qkv_proj.weight"),
@@ -194,11 +203,12 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
               (Shape{c.num_attention_heads * c.head_dim, c.hidden_size}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
-    if (family != "qwen3_moe" && family != "qwen2_moe" && family != "gpt_oss" && family != "mixtral") {
+    if (family != "qwen3_moe" && family != "qwen2_moe" && family != "gpt_oss" && family != "mixtral" &&
+        family != "starcoder2" && family != "phi") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
     }
   }
-  EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.o_proj.weight"),
+  EXPECT_EQ(shape_of(m.checkpoint, l0 + (family == "phi" ? "self_attn.dense.weight" : "self_attn.o_proj.weight")),
             (Shape{c.hidden_size, c.num_attention_heads * c.head_dim}));
   if (family == "qwen3_moe") {  // layer 0 sparse: router and experts; layer 1 in mlp_only_layers
     const int64_t E = text_int(c, "num_experts"), I = text_int(c, "moe_intermediate_size");
@@ -224,6 +234,13 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "post_feedforward_layernorm.weight"), (Shape{c.hidden_size}));
     EXPECT_EQ(m.checkpoint.find(l0 + "input_layernorm.weight"), nullptr);
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[0]}));
+  } else if (family == "starcoder2" || family == "phi") {  // a plain MLP; LayerNorms with biases
+    const std::string up = family == "phi" ? "fc1" : "c_fc", down = family == "phi" ? "fc2" : "c_proj";
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp." + up + ".weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp." + down + ".bias"), (Shape{c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "input_layernorm.bias"), (Shape{c.hidden_size}));
+    EXPECT_EQ(m.checkpoint.find(l0 + "post_attention_layernorm.weight") != nullptr, family == "starcoder2");
+    EXPECT_EQ(m.checkpoint.find(l0 + "mlp.gate_proj.weight"), nullptr);
   } else if (family == "mixtral") {  // every layer sparse: w1 gate, w3 up, w2 down
     const int64_t E = text_int(c, "num_local_experts"), I = c.intermediate_size[0];
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.gate.weight"), (Shape{E, c.hidden_size}));
@@ -293,7 +310,9 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"gemma3_text", "gemma3_text", "gemma3_text", "gemma3"},
                         Case{"gemma3", "gemma3", "gemma3_text", "gemma3"},
                         Case{"gemma3n", "gemma3n", "gemma3n_text", "gemma3n"},
-                        Case{"gemma4", "gemma4", "gemma4_text", "gemma4"}}) {
+                        Case{"gemma4", "gemma4", "gemma4_text", "gemma4"},
+                        Case{"starcoder2", "starcoder2", "starcoder2", "starcoder2"}, Case{"phi", "phi", "phi", "phi"},
+                        Case{"stablelm", "stablelm", "stablelm", "stablelm"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -308,7 +327,7 @@ TEST(TestGen, UsualTyingPerFamily) {
   for (const auto& [family, tied] : std::vector<std::pair<std::string, bool>>{
            {"llama", false}, {"smollm", true}, {"mistral", false}, {"qwen2", false}, {"qwen3", true},
            {"phi3", false}, {"smollm3", true}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
-           {"gemma4", true}}) {
+           {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

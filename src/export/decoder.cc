@@ -11,7 +11,8 @@ namespace og::exporter {
 Result<fb::Activation> activation_named(const hf::ModelConfig& c, const std::string& key, const std::string& act) {
   if (act == "silu" || act == "swish") return fb::Activation::Silu;
   if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast") return fb::Activation::GeluTanh;
-  return unsupported("{}: field '{}' is '{}': offgraph supports silu and gelu_pytorch_tanh", c.path,
+  if (act == "gelu") return fb::Activation::Gelu;  // transformers' GELUActivation: the exact erf form
+  return unsupported("{}: field '{}' is '{}': offgraph supports silu, gelu and gelu_pytorch_tanh (gelu_new, gelu_fast)", c.path,
                      c.text_fields().field_name(key), act);
 }
 
@@ -57,10 +58,20 @@ Result<WeightId> optional_bias(const BuildContext& ctx, bool want, const std::st
   return ctx.weight(name, {n}, {.keep_f32 = true});
 }
 
-// down(act(gate h) * up h) with the layer's mlp.* weights (prefix p): [T, H].
-Result<ValueId> gated_mlp(BuildContext& ctx, const DecoderOptions& o, const std::string& p, ValueId h, int64_t I) {
+// down(act(gate h) * up h) with the layer's mlp.* weights (prefix p), or the plain
+// DOWN(act(UP h)): [T, H].
+Result<ValueId> mlp_block(BuildContext& ctx, const DecoderOptions& o, const std::string& p, ValueId h, int64_t I) {
   GraphBuilder& g = ctx.g;
   const int64_t H = ctx.config.hidden_size;
+  if (o.plain_mlp_up != nullptr && o.plain_mlp_down != nullptr) {
+    const std::string up_name = p + "mlp." + o.plain_mlp_up, down_name = p + "mlp." + o.plain_mlp_down;
+    OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(up_name + ".weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId bu, optional_bias(ctx, o.mlp_bias, up_name + ".bias", I));
+    OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(down_name + ".weight", {H, I}));
+    OG_ASSIGN_OR_RETURN(WeightId bd, optional_bias(ctx, o.mlp_bias, down_name + ".bias", H));
+    const ValueId m = g.act(g.linear(h, wu, bu), o.activation);  // [T, I]
+    return g.linear(m, wd, bd);
+  }
   ValueId gate, up;  // [T, I] each
   if (o.fused_gate_up) {
     OG_ASSIGN_OR_RETURN(const hf::TensorView* gu, ctx.tensor(p + "mlp.gate_up_proj.weight", {2 * I, H}));
@@ -93,10 +104,14 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   OG_CHECK(!(o.mlp && o.sandwich_norms));  // the MLP hook replaces the feed-forward block without its norms
   OG_CHECK(!(o.sandwich_norms && o.post_norms_only));
   OG_CHECK(!o.qk_norm_whole || o.qk_norm);
-  // rows of `dim` of x normed: [T, width of x]; the weight [dim] kept f32
+  OG_CHECK(!(o.parallel && (o.sandwich_norms || o.post_norms_only || o.residual_scale != 1.0f || o.mlp)));
+  // rows of `dim` of x normed by NAME.weight (and NAME.bias for a LayerNorm): [T, width of x];
+  // the weights [dim] kept f32
   auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
-    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name, {dim}, {.keep_f32 = true, .add = o.norm_offset}));
-    return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
+    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name + ".weight", {dim}, {.keep_f32 = true, .add = o.norm_offset}));
+    if (!o.layer_norm) return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
+    OG_ASSIGN_OR_RETURN(WeightId b, ctx.weight(name + ".bias", {dim}, {.keep_f32 = true}));
+    return g.layer_norm(x, w, b, eps, static_cast<int32_t>(dim));
   };
 
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed_t, ctx.tensor("embed_tokens.weight", {V, H}));
@@ -110,7 +125,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     if (la.donor >= 0) return unsupported("{}: KV-shared layers are not supported by this family's builder", c.path);
 
     ValueId h = x;  // [T, H]: the attention's input
-    if (!o.post_norms_only) { OG_ASSIGN_OR_RETURN(h, norm(x, p + "input_layernorm.weight", H)); }
+    if (!o.post_norms_only) { OG_ASSIGN_OR_RETURN(h, norm(x, p + "input_layernorm", H)); }
     ValueId q, k, v;  // [T, Hq * D], [T, Hkv * D], [T, Hkv * D]
     if (o.fused_qkv) {
       OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(p + "self_attn.qkv_proj.weight", {(Hq + 2 * Hkv) * D, H}));
@@ -132,8 +147,8 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       v = g.linear(h, wv, bv);
     }
     if (o.qk_norm) {
-      OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn.q_norm.weight", o.qk_norm_whole ? Hq * D : D));
-      OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn.k_norm.weight", o.qk_norm_whole ? Hkv * D : D));
+      OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn." + o.q_norm_name, o.qk_norm_whole ? Hq * D : D));
+      OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn." + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D));
     }
     // The rope fields are checked for every layer, including those that apply none.
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
@@ -155,31 +170,37 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
                     .writes_cache = true,
                     .sinks = sinks};
     ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
-    OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "self_attn.o_proj.weight", {H, Hq * D}));
-    OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, p + "self_attn.o_proj.bias", H));
+    const std::string o_proj = p + "self_attn." + o.o_name;
+    OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(o_proj + ".weight", {H, Hq * D}));
+    OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, o_proj + ".bias", H));
     ValueId attn_out = g.linear(a, wo, bo);  // [T, H]
     if (o.sandwich_norms || o.post_norms_only) {
-      OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + "post_attention_layernorm.weight", H));
+      OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + "post_attention_layernorm", H));
     }
     if (o.residual_scale != 1.0f) attn_out = g.scale(attn_out, o.residual_scale);
+    if (o.parallel) {  // x + attn(h) + mlp(h), summed in transformers' order
+      OG_ASSIGN_OR_RETURN(ValueId m, mlp_block(ctx, o, p, h, I));
+      x = g.add(g.add(attn_out, m), x);
+      continue;
+    }
     x = g.add(x, attn_out);
 
     h = x;  // [T, H]: the feed-forward block's input
     if (!o.post_norms_only) {
-      OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm.weight" : "post_attention_layernorm.weight"), H));
+      OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm" : "post_attention_layernorm"), H));
     }
     ValueId m = kNoValue;  // [T, H]
     if (o.mlp) { OG_ASSIGN_OR_RETURN(m, o.mlp(ctx, l, h)); }
-    if (m == kNoValue) { OG_ASSIGN_OR_RETURN(m, gated_mlp(ctx, o, p, h, I)); }
+    if (m == kNoValue) { OG_ASSIGN_OR_RETURN(m, mlp_block(ctx, o, p, h, I)); }
     if (o.sandwich_norms || o.post_norms_only) {
-      OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm.weight", H));
+      OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm", H));
     }
     if (o.residual_scale != 1.0f) m = g.scale(m, o.residual_scale);
     x = g.add(x, m);
   }
-  OG_ASSIGN_OR_RETURN(x, norm(x, "norm.weight", H));  // [T, H]
+  OG_ASSIGN_OR_RETURN(x, norm(x, o.final_norm_name, H));  // [T, H]
 
-  return build_lm_head(ctx, x, embed, o.final_softcap, o.logits_scale);
+  return build_lm_head(ctx, x, embed, o.final_softcap, o.logits_scale, o.lm_head_bias);
 }
 
 Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int64_t inter,
@@ -197,7 +218,8 @@ Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int
   return Status::ok();
 }
 
-Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale) {
+Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale,
+                     bool head_bias) {
   const hf::ModelConfig& c = ctx.config;
   WeightId head = embed;
   const hf::TensorView* lm = ctx.ckpt.find("lm_head.weight");
@@ -207,7 +229,15 @@ Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_s
     OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {c.vocab_size, c.hidden_size}));
     OG_ASSIGN_OR_RETURN(head, ctx.g.weight(*lm_checked));
   }
-  ValueId logits = ctx.g.lm_head(x, head);  // [T, V]
+  WeightId bias = kNoWeight;  // [V]
+  if (head_bias) {
+    const std::string name = lm != nullptr ? lm->name.substr(0, lm->name.size() - 6) + "bias" : "lm_head.bias";
+    const hf::TensorView* b = ctx.ckpt.find(name);
+    if (b == nullptr) return bad_input("{}: the config implies a biased head but the checkpoint has no {}", ctx.ckpt.dir(), name);
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* b_checked, ctx.ckpt.get(name, {c.vocab_size}));
+    OG_ASSIGN_OR_RETURN(bias, ctx.g.weight(*b_checked, {.keep_f32 = true}));
+  }
+  ValueId logits = ctx.g.lm_head(x, head, bias);  // [T, V]
   if (logits_scale != 1.0f) logits = ctx.g.scale(logits, logits_scale);
   if (final_softcap > 0) logits = ctx.g.softcap(logits, final_softcap);
   ctx.g.set_logits(logits);

@@ -1,7 +1,7 @@
 // The pre-norm decoder most families share, parameterized by what differs between them:
-// norm offset (a 1 + w RMSNorm), sandwich or post-only norms, q/k norms, biases, fused
-// projections, attention scale and softcap, activation, embedding, residual and logit scales
-// and final softcap.
+// RMSNorm or LayerNorm, norm offset (a 1 + w RMSNorm), sandwich or post-only norms, q/k
+// norms, biases, fused projections, a parallel block, a gated or plain MLP, attention scale
+// and softcap, activation, embedding, residual and logit scales and final softcap.
 // A family file fills DecoderOptions from its config and calls build_decoder().
 #pragma once
 
@@ -15,6 +15,10 @@
 namespace og::exporter {
 
 struct DecoderOptions {
+  // torch's LayerNorm (mean subtracted; weight and bias, each NAME.weight / NAME.bias) in
+  // place of RMSNorm, for every norm; its eps is the config's rms_norm_eps (the family
+  // aliases its own eps field to it).
+  bool layer_norm = false;
   float norm_offset = 0.0f;        // 1.0: a (1 + w) RMSNorm, folded into the weight
   bool sandwich_norms = false;     // post-attention, pre- and post-feedforward norms
   // Norms on the sublayers' outputs only (post_attention_layernorm, post_feedforward_layernorm)
@@ -22,11 +26,23 @@ struct DecoderOptions {
   bool post_norms_only = false;
   bool qk_norm = false;            // RMSNorm over head_dim of q and k
   bool qk_norm_whole = false;      // with qk_norm: over all of q's (k's) features, before the head split
+  const char* q_norm_name = "q_norm";  // self_attn.NAME.weight (and .bias with layer_norm)
+  const char* k_norm_name = "k_norm";
+  // Attention and MLP both read input_layernorm's output and join the residual together,
+  // x + attn(n) + mlp(n) (no post_attention_layernorm).
+  bool parallel = false;
   bool qkv_bias = false;           // biases on q, k, v projections
   bool o_bias = false;
   bool mlp_bias = false;
   bool fused_qkv = false;          // Phi-3: one qkv_proj
   bool fused_gate_up = false;      // Phi-3: one gate_up_proj (gate first)
+  // A plain MLP, mlp.DOWN(act(mlp.UP(h))), when both are set (their biases with mlp_bias);
+  // else the gated one, down_proj(act(gate_proj h) * up_proj h).
+  const char* plain_mlp_up = nullptr;
+  const char* plain_mlp_down = nullptr;
+  const char* o_name = "o_proj";   // the attention's output projection, self_attn.NAME
+  const char* final_norm_name = "norm";
+  bool lm_head_bias = false;       // lm_head.bias [V]
   float attn_scale = 0.0f;         // 0: head_dim^-0.5
   float attn_softcap = 0.0f;
   fb::Activation activation = fb::Activation::Silu;
@@ -59,7 +75,8 @@ Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int
 
 // logits = x head^T (times logits_scale, then the final softcap): the head is tied to `embed` when the config says so,
 // else lm_head.weight (or the wrapper's language_model.lm_head.weight) must exist.
-Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale = 1.0f);
+Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale = 1.0f,
+                     bool head_bias = false);
 
 // hidden_activation / hidden_act as an op activation; unknown names are an error naming the field.
 Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);

@@ -125,8 +125,10 @@ class GraphBuilder {
   ValueId embedding(WeightId table, int32_t width, float scale, std::vector<int32_t> remap_ids = {},
                     int32_t remap_to = 0);
   ValueId rms_norm(ValueId x, WeightId weight, float eps, int32_t dim);
+  // torch's LayerNorm over groups of dim (weight, bias [dim] f32 or kNoWeight)
+  ValueId layer_norm(ValueId x, WeightId weight, WeightId bias, float eps, int32_t dim);
   ValueId linear(ValueId x, WeightId weight, WeightId bias = kNoWeight);
-  ValueId lm_head(ValueId x, WeightId weight);  // a linear whose weight is stored as the head
+  ValueId lm_head(ValueId x, WeightId weight, WeightId bias = kNoWeight);  // a linear whose weight is stored as the head
   // A linear whose weight stays in the program dtype under --qlinear: a mixture of experts'
   // router (its logits pick the experts; llama.cpp keeps it unquantized too).
   ValueId router(ValueId x, WeightId weight, WeightId bias = kNoWeight);

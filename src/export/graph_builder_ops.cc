@@ -39,6 +39,17 @@ ValueId GraphBuilder::rms_norm(ValueId x, WeightId weight, float eps, int32_t di
   return push({x}, width(x), std::move(u));
 }
 
+ValueId GraphBuilder::layer_norm(ValueId x, WeightId weight, WeightId bias, float eps, int32_t dim) {
+  fb::LayerNormAttrsT a;
+  a.weight = weight;
+  a.bias = bias;
+  a.eps = eps;
+  a.dim = dim;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width(x), std::move(u));
+}
+
 ValueId GraphBuilder::linear(ValueId x, WeightId weight, WeightId bias) {
   fb::LinearAttrsT a;
   a.weight = weight;
@@ -49,9 +60,9 @@ ValueId GraphBuilder::linear(ValueId x, WeightId weight, WeightId bias) {
   return push({x}, static_cast<int32_t>(weight_shape(weight)[0]), std::move(u));
 }
 
-ValueId GraphBuilder::lm_head(ValueId x, WeightId weight) {
+ValueId GraphBuilder::lm_head(ValueId x, WeightId weight, WeightId bias) {
   uses_[weight] |= kHeadUse;
-  return linear(x, weight);
+  return linear(x, weight, bias);
 }
 
 ValueId GraphBuilder::router(ValueId x, WeightId weight, WeightId bias) {

@@ -1,4 +1,4 @@
-// Row-wise and element-wise kernels, per SIMD target: rms_norm, rope, activations,
+// Row-wise and element-wise kernels, per SIMD target: rms_norm, layer_norm, rope, activations,
 // add/mul/scale/softcap, slice. An element's value never depends on where it falls in the
 // array (a partial last vector is computed through a zero-padded buffer with the same
 // vector code), so a row computed in a T-token step equals the same row computed alone.
@@ -53,15 +53,37 @@ HWY_INLINE VF GeluTanh(DF df, VF x) {
   return hn::Mul(hn::Mul(hn::Set(df, 0.5f), x), hn::Add(hn::Set(df, 1.0f), hn::Tanh(df, inner)));
 }
 
+// The exact gelu, x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)), as torch's gelu(approximate="none").
+// Highway has no erf: erfc(|z|) by the Chebyshev fit of Numerical Recipes (erfcc: relative
+// error < 1.2e-7 for every z >= 0, so gelu's tiny negative tail keeps its relative precision),
+//   erfc(z) = t exp(-z^2 + P(t)),  t = 1 / (1 + z/2),  P a degree-9 polynomial,
+// and 1 + erf(z) = 2 - erfc(z) for z >= 0, erfc(-z) for z < 0.
+HWY_INLINE VF GeluErf(DF df, VF x) {
+  const VF z = hn::Mul(x, hn::Set(df, 0.7071067811865476f));
+  const VF az = hn::Abs(z);
+  const VF t = hn::Div(hn::Set(df, 1.0f), hn::MulAdd(hn::Set(df, 0.5f), az, hn::Set(df, 1.0f)));
+  VF p = hn::Set(df, 0.17087277f);
+  for (float c : {-0.82215223f, 1.48851587f, -1.13520398f, 0.27886807f, -0.18628806f, 0.09678418f, 0.37409196f,
+                  1.00002368f, -1.26551223f})
+    p = hn::MulAdd(p, t, hn::Set(df, c));
+  // The exponent clamped inside Exp's range (below -87 erfc is 0 in f32 anyway).
+  const VF erfc = hn::Mul(t, hn::Exp(df, hn::Max(hn::Sub(p, hn::Mul(az, az)), hn::Set(df, -87.0f))));
+  const VF one_plus = hn::IfThenElse(hn::Lt(z, hn::Zero(df)), erfc, hn::Sub(hn::Set(df, 2.0f), erfc));
+  return hn::Mul(hn::Mul(hn::Set(df, 0.5f), x), one_plus);
+}
+
 void Act(const float* x, int64_t n, Activation a, float* y) {
   if (a == Activation::kSilu) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return Silu(df, v); });
   if (a == Activation::kTanh) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return hn::Tanh(df, v); });
+  if (a == Activation::kGelu) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return GeluErf(df, v); });
   Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return GeluTanh(df, v); });
 }
 void ActMul(const float* gate, const float* up, int64_t n, Activation a, float* y) {
   if (a == Activation::kSilu) return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(Silu(df, g), u); });
   if (a == Activation::kTanh)
     return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(hn::Tanh(df, g), u); });
+  if (a == Activation::kGelu)
+    return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(GeluErf(df, g), u); });
   Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(GeluTanh(df, g), u); });
 }
 void Add(const float* a, const float* b, int64_t n, float* y) {
@@ -101,6 +123,37 @@ void RmsNorm(const float* x, int64_t rows, int64_t dim, const float* w, float ep
     } else {
       Map2(xr, nullptr, dim, yr, [inv](DF d, VF u, VF) { return hn::Mul(u, hn::Set(d, inv)); });
     }
+  }
+}
+
+// LayerNorm: the row's mean subtracted, then RmsNorm's scaling of the centred row (two
+// passes: the mean in double first, so a large common offset costs no precision), then
+// the weight and bias.
+void LayerNorm(const float* x, int64_t rows, int64_t dim, const float* w, const float* b, float eps, float* y) {
+  const DF df;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(df));
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * dim;
+    float* yr = y + r * dim;
+    double sum = 0;
+    for (int64_t i = 0; i < dim; ++i) sum += xr[i];
+    const float mean = static_cast<float>(sum / static_cast<double>(dim));
+    const VF vm = hn::Set(df, mean);
+    VF s0 = hn::Zero(df);
+    int64_t i = 0;
+    for (; i + N <= dim; i += N) {
+      const VF c = hn::Sub(hn::LoadU(df, xr + i), vm);
+      s0 = hn::MulAdd(c, c, s0);
+    }
+    double ss = static_cast<double>(ReduceSumF(df, s0));
+    for (; i < dim; ++i) ss += static_cast<double>(xr[i] - mean) * (xr[i] - mean);
+    const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
+    const bool weighted = w != nullptr;
+    Map2(xr, w, dim, yr, [mean, inv, weighted](DF d, VF u, VF v) {
+      const VF n = hn::Mul(hn::Sub(u, hn::Set(d, mean)), hn::Set(d, inv));
+      return weighted ? hn::Mul(n, v) : n;
+    });
+    if (b != nullptr) Map2(yr, b, dim, yr, [](DF, VF u, VF v) { return hn::Add(u, v); });
   }
 }
 
@@ -148,6 +201,7 @@ HWY_EXPORT(Mul);
 HWY_EXPORT(Scale);
 HWY_EXPORT(Softcap);
 HWY_EXPORT(RmsNorm);
+HWY_EXPORT(LayerNorm);
 HWY_EXPORT(Rope);
 
 namespace {
@@ -250,6 +304,12 @@ void softcap(const float* x, int64_t n, float cap, float* y, ThreadPool* pool) {
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y, ThreadPool* pool) {
   split(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, dim)), pool, [&](int64_t r0, int64_t r1) {
     HWY_DYNAMIC_DISPATCH(RmsNorm)(x + r0 * dim, r1 - r0, dim, w, eps, y + r0 * dim);
+  });
+}
+void layer_norm(const float* x, int64_t rows, int64_t dim, const float* w, const float* b, float eps, float* y,
+                ThreadPool* pool) {
+  split(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, dim)), pool, [&](int64_t r0, int64_t r1) {
+    HWY_DYNAMIC_DISPATCH(LayerNorm)(x + r0 * dim, r1 - r0, dim, w, b, eps, y + r0 * dim);
   });
 }
 void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y, ThreadPool* pool) {

@@ -147,6 +147,10 @@ void linear_group(const Int8Input& xq, int64_t row0, int64_t T, std::span<const 
 void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, float* y);
 // rows of length dim: y = x / sqrt(mean(x^2) + eps) * w (w may be null: no weight)
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y, ThreadPool* pool = nullptr);
+// rows of length dim: y = (x - mean(x)) / sqrt(var(x) + eps) * w + b, the population
+// variance, as torch's LayerNorm (w, b may be null: none)
+void layer_norm(const float* x, int64_t rows, int64_t dim, const float* w, const float* b, float eps, float* y,
+                ThreadPool* pool = nullptr);
 
 struct RopeParams {
   int32_t n_heads = 0;
@@ -164,7 +168,7 @@ struct RopeParams {
 // scale and positions (q and k of a layer, every layer of one rope kind).
 void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y, ThreadPool* pool = nullptr);
 
-enum class Activation : uint8_t { kSilu, kGeluTanh, kTanh };
+enum class Activation : uint8_t { kSilu, kGeluTanh, kTanh, kGelu };  // kGelu: the exact (erf) gelu
 // The element-wise kernels split long arrays over the pool (an element's value does not
 // depend on where it falls, so any split gives the same bits).
 void act(const float* x, int64_t n, Activation a, float* y, ThreadPool* pool = nullptr);

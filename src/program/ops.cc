@@ -61,6 +61,22 @@ Status rms_norm_check(OpCheck& c) {
   return a->weight() >= 0 ? c.shape(a->weight(), {a->dim()}) : Status::ok();
 }
 
+// --- layer_norm over groups of dim: optional f32 weight and bias [dim] ----------------------
+void layer_norm_tensors(const fb::Op& op, Uses& out) {
+  use(out, op.attrs_as_LayerNormAttrs()->weight(), TensorRead::kF32);
+  use(out, op.attrs_as_LayerNormAttrs()->bias(), TensorRead::kF32);
+}
+Status layer_norm_check(OpCheck& c) {
+  auto a = c.op.attrs_as_LayerNormAttrs();
+  const int32_t w = c.width(c.in[0]);
+  if (a->dim() <= 0 || w % a->dim() != 0 || c.out_width() != w)
+    return bad_input("op {} (layer_norm): dim {} does not divide width {}", c.i, a->dim(), w);
+  if (!(a->eps() >= 0) || !std::isfinite(a->eps()))
+    return bad_input("op {} (layer_norm): eps {} is not a finite number >= 0", c.i, a->eps());
+  if (a->weight() >= 0) OG_TRY(c.shape(a->weight(), {a->dim()}));
+  return a->bias() >= 0 ? c.shape(a->bias(), {a->dim()}) : Status::ok();
+}
+
 // --- linear: W [out, in] (any storage), optional f32 bias [out] ----------------------------
 void linear_tensors(const fb::Op& op, Uses& out) {
   use(out, op.attrs_as_LinearAttrs()->weight(), TensorRead::kMatrix);
@@ -284,6 +300,7 @@ constexpr OpSpec kOps[] = {
     {A::GaussianTopKAttrs, "gaussian_top_k", 1, 1, kNoIntInput, no_tensors, gaussian_top_k_check},
     {A::EmbeddingOverlayAttrs, "embedding_overlay", 2, 2, 1, overlay_tensors, overlay_check},
     {A::MoeAttrs, "moe", 2, 2, kNoIntInput, moe_tensors, moe_check},
+    {A::LayerNormAttrs, "layer_norm", 1, 1, kNoIntInput, layer_norm_tensors, layer_norm_check},
 };
 
 constexpr bool op_specs_are_complete() {

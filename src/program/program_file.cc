@@ -108,6 +108,13 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
 }
 
 uint32_t required_format_version(const fb::ProgramT& program) {
+  for (const auto& op : program.ops) {
+    if (op->attrs.AsLayerNormAttrs() != nullptr) return 7;
+    const fb::ActAttrsT* act = op->attrs.AsActAttrs();
+    const fb::MoeAttrsT* moe = op->attrs.AsMoeAttrs();
+    if ((act != nullptr && act->activation == fb::Activation::Gelu) || (moe != nullptr && moe->activation == fb::Activation::Gelu))
+      return 7;
+  }
   for (const auto& op : program.ops)
     if (const fb::RopeAttrsT* a = op->attrs.AsRopeAttrs(); a != nullptr && a->long_inv_freq >= 0) return 6;
   for (const auto& op : program.ops)

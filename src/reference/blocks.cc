@@ -35,8 +35,13 @@ Mat self_attention(const Mat& x, const AttentionWeights& w, const AttentionShape
   add_bias(k, w.k_bias);
   add_bias(v, w.v_bias);
   // Qwen3/Gemma3 normalize each head of q and k over head_dim, before RoPE.
-  if (!w.q_norm.empty()) q = rms_norm(q, w.q_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? q.cols : D);
-  if (!w.k_norm.empty()) k = rms_norm(k, w.k_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? k.cols : D);
+  if (w.qk_layer_norm) {
+    q = layer_norm(q, w.q_norm, w.q_norm_bias, w.qk_norm_eps, D);
+    k = layer_norm(k, w.k_norm, w.k_norm_bias, w.qk_norm_eps, D);
+  } else {
+    if (!w.q_norm.empty()) q = rms_norm(q, w.q_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? q.cols : D);
+    if (!w.k_norm.empty()) k = rms_norm(k, w.k_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? k.cols : D);
+  }
   apply_rope(q, s.attn.n_heads, D, s.inv_freq, s.rope_attention_factor, s.long_inv_freq, s.long_from);
   apply_rope(k, s.attn.n_kv_heads, D, s.inv_freq, s.rope_attention_factor, s.long_inv_freq, s.long_from);
   Mat a = attention(q, k, v, s.attn);  // [T, Hq*D], heads concatenated as transformers reshapes them
@@ -54,6 +59,12 @@ Mat gated_mlp(const Mat& x, const MlpWeights& w) {
   }
   for (size_t i = 0; i < gate.v.size(); ++i) gate.v[i] = activate(w.act, gate.v[i]) * up.v[i];
   return linear(gate, *w.down, w.down_bias);
+}
+
+Mat plain_mlp(const Mat& x, const MlpWeights& w) {
+  Mat h = linear(x, *w.up, w.up_bias);  // [T, I]
+  for (double& v : h.v) v = activate(w.act, v);
+  return linear(h, *w.down, w.down_bias);
 }
 
 Mat sparse_moe(const Mat& x, const MoeWeights& w) {

@@ -32,6 +32,9 @@ struct AttentionWeights {
   NormStyle qk_norm_style = NormStyle::kWeight;
   double qk_norm_eps = 1e-6;
   bool qk_norm_whole = false;  // olmo2: over all of q's (k's) features, weights [Hq*D] ([Hkv*D])
+  // phi: q_norm/k_norm are torch LayerNorms over head_dim with these biases [D].
+  bool qk_layer_norm = false;
+  std::vector<double> q_norm_bias, k_norm_bias;
 };
 
 struct AttentionShape {
@@ -59,6 +62,10 @@ struct MlpWeights {
 
 // x [T, hidden] (already normalized) -> down(act(gate(x)) * up(x)) [T, hidden].
 Mat gated_mlp(const Mat& x, const MlpWeights& w);
+
+// x [T, hidden] (already normalized) -> down(act(up(x) + up_bias)) + down_bias [T, hidden]:
+// the MLP without a gate (StarCoder2's c_fc/c_proj, Phi's fc1/fc2); w.gate unused.
+Mat plain_mlp(const Mat& x, const MlpWeights& w);
 
 // A sparse mixture-of-experts block as transformers' Mixtral/Qwen-MoE blocks compute it:
 // router logits = x router^T [T, n_experts]; probabilities = softmax over all experts; each

@@ -128,6 +128,28 @@ Mat rms_norm(const Mat& x, std::span<const double> w, double eps, NormStyle styl
   return y;
 }
 
+Mat layer_norm(const Mat& x, std::span<const double> w, std::span<const double> b, double eps, int64_t group) {
+  OG_CHECK(group > 0 && x.cols % group == 0);
+  OG_CHECK(w.empty() || static_cast<int64_t>(w.size()) == group);
+  OG_CHECK(b.empty() || static_cast<int64_t>(b.size()) == group);
+  Mat y(x.rows, x.cols);
+  for (int64_t t = 0; t < x.rows; ++t)
+    for (int64_t g0 = 0; g0 < x.cols; g0 += group) {
+      const double* xs = x.row(t) + g0;
+      double* ys = y.row(t) + g0;
+      double mean = 0, var = 0;
+      for (int64_t i = 0; i < group; ++i) mean += xs[i];
+      mean /= static_cast<double>(group);
+      for (int64_t i = 0; i < group; ++i) var += (xs[i] - mean) * (xs[i] - mean);
+      const double inv = 1.0 / std::sqrt(var / static_cast<double>(group) + eps);
+      for (int64_t i = 0; i < group; ++i) {
+        const size_t k = static_cast<size_t>(i);
+        ys[i] = (xs[i] - mean) * inv * (w.empty() ? 1.0 : w[k]) + (b.empty() ? 0.0 : b[k]);
+      }
+    }
+  return y;
+}
+
 Result<Activation> parse_activation(const std::string& name, const std::string& field) {
   if (name == "silu" || name == "swish") return Activation::kSilu;
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::kGeluTanh;

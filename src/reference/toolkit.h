@@ -71,6 +71,10 @@ enum class NormStyle { kWeight, kOnePlusWeight };
 // hidden-state norms, head_dim for Qwen3/Gemma3 per-head q/k norms). w has `group` entries.
 Mat rms_norm(const Mat& x, std::span<const double> w, double eps, NormStyle style, int64_t group);
 
+// torch's LayerNorm over each group of `group` values: (x - mean) / sqrt(var + eps) * w + b,
+// the population variance; w and b have `group` entries (empty: 1 and 0).
+Mat layer_norm(const Mat& x, std::span<const double> w, std::span<const double> b, double eps, int64_t group);
+
 enum class Activation { kSilu, kGeluTanh, kGeluErf, kRelu };
 // transformers' ACT2FN names: silu/swish, gelu_pytorch_tanh/gelu_new/gelu_fast (tanh form),
 // gelu (erf form), relu. Anything else is unsupported, naming `field`.

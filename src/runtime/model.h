@@ -17,7 +17,7 @@ namespace og::runtime {
 
 enum class OpKind : uint8_t {
   kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap, kSlice,
-  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay, kMoe
+  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay, kMoe, kLayerNorm
 };
 
 struct BoundOp {
@@ -37,6 +37,7 @@ struct BoundOp {
   // the first holds how many, the others 0. Every other op: 1.
   int32_t group = 1;
   const float* vec = nullptr;      // linear bias [out] / norm weight [dim] / stream-mix coefficients [n_out * n_in]
+  const float* vec2 = nullptr;     // layer_norm bias [dim]
   float eps = 0, scalar = 0;
   int32_t dim = 0;
   kernels::RopeParams rope;

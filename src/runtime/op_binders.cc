@@ -35,6 +35,7 @@ kernels::Activation activation(fb::Activation a) {
   switch (a) {
     case fb::Activation::GeluTanh: return kernels::Activation::kGeluTanh;
     case fb::Activation::Tanh: return kernels::Activation::kTanh;
+    case fb::Activation::Gelu: return kernels::Activation::kGelu;
     default: return kernels::Activation::kSilu;
   }
 }
@@ -54,6 +55,16 @@ Status bind_rms_norm(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   auto a = op.attrs_as_RmsNormAttrs();
   b.kind = OpKind::kRmsNorm;
   b.vec = ctx.f32(a->weight());
+  b.eps = a->eps();
+  b.dim = a->dim();
+  return Status::ok();
+}
+
+Status bind_layer_norm(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
+  auto a = op.attrs_as_LayerNormAttrs();
+  b.kind = OpKind::kLayerNorm;
+  b.vec = ctx.f32(a->weight());
+  b.vec2 = ctx.f32(a->bias());
   b.eps = a->eps();
   b.dim = a->dim();
   return Status::ok();
@@ -221,6 +232,7 @@ constexpr Entry kBinders[] = {
     {A::GaussianTopKAttrs, bind_gaussian_top_k},
     {A::EmbeddingOverlayAttrs, bind_overlay},
     {A::MoeAttrs, bind_moe},
+    {A::LayerNormAttrs, bind_layer_norm},
 };
 
 }  // namespace

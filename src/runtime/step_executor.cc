@@ -71,6 +71,9 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         }
         break;
       case OpKind::kRmsNorm: kernels::rms_norm(in(0), elems / op.dim, op.dim, op.vec, op.eps, out, pool); break;
+      case OpKind::kLayerNorm:
+        kernels::layer_norm(in(0), elems / op.dim, op.dim, op.vec, op.vec2, op.eps, out, pool);
+        break;
       case OpKind::kLinear: {
         if (op.group == 0) break;  // ran with its group's first linear
         // This linear and the group's others (Model::plan_linear_groups), over one x.

@@ -25,12 +25,16 @@ const Family& gemma3n_family();
 const Family& gemma4_family();
 const Family& smollm3_family();
 const Family& gpt_oss_family();
+const Family& starcoder2_family();
+const Family& phi_family();
+const Family& stablelm_family();
 
 std::span<const Family* const> all_families() {
   static const std::array kFamilies = std::to_array<const Family*>({
       &llama_family(),   &mistral_family(), &qwen2_family(),   &qwen3_family(),   &qwen3_moe_family(), &phi3_family(),
       &gemma2_family(),  &gemma3_family(),  &gemma3n_family(), &gemma4_family(),  &smollm3_family(),   &gpt_oss_family(),
       &mixtral_family(), &qwen2_moe_family(), &granite_family(), &olmo2_family(), &olmo3_family(), &gemma_family(),
+      &starcoder2_family(), &phi_family(), &stablelm_family(),
   });
   return kFamilies;
 }

@@ -61,6 +61,10 @@ extern const Family kGemma4Family;
 extern const Family kGemma3nFamily;
 // gpt_oss.cc: sinks, yarn, and a mixture of clamped-SwiGLU experts (MXFP4 or float).
 extern const Family kGptOssFamily;
+// layer_norm_like.cc: LayerNorm decoders, Phi's parallel block.
+extern const Family kStarcoder2Family;
+extern const Family kPhiFamily;
+extern const Family kStableLmFamily;
 
 // Every family, in registry order (reference.cc).
 std::span<const Family* const> all_families();
