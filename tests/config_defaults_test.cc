@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "e2e_support.h"
@@ -84,6 +85,10 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
                                      {"sliding_window", nullptr}, {"no_rope_layers", nullptr},
                                      {"no_rope_layer_interval", 4}, {"layer_types", nullptr},
                                      {"attention_bias", false}, {"mlp_bias", false}});
+  // PhiConfig, StableLmConfig, Starcoder2Config (configuration_{phi,stablelm,starcoder2}.py).
+  expect_defaults(shape("phi"), {{"hidden_act", "gelu_new"}, {"partial_rotary_factor", 0.5}, {"rope_theta", 10000.0}});
+  expect_defaults(shape("stablelm"), {{"partial_rotary_factor", 0.25}, {"rope_theta", 10000.0}});
+  expect_defaults(shape("starcoder2"), {{"hidden_act", "gelu_pytorch_tanh"}});
   // Qwen3MoeConfig (no head_dim key: modeling's fallback is hidden_size / heads).
   json moe = shape("qwen3_moe");
   moe.erase("intermediate_size");
@@ -114,6 +119,18 @@ TEST(ConfigDefaults, TypedFieldsAndTyingFollowTheDefaults) {
     EXPECT_EQ(c->num_key_value_heads, 4);
     EXPECT_TRUE(c->tie_word_embeddings);        // SmolLM3Config: tie_word_embeddings=True
     EXPECT_FALSE(c->sliding_window.has_value());
+  }
+  // The LayerNorm families' eps under their own names: 1e-5 when absent; the exporter reads a
+  // given norm_epsilon / layer_norm_eps as its norms' eps (the reference reads those fields itself).
+  for (const auto& [type, key, tied] : {std::tuple{"starcoder2", "norm_epsilon", true}, std::tuple{"phi", "layer_norm_eps", false},
+                                        std::tuple{"stablelm", "layer_norm_eps", false}}) {
+    const BothReadings absent = read_both(shape(type));
+    EXPECT_EQ(absent.exporter.rms_norm_eps, 1e-5) << type;
+    EXPECT_EQ(text_key(absent.reference, key), 1e-5) << type;
+    for (const hf::ModelConfig* c : {&absent.exporter, &absent.reference}) EXPECT_EQ(c->tie_word_embeddings, tied) << type;
+    json given = shape(type);
+    given[key] = 3e-4;
+    EXPECT_EQ(read_both(given).exporter.rms_norm_eps, 3e-4) << type;
   }
   const BothReadings l = read_both(shape("llama"));
   for (const hf::ModelConfig* c : {&l.exporter, &l.reference}) {
@@ -196,6 +213,22 @@ TEST(ConfigDefaults, SmolLM3WithoutRopeThetaNoPELayersAndTyingMatchesReference) 
                                     {"rms_norm_eps", nullptr}, {"attention_bias", nullptr}, {"mlp_bias", nullptr},
                                     {"use_sliding_window", nullptr}, {"hidden_act", nullptr}},
                                    53);
+}
+
+// The LayerNorm families without their eps, activation, rotary fraction, bias switch and tying.
+TEST(ConfigDefaults, LayerNormFamiliesWithoutTheirDefaultedFieldsMatchReference) {
+  expect_program_matches_reference("starcoder2",
+                                   {{"norm_epsilon", nullptr}, {"hidden_act", nullptr}, {"use_bias", nullptr},
+                                    {"rope_theta", nullptr}},
+                                   54);
+  expect_program_matches_reference("phi",
+                                   {{"layer_norm_eps", nullptr}, {"hidden_act", nullptr}, {"partial_rotary_factor", nullptr},
+                                    {"qk_layernorm", nullptr}, {"tie_word_embeddings", nullptr}},
+                                   55);
+  expect_program_matches_reference("stablelm",
+                                   {{"layer_norm_eps", nullptr}, {"partial_rotary_factor", nullptr}, {"use_qkv_bias", nullptr},
+                                    {"rope_theta", nullptr}, {"hidden_act", nullptr}},
+                                   56);
 }
 
 // Fields transformers' config classes read otherwise than the file says (each case differs
