@@ -375,30 +375,42 @@ TEST(CliLayout, GraniteAndOlmo2RealConfigs) {
   expect_real_fields_match_reference("olmo2", "OLMo-2-0425-1B.json", {"rms_norm_eps", "rope_theta", "tie_word_embeddings"});
 }
 
-// StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80) and StableLM 2 1.6B: their
-// layouts, and tiny models with their LayerNorm eps, rope and bias fields run against the
-// reference. (The eps fields are the families' own names: norm_epsilon, layer_norm_eps.)
+// StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
+// and Command R7B (three sliding layers in four): their layouts, and tiny models with their
+// LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
+// are the families' own names: norm_epsilon, layer_norm_eps.)
 TEST(CliLayout, LayerNormFamiliesRealConfigs) {
   using V = std::vector<int>;
   for (const auto& [file, family, layers, kv, dim, window] :
        std::vector<std::tuple<std::string, std::string, int, int, int, int>>{
            {"starcoder2-3b.json", "starcoder2", 30, 2, 128, 4096},
            {"phi-2.json", "phi", 32, 32, 80, 0},
-           {"stablelm-2-1_6b.json", "stablelm", 24, 32, 64, 0}}) {
+           {"stablelm-2-1_6b.json", "stablelm", 24, 32, 64, 0},
+           {"aya-23-8B.json", "cohere", 32, 8, 128, 0}}) {
     auto r = run_offgraph("layout --json " + kConfigs + file);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     expect_layout(nlohmann::json::parse(r.out), {file, family, layers, iota(layers), V(layers, kv), V(layers, dim), V(layers, window)},
                   file);
   }
+  // Command R7B: sliding_window_pattern 4, so layers 3, 7, ..., 31 full (NoPE), 4096 elsewhere.
+  auto r7b = run_offgraph("layout --json " + kConfigs + "c4ai-command-r7b-12-2024.json");
+  ASSERT_EQ(r7b.exit_code, 0) << r7b.err;
+  expect_layout(nlohmann::json::parse(r7b.out),
+                {"c4ai-command-r7b-12-2024.json", "cohere2", 32, iota(32), V(32, 8), V(32, 128),
+                 with_full_at(V(32, 4096), {3, 7, 11, 15, 19, 23, 27, 31}, 0)},
+                "c4ai-command-r7b-12-2024.json");
   expect_real_fields_match_reference("starcoder2", "starcoder2-3b.json", {"norm_epsilon", "rope_theta", "use_bias", "hidden_act"});
   expect_real_fields_match_reference("phi", "phi-2.json", {"layer_norm_eps", "partial_rotary_factor", "qk_layernorm", "hidden_act"});
   expect_real_fields_match_reference("stablelm", "stablelm-2-1_6b.json",
                                      {"layer_norm_eps", "partial_rotary_factor", "use_qkv_bias", "rope_theta"});
+  expect_real_fields_match_reference("cohere", "aya-23-8B.json", {"layer_norm_eps", "logit_scale", "rope_theta", "attention_bias"});
+  expect_real_fields_match_reference("cohere2", "c4ai-command-r7b-12-2024.json",
+                                     {"layer_norm_eps", "logit_scale", "rope_theta", "sliding_window_pattern"});
 }
 
-// Config fields of qwen3_moe that offgraph cannot honour are errors naming the field.
-// (And of qwen2_moe and mixtral, which share its block or its checks.)
-TEST(CliExport, Qwen3MoeFieldsOffgraphCannotHonourAreNamed) {
+// Config fields offgraph cannot honour are errors naming the field: of qwen3_moe (and of
+// qwen2_moe and mixtral, which share its block or its checks), cohere, cohere2 and stablelm.
+TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   using Patches = std::vector<std::pair<nlohmann::json, std::string>>;
   const Patches qwen = {{{{"use_sliding_window", true}, {"sliding_window", 8}}, "use_sliding_window"},
                         {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
@@ -410,8 +422,14 @@ TEST(CliExport, Qwen3MoeFieldsOffgraphCannotHonourAreNamed) {
   const Patches mixtral = {{{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
                            {{{"num_local_experts", 0}}, "num_local_experts"},
                            {{{"hidden_act", "relu2"}}, "hidden_act"}};
+  // Per-head q/k LayerNorms (one weight per head), a head_dim Cohere2 would ignore, a logit
+  // scale of 0, and a checkpoint bias a weight-only LayerNorm has no place for.
+  const Patches cohere = {{{{"use_qk_norm", true}}, "use_qk_norm"}, {{{"logit_scale", 0}}, "logit_scale"}};
+  const Patches cohere2 = {{{{"head_dim", 8}}, "head_dim"}};
+  const Patches stablelm = {{{{"qk_layernorm", true}}, "qk_layernorm"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
-           {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}}) {
+           {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
+           {"stablelm", stablelm}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

@@ -89,6 +89,8 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
   expect_defaults(shape("phi"), {{"hidden_act", "gelu_new"}, {"partial_rotary_factor", 0.5}, {"rope_theta", 10000.0}});
   expect_defaults(shape("stablelm"), {{"partial_rotary_factor", 0.25}, {"rope_theta", 10000.0}});
   expect_defaults(shape("starcoder2"), {{"hidden_act", "gelu_pytorch_tanh"}});
+  expect_defaults(shape("cohere"), {{"rope_theta", 10000.0}});
+  expect_defaults(shape("cohere2"), {{"rope_theta", 10000.0}, {"sliding_window", 4096}});
   // Qwen3MoeConfig (no head_dim key: modeling's fallback is hidden_size / heads).
   json moe = shape("qwen3_moe");
   moe.erase("intermediate_size");
@@ -123,7 +125,8 @@ TEST(ConfigDefaults, TypedFieldsAndTyingFollowTheDefaults) {
   // The LayerNorm families' eps under their own names: 1e-5 when absent; the exporter reads a
   // given norm_epsilon / layer_norm_eps as its norms' eps (the reference reads those fields itself).
   for (const auto& [type, key, tied] : {std::tuple{"starcoder2", "norm_epsilon", true}, std::tuple{"phi", "layer_norm_eps", false},
-                                        std::tuple{"stablelm", "layer_norm_eps", false}}) {
+                                        std::tuple{"stablelm", "layer_norm_eps", false}, std::tuple{"cohere", "layer_norm_eps", true},
+                                        std::tuple{"cohere2", "layer_norm_eps", true}}) {
     const BothReadings absent = read_both(shape(type));
     EXPECT_EQ(absent.exporter.rms_norm_eps, 1e-5) << type;
     EXPECT_EQ(text_key(absent.reference, key), 1e-5) << type;
@@ -229,6 +232,11 @@ TEST(ConfigDefaults, LayerNormFamiliesWithoutTheirDefaultedFieldsMatchReference)
                                    {{"layer_norm_eps", nullptr}, {"partial_rotary_factor", nullptr}, {"use_qkv_bias", nullptr},
                                     {"rope_theta", nullptr}, {"hidden_act", nullptr}},
                                    56);
+  // Cohere2 without its pattern, eps, logit_scale and tying: every 4th layer full and NoPE.
+  expect_program_matches_reference("cohere2",
+                                   {{"sliding_window_pattern", nullptr}, {"layer_norm_eps", nullptr},
+                                    {"logit_scale", nullptr}, {"tie_word_embeddings", nullptr}, {"hidden_act", nullptr}},
+                                   57);
 }
 
 // Fields transformers' config classes read otherwise than the file says (each case differs

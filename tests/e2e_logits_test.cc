@@ -48,7 +48,7 @@ std::string stored_values_checkpoint(const Generated& g, const std::string& prog
   // the checkpoint name is the part before the first '['.
   std::set<std::string> bf16;
   for (const fb::Tensor* t : *(*pf)->program().tensors())
-    if (t->dtype() == fb::DType::BF16) bf16.insert(t->name()->str().substr(0, t->name()->str().find('[')));
+    if (t->dtype() == fb::DType::BF16) bf16.insert(checkpoint_name_of(t->name()->str()));
   return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t, float f) {
     return bf16.contains(name) ? bf16_to_float(float_to_bf16(f)) : f;
   });
@@ -87,7 +87,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -271,7 +271,17 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"phi", 42}, FamilyCase{"phi", 43, {{"qk_layernorm", true}}, "phi_qk_layernorm"},
                                            FamilyCase{"stablelm", 44},
                                            FamilyCase{"stablelm", 45, {{"use_parallel_residual", true}, {"use_qkv_bias", false}},
-                                                      "stablelm_parallel"}),
+                                                      "stablelm_parallel"},
+                                           // Cohere: the parallel block from a weight-only LayerNorm, the rope
+                                           // on interleaved pairs (q's and k's rows and biases reordered at
+                                           // export), logit_scale; Cohere2: NoPE full layers every 4th.
+                                           FamilyCase{"cohere", 46}, FamilyCase{"cohere2", 47},
+                                           FamilyCase{"cohere2", 48,
+                                                      {{"sliding_window_pattern", nullptr},
+                                                       {"layer_types",
+                                                        {"sliding_attention", "full_attention", "sliding_attention",
+                                                         "sliding_attention", "full_attention"}}},
+                                                      "cohere2_layer_types"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // LongRoPE: the program's rope ops carry both tables, computed here from the config alone

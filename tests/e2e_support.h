@@ -72,6 +72,12 @@ inline std::unique_ptr<Generated> generate_with_real_tokenizer(uint64_t seed, co
 }
 #endif
 
+// The checkpoint tensor a program tensor was made from: its name up to the first slice
+// ("...gate_up_proj[3][0:128:2].T") or row pairing ("...q_proj.weight.pairs(16,16)").
+inline std::string checkpoint_name_of(const std::string& program_tensor) {
+  return program_tensor.substr(0, std::min(program_tensor.find('['), program_tensor.find(".pairs(")));
+}
+
 // Exports g to g.dir/name with options o (its model and output are filled in here).
 inline std::string export_with(const Generated& g, const std::string& name, exporter::ExportOptions o) {
   o.model = g.model_dir();

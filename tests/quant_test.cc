@@ -21,6 +21,7 @@
 #include <hwy/targets.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -585,9 +586,23 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     if (t->dtype() != fb::DType::Q8 && t->dtype() != fb::DType::Q4) continue;
     ++*n_quantized;
     const ProgramQ q = read_quantized(**pf, i);
-    std::vector<float>& v = values[t->name()->str()];
+    // A matrix stored with its rows paired (name suffix ".pairs(B,W)": in each block of B rows
+    // the first W in the order 0, 2, ..., 1, 3, ...) goes back to the checkpoint's row order.
+    std::string name = t->name()->str();
+    int64_t block = 0, width = 0;
+    if (const size_t at = name.find(".pairs("); at != std::string::npos) {
+      EXPECT_EQ(std::sscanf(name.c_str() + at, ".pairs(%ld,%ld)", &block, &width), 2) << name;
+      name.resize(at);
+    }
+    auto source_row = [&](int64_t r) {
+      const int64_t j = block > 0 ? r % block : width;
+      if (j >= width) return r;
+      return r - j + (j < width / 2 ? 2 * j : 2 * (j - width / 2) + 1);
+    };
+    std::vector<float>& v = values[name];
+    v.resize(static_cast<size_t>(q.q.rows * q.q.cols));
     for (int64_t r = 0; r < q.q.rows; ++r)
-      for (int64_t c = 0; c < q.q.cols; ++c) v.push_back(static_cast<float>(q.value(r, c)));
+      for (int64_t c = 0; c < q.q.cols; ++c) v[static_cast<size_t>(source_row(r) * q.q.cols + c)] = static_cast<float>(q.value(r, c));
   }
   return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t k, float f) {
     auto it = values.find(name);
@@ -652,7 +667,7 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // --qembedding if given, else the head's), norms stay f32.
   const auto dt = dtypes(prog);
   const fb::DType lin = std::string(c.qlinear) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
-  const std::string p = dt.contains("model.layers.0.self_attn.q_proj.weight") ? "model.layers.0." : "model.language_model.layers.0.";
+  const std::string p = dt.contains("model.layers.0.self_attn.v_proj.weight") ? "model.layers.0." : "model.language_model.layers.0.";
   if (dt.contains(p + "mlp.gate.weight")) {  // a mixture of experts: experts quantized, router f32
     EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.experts.7.gate_proj.weight"), lin);
@@ -709,7 +724,7 @@ TEST_P(QuantE2E, Int8ActivationProgramEqualsTheReferenceQuantizingTheSameInputs)
       const fb::Tensor* t = p.tensors()->Get(static_cast<flatbuffers::uoffset_t>(w));
       if (t->dtype() != fb::DType::Q8 && t->dtype() != fb::DType::Q4) return;
       const std::string name = t->name()->str();
-      options.int8_linear_inputs[name.substr(0, name.find('['))] = t->group_size();
+      options.int8_linear_inputs[testing::checkpoint_name_of(name)] = t->group_size();
     };
     for (const fb::Op* op : *p.ops()) {
       if (const fb::LinearAttrs* a = op->attrs_as_LinearAttrs(); a != nullptr && a->int8_activations())
@@ -794,7 +809,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"mixtral", false, "4w", "", 32}, QCase{"qwen2_moe", false, "8w", "", 32},
                                            QCase{"granite", true, "4w", "", 32}, QCase{"olmo2", false, "8w", "8w", 64},
                                            QCase{"gemma", true, "8w", "", 32}, QCase{"starcoder2", true, "4w", "", 32},
-                                           QCase{"phi", false, "8w", "8w", 32}, QCase{"stablelm", false, "4w", "", 64}),
+                                           QCase{"phi", false, "8w", "8w", 32}, QCase{"stablelm", false, "4w", "", 64},
+                                           QCase{"cohere", true, "8w", "", 32}, QCase{"cohere2", true, "4w", "8w", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

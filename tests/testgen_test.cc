@@ -131,6 +131,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     return 1 + L * (12 + 2 + (flag("qk_layernorm", false) ? 4 : 0)) + 2 + 2 * head;
   if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel)
     return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4)) + 2 + head;
+  if (family == "cohere" || family == "cohere2")  // q k v o (+ 4 biases), gate up down, one weight-only LayerNorm
+    return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 3 + 1) + 1 + head;
   ADD_FAILURE() << "no expectation for " << family;
   return -1;
 }
@@ -312,7 +314,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"gemma3n", "gemma3n", "gemma3n_text", "gemma3n"},
                         Case{"gemma4", "gemma4", "gemma4_text", "gemma4"},
                         Case{"starcoder2", "starcoder2", "starcoder2", "starcoder2"}, Case{"phi", "phi", "phi", "phi"},
-                        Case{"stablelm", "stablelm", "stablelm", "stablelm"}}) {
+                        Case{"stablelm", "stablelm", "stablelm", "stablelm"}, Case{"cohere", "cohere", "cohere", "cohere"},
+                        Case{"cohere2", "cohere2", "cohere2", "cohere2"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -327,7 +330,8 @@ TEST(TestGen, UsualTyingPerFamily) {
   for (const auto& [family, tied] : std::vector<std::pair<std::string, bool>>{
            {"llama", false}, {"smollm", true}, {"mistral", false}, {"qwen2", false}, {"qwen3", true},
            {"phi3", false}, {"smollm3", true}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
-           {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false}}) {
+           {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false},
+           {"cohere", true}, {"cohere2", true}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

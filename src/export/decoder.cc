@@ -48,14 +48,16 @@ Result<std::string> find_text_prefix(const hf::Checkpoint& ckpt) {
 
 namespace {
 
-Result<WeightId> optional_bias(const BuildContext& ctx, bool want, const std::string& name, int64_t n) {
+Result<WeightId> optional_bias(const BuildContext& ctx, bool want, const std::string& name, int64_t n,
+                               WeightOptions options = {}) {
   if (!want) {
     if (ctx.has(name))
       return unsupported("{}: checkpoint has '{}{}' but the config implies no bias (attention_bias / mlp_bias)",
                          ctx.config.path, ctx.prefix, name);
     return kNoWeight;
   }
-  return ctx.weight(name, {n}, {.keep_f32 = true});
+  options.keep_f32 = true;
+  return ctx.weight(name, {n}, options);
 }
 
 // down(act(gate h) * up h) with the layer's mlp.* weights (prefix p), or the plain
@@ -105,12 +107,22 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   OG_CHECK(!(o.sandwich_norms && o.post_norms_only));
   OG_CHECK(!o.qk_norm_whole || o.qk_norm);
   OG_CHECK(!(o.parallel && (o.sandwich_norms || o.post_norms_only || o.residual_scale != 1.0f || o.mlp)));
-  // rows of `dim` of x normed by NAME.weight (and NAME.bias for a LayerNorm): [T, width of x];
-  // the weights [dim] kept f32
-  auto norm = [&](ValueId x, const std::string& name, int64_t dim) -> Result<ValueId> {
-    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name + ".weight", {dim}, {.keep_f32 = true, .add = o.norm_offset}));
+  // rows of `dim` of x normed by NAME.weight (and NAME.bias for a LayerNorm with biases):
+  // [T, width of x]; the weights [dim] kept f32, their elements in `order`'s row order
+  auto norm = [&](ValueId x, const std::string& name, int64_t dim, WeightOptions order = {}) -> Result<ValueId> {
+    WeightOptions wo = order;
+    wo.keep_f32 = true;
+    wo.add = o.norm_offset;
+    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name + ".weight", {dim}, wo));
     if (!o.layer_norm) return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
-    OG_ASSIGN_OR_RETURN(WeightId b, ctx.weight(name + ".bias", {dim}, {.keep_f32 = true}));
+    WeightId b = kNoWeight;
+    if (o.layer_norm_bias) {
+      wo.add = 0;
+      OG_ASSIGN_OR_RETURN(b, ctx.weight(name + ".bias", {dim}, wo));
+    } else if (ctx.has(name + ".bias")) {
+      return unsupported("{}: checkpoint has '{}{}.bias' but this family's LayerNorms have no bias", ctx.config.path,
+                         ctx.prefix, name);
+    }
     return g.layer_norm(x, w, b, eps, static_cast<int32_t>(dim));
   };
 
@@ -126,20 +138,31 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
 
     ValueId h = x;  // [T, H]: the attention's input
     if (!o.post_norms_only) { OG_ASSIGN_OR_RETURN(h, norm(x, p + "input_layernorm", H)); }
+    // The rope fields are checked for every layer, including those that apply none.
+    OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
+    // q's and k's rows in the order the rope kernel rotates (DecoderOptions::rope_interleaved).
+    const WeightOptions qk_rows = o.rope_interleaved ? WeightOptions{.pairs_block = D, .pairs_width = rope.rotary_dim}
+                                                     : WeightOptions{};
+    auto sliced = [&](int64_t begin, int64_t end, const WeightOptions& order) {
+      WeightOptions wo = order;
+      wo.row_begin = begin;
+      wo.row_end = end;
+      return wo;
+    };
     ValueId q, k, v;  // [T, Hq * D], [T, Hkv * D], [T, Hkv * D]
     if (o.fused_qkv) {
       OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(p + "self_attn.qkv_proj.weight", {(Hq + 2 * Hkv) * D, H}));
-      OG_ASSIGN_OR_RETURN(WeightId wq, g.weight(*qkv, {.row_begin = 0, .row_end = Hq * D}));
-      OG_ASSIGN_OR_RETURN(WeightId wk, g.weight(*qkv, {.row_begin = Hq * D, .row_end = (Hq + Hkv) * D}));
+      OG_ASSIGN_OR_RETURN(WeightId wq, g.weight(*qkv, sliced(0, Hq * D, qk_rows)));
+      OG_ASSIGN_OR_RETURN(WeightId wk, g.weight(*qkv, sliced(Hq * D, (Hq + Hkv) * D, qk_rows)));
       OG_ASSIGN_OR_RETURN(WeightId wv, g.weight(*qkv, {.row_begin = (Hq + Hkv) * D, .row_end = (Hq + 2 * Hkv) * D}));
       q = g.linear(h, wq);
       k = g.linear(h, wk);
       v = g.linear(h, wv);
     } else {
-      OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(p + "self_attn.q_proj.weight", {Hq * D, H}));
-      OG_ASSIGN_OR_RETURN(WeightId bq, optional_bias(ctx, o.qkv_bias, p + "self_attn.q_proj.bias", Hq * D));
-      OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}));
-      OG_ASSIGN_OR_RETURN(WeightId bk, optional_bias(ctx, o.qkv_bias, p + "self_attn.k_proj.bias", Hkv * D));
+      OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(p + "self_attn.q_proj.weight", {Hq * D, H}, qk_rows));
+      OG_ASSIGN_OR_RETURN(WeightId bq, optional_bias(ctx, o.qkv_bias, p + "self_attn.q_proj.bias", Hq * D, qk_rows));
+      OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}, qk_rows));
+      OG_ASSIGN_OR_RETURN(WeightId bk, optional_bias(ctx, o.qkv_bias, p + "self_attn.k_proj.bias", Hkv * D, qk_rows));
       OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(p + "self_attn.v_proj.weight", {Hkv * D, H}));
       OG_ASSIGN_OR_RETURN(WeightId bv, optional_bias(ctx, o.qkv_bias, p + "self_attn.v_proj.bias", Hkv * D));
       q = g.linear(h, wq, bq);
@@ -147,11 +170,9 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       v = g.linear(h, wv, bv);
     }
     if (o.qk_norm) {
-      OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn." + o.q_norm_name, o.qk_norm_whole ? Hq * D : D));
-      OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn." + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D));
+      OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn." + o.q_norm_name, o.qk_norm_whole ? Hq * D : D, qk_rows));
+      OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn." + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D, qk_rows));
     }
-    // The rope fields are checked for every layer, including those that apply none.
-    OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
     if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
       OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
       q = g.rope(q, tables, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,

@@ -19,6 +19,7 @@ struct DecoderOptions {
   // place of RMSNorm, for every norm; its eps is the config's rms_norm_eps (the family
   // aliases its own eps field to it).
   bool layer_norm = false;
+  bool layer_norm_bias = true;     // with layer_norm: NAME.bias exists (false: weight only)
   float norm_offset = 0.0f;        // 1.0: a (1 + w) RMSNorm, folded into the weight
   bool sandwich_norms = false;     // post-attention, pre- and post-feedforward norms
   // Norms on the sublayers' outputs only (post_attention_layernorm, post_feedforward_layernorm)
@@ -51,6 +52,10 @@ struct DecoderOptions {
   float logits_scale = 1.0f;       // logits times this (before the final softcap)
   float final_softcap = 0.0f;
   std::optional<double> sliding_rope_theta;  // rope_local_base_freq: sliding layers' own base
+  // The rope rotates interleaved pairs (2i, 2i+1) of each head's rotary dims (a GPT-J-style
+  // rope): q's and k's rows (weights, biases, q/k norm weights) are stored in rotate-half
+  // order (WeightOptions::pairs_block), and the rope kernel's rotate-half then computes it.
+  bool rope_interleaved = false;
   // Layers whose q and k get no rotary embedding (NoPE layers): no rope op is
   // emitted for layer l when skip_rope[l]. Empty: every layer applies rope.
   std::vector<bool> skip_rope;

@@ -107,6 +107,11 @@ Result<WeightId> GraphBuilder::record(const hf::TensorView& t, const WeightOptio
                        o.row_begin, o.row_end, o.row_step);
     shape[0] = (o.row_end - o.row_begin + o.row_step - 1) / o.row_step;
   }
+  if (o.pairs_block > 0 &&
+      (shape.empty() || shape.size() > 2 || shape[0] % o.pairs_block != 0 || o.pairs_width <= 0 ||
+       o.pairs_width % 2 != 0 || o.pairs_width > o.pairs_block || o.transpose || mxfp4_scales.has_value()))
+    return bad_input("{}: tensor '{}' {} cannot have its rows paired in blocks of {} (width {})", t.file, t.name,
+                     t.shape_str(), o.pairs_block, o.pairs_width);
   // Recorded now, written by write_weights() once every use is known.
   auto rec = std::make_unique<fb::TensorT>();
   rec->name = t.name;  // the slice in the name: ...gate_up_proj[3][1:5760:2].T
@@ -115,6 +120,7 @@ Result<WeightId> GraphBuilder::record(const hf::TensorView& t, const WeightOptio
     rec->name += "[" + std::to_string(o.row_begin) + ":" + std::to_string(o.row_end) +
                  (o.row_step != 1 ? ":" + std::to_string(o.row_step) : "") + "]";
   if (o.transpose) rec->name += ".T";
+  if (o.pairs_block > 0) rec->name += ".pairs(" + std::to_string(o.pairs_block) + "," + std::to_string(o.pairs_width) + ")";
   rec->dtype = o.keep_f32 ? fb::DType::F32 : weight_dtype_;
   rec->shape = std::move(shape);
   program_.tensors.push_back(std::move(rec));
@@ -169,13 +175,22 @@ Status GraphBuilder::write_pending(WeightId id) {
   const bool mxfp4 = p.mxfp4_scales.has_value();
   const int64_t src_cols = mxfp4 ? cols : (t.shape.empty() ? 0 : t.shape.back());
   const int64_t expert_base = o.expert >= 0 && !mxfp4 ? o.expert * t.shape[1] * t.shape[2] : 0;
-  const bool strided = mxfp4 || o.expert >= 0 || o.transpose || o.row_step != 1;
-  auto source_index = [&](int64_t i) {  // i in [0, rows * cols)
-    const int64_t r = o.row_begin + (i / cols) * o.row_step, c = i % cols;
+  const bool strided = mxfp4 || o.expert >= 0 || o.transpose || o.row_step != 1 || o.pairs_block > 0;
+  // Row r of the stored matrix (element r of a vector) as a row of the slice (WeightOptions::pairs_block).
+  auto paired = [&](int64_t r) {
+    if (o.pairs_block == 0) return r;
+    const int64_t j = r % o.pairs_block, half = o.pairs_width / 2;
+    if (j >= o.pairs_width) return r;
+    return r - j + (j < half ? 2 * j : 2 * (j - half) + 1);
+  };
+  auto source_index = [&](int64_t i) {  // i in [0, rows * cols), or [0, numel) of a vector
+    if (cols == 0) return paired(i);
+    const int64_t r = o.row_begin + paired(i / cols) * o.row_step, c = i % cols;
     return o.transpose ? expert_base + c * src_cols + r : expert_base + r * src_cols + c;
   };
   const int64_t first = o.row_end >= 0 ? o.row_begin * cols : 0;
-  const int64_t count = strided ? rows * cols : o.row_end >= 0 ? (o.row_end - o.row_begin) * cols : t.numel();
+  const int64_t count = strided ? (cols > 0 ? rows * cols : t.numel())
+                                : o.row_end >= 0 ? (o.row_end - o.row_begin) * cols : t.numel();
 
   // Storage by use (see the header comment).
   QuantBits bits = QuantBits::kNone;

@@ -87,6 +87,13 @@ struct WeightOptions {
   int64_t row_end = -1;      // -1: all rows
   int64_t row_step = 1;
   const float* col_scale = nullptr;  // [cols]: column c multiplied by col_scale[c] (folded in f32)
+  // Rows (of a vector: elements), after the slice, in rotate-half order from interleaved pairs:
+  // in each block of `pairs_block` rows the first `pairs_width` are taken in the order
+  // 0, 2, 4, ..., 1, 3, 5, ... and the rest as they are. A rope that rotates pairs (2i, 2i+1)
+  // of a head (pairs_block = head_dim, pairs_width = its rotary width) is then the rope kernel's
+  // rotate-half one; q and k permuted alike keep every q·k. 0: off.
+  int64_t pairs_block = 0;
+  int64_t pairs_width = 0;
 };
 
 struct QuantOptions {

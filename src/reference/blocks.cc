@@ -42,8 +42,14 @@ Mat self_attention(const Mat& x, const AttentionWeights& w, const AttentionShape
     if (!w.q_norm.empty()) q = rms_norm(q, w.q_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? q.cols : D);
     if (!w.k_norm.empty()) k = rms_norm(k, w.k_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? k.cols : D);
   }
-  apply_rope(q, s.attn.n_heads, D, s.inv_freq, s.rope_attention_factor, s.long_inv_freq, s.long_from);
-  apply_rope(k, s.attn.n_kv_heads, D, s.inv_freq, s.rope_attention_factor, s.long_inv_freq, s.long_from);
+  if (s.rope_pairs) {
+    OG_CHECK(s.long_inv_freq.empty());
+    apply_rope_pairs(q, s.attn.n_heads, D, s.inv_freq, s.rope_attention_factor);
+    apply_rope_pairs(k, s.attn.n_kv_heads, D, s.inv_freq, s.rope_attention_factor);
+  } else {
+    apply_rope(q, s.attn.n_heads, D, s.inv_freq, s.rope_attention_factor, s.long_inv_freq, s.long_from);
+    apply_rope(k, s.attn.n_kv_heads, D, s.inv_freq, s.rope_attention_factor, s.long_inv_freq, s.long_from);
+  }
   Mat a = attention(q, k, v, s.attn);  // [T, Hq*D], heads concatenated as transformers reshapes them
   return linear(a, *w.o, w.o_bias);
 }

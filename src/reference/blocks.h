@@ -43,6 +43,7 @@ struct AttentionShape {
   double rope_attention_factor = 1.0;  // YaRN, LongRoPE: cos and sin times this
   std::vector<double> long_inv_freq;   // LongRoPE: positions >= long_from rotate with these
   int64_t long_from = 0;
+  bool rope_pairs = false;             // Cohere, GLM: rotate interleaved pairs (apply_rope_pairs)
 };
 
 // x [T, hidden] (already normalized) -> o_proj(attention) [T, hidden].

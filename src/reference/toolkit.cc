@@ -203,6 +203,22 @@ void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const doubl
   }
 }
 
+void apply_rope_pairs(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq, double attention_factor) {
+  const int64_t half = static_cast<int64_t>(inv_freq.size());
+  OG_CHECK(x.cols == n_heads * head_dim && 2 * half <= head_dim);
+  for (int64_t t = 0; t < x.rows; ++t)
+    for (int64_t h = 0; h < n_heads; ++h) {
+      double* xs = x.row(t) + h * head_dim;
+      for (int64_t i = 0; i < half; ++i) {  // dims 2i and 2i+1 turn by frequency i
+        const double angle = static_cast<double>(t) * inv_freq[static_cast<size_t>(i)];
+        const double c = std::cos(angle) * attention_factor, s = std::sin(angle) * attention_factor;
+        const double a = xs[2 * i], b = xs[2 * i + 1];
+        xs[2 * i] = a * c - b * s;
+        xs[2 * i + 1] = b * c + a * s;
+      }
+    }
+}
+
 Mat attention(const Mat& q, const Mat& k, const Mat& v, const AttentionParams& p) {
   const int64_t T = q.rows, D = p.head_dim;
   OG_CHECK(p.n_kv_heads > 0 && p.n_heads % p.n_kv_heads == 0);

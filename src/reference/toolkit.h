@@ -101,6 +101,12 @@ bool visible(int64_t p, int64_t j, int64_t window);
 void apply_rope(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq,
                 double attention_factor = 1.0, std::span<const double> long_inv_freq = {}, int64_t long_from = 0);
 
+// The rope of Cohere and GLM: the pairs (2i, 2i+1) of the first 2 * inv_freq.size() dims of
+// each head rotate by inv_freq[i] (transformers' repeat_interleave'd cos/sin with the
+// interleaved rotate_half), the rest pass through; positions are row indices.
+void apply_rope_pairs(Mat& x, int64_t n_heads, int64_t head_dim, std::span<const double> inv_freq,
+                      double attention_factor = 1.0);
+
 struct AttentionParams {
   int64_t n_heads = 0;     // query heads
   int64_t n_kv_heads = 0;  // query head h reads kv head h / (n_heads / n_kv_heads)

@@ -61,10 +61,12 @@ extern const Family kGemma4Family;
 extern const Family kGemma3nFamily;
 // gpt_oss.cc: sinks, yarn, and a mixture of clamped-SwiGLU experts (MXFP4 or float).
 extern const Family kGptOssFamily;
-// layer_norm_like.cc: LayerNorm decoders, Phi's parallel block.
+// layer_norm_like.cc: LayerNorm decoders, the parallel blocks of Phi and Cohere.
 extern const Family kStarcoder2Family;
 extern const Family kPhiFamily;
 extern const Family kStableLmFamily;
+extern const Family kCohereFamily;
+extern const Family kCohere2Family;
 
 // Every family, in registry order (reference.cc).
 std::span<const Family* const> all_families();

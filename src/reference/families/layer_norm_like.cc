@@ -1,6 +1,6 @@
-// StarCoder2, Phi and StableLM as transformers computes them. Followed:
-// models/starcoder2/modeling_starcoder2.py, models/phi/modeling_phi.py,
-// models/stablelm/modeling_stablelm.py and their configuration_*.py.
+// StarCoder2, Phi, StableLM, Cohere and Cohere2 as transformers computes them. Followed:
+// models/{starcoder2,phi,stablelm,cohere,cohere2}/modeling_*.py (modular_cohere*.py) and
+// their configuration_*.py.
 #include "reference/families/layer_norm_like.h"
 
 #include <cmath>
@@ -17,10 +17,10 @@ struct LayerNormWeights {
   std::vector<double> w, b;
 };
 
-Result<LayerNormWeights> read_layer_norm(const hf::Checkpoint& ckpt, const std::string& name, int64_t n) {
+Result<LayerNormWeights> read_layer_norm(const hf::Checkpoint& ckpt, const std::string& name, int64_t n, bool bias) {
   LayerNormWeights ln;
   OG_ASSIGN_OR_RETURN(ln.w, vector_f64(ckpt, name + ".weight", n));
-  OG_ASSIGN_OR_RETURN(ln.b, vector_f64(ckpt, name + ".bias", n));
+  if (bias) { OG_ASSIGN_OR_RETURN(ln.b, vector_f64(ckpt, name + ".bias", n)); }
   return ln;
 }
 
@@ -28,8 +28,22 @@ Result<LayerNormWeights> read_layer_norm(const hf::Checkpoint& ckpt, const std::
 
 Result<std::vector<int64_t>> layer_norm_like_windows(const LnVariant& var, const hf::ModelConfig& c) {
   const hf::JsonFields t = c.text_fields();
-  const int64_t window = var.sliding_every_layer ? c.sliding_window.value_or(0) : 0;
   OG_ASSIGN_OR_RETURN(std::vector<bool> given, sliding_flags_from_layer_types(c));
+  if (var.windows == Windows::kPattern) {  // Cohere2Config's layer_types rule
+    if (given.empty()) {
+      OG_ASSIGN_OR_RETURN(int64_t pattern, t.get_int("sliding_window_pattern", 4));
+      if (pattern < 1) return t.invalid("sliding_window_pattern", "a positive integer");
+      for (int64_t i = 0; i < c.num_hidden_layers; ++i) given.push_back((i + 1) % pattern != 0);
+    }
+    std::vector<int64_t> windows;
+    for (bool sliding : given) {
+      if (sliding && c.sliding_window.value_or(0) <= 0)
+        return unsupported("{}: sliding layers but no '{}'", c.path, t.field_name("sliding_window"));
+      windows.push_back(sliding ? *c.sliding_window : 0);
+    }
+    return windows;
+  }
+  const int64_t window = var.windows == Windows::kEveryLayer ? c.sliding_window.value_or(0) : 0;
   for (size_t i = 0; i < given.size(); ++i)
     if (given[i] != (window > 0))
       return unsupported("{}: '{}[{}]' disagrees with what transformers applies to {} (sliding window {} on every layer)",
@@ -49,6 +63,15 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
     other_bias = qkv_bias;
   }
   if (var.qkv_bias_key != nullptr) { OG_ASSIGN_OR_RETURN(qkv_bias, t.get_bool(var.qkv_bias_key, false)); }
+  bool o_bias = other_bias;
+  if (var.attention_bias_key != nullptr) {
+    OG_ASSIGN_OR_RETURN(qkv_bias, t.get_bool(var.attention_bias_key, false));
+    o_bias = qkv_bias;
+  }
+  double logit_scale = 1.0;
+  if (var.logit_scale_key != nullptr) { OG_ASSIGN_OR_RETURN(logit_scale, t.get_double(var.logit_scale_key, 0.0625)); }
+  if (var.head_dim_from_hidden && D * Hq != H)
+    return unsupported("{}: head_dim {} is not hidden_size / num_attention_heads, which {} always uses", c.path, D, var.family);
   bool parallel = var.parallel == Parallel::kAlways;
   if (var.parallel == Parallel::kField) { OG_ASSIGN_OR_RETURN(parallel, t.get_bool("use_parallel_residual", false)); }
   bool qk_layernorm = false;
@@ -72,6 +95,8 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
   OG_TRY(check_rope_width(rope, rotary_dim, c.path));
   const std::vector<double> inv_freq = rope_inv_freq(rope, rotary_dim);
   const std::vector<double> long_inv_freq = rope_long_inv_freq(rope, rotary_dim);
+  if (var.rope_pairs && !long_inv_freq.empty())
+    return unsupported("{}: rope type '{}' is not supported for {}", c.path, rope.type, var.family);
 
   auto tensor = [&](const std::string& name, std::vector<int64_t> shape) { return float_tensor(ckpt, name, shape); };
   auto maybe = [&](bool want, const std::string& name, int64_t n) -> Result<const hf::TensorView*> {
@@ -92,21 +117,24 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
     OG_ASSIGN_OR_RETURN(aw.k_bias, maybe(qkv_bias, at + "k_proj.bias", Hkv * D));
     OG_ASSIGN_OR_RETURN(aw.v_bias, maybe(qkv_bias, at + "v_proj.bias", Hkv * D));
     OG_ASSIGN_OR_RETURN(aw.o, tensor(at + var.o_proj + ".weight", {H, Hq * D}));
-    OG_ASSIGN_OR_RETURN(aw.o_bias, maybe(other_bias, at + var.o_proj + ".bias", H));
+    OG_ASSIGN_OR_RETURN(aw.o_bias, maybe(o_bias, at + var.o_proj + ".bias", H));
     if (qk_layernorm) {
       aw.qk_layer_norm = true;
       aw.qk_norm_eps = eps;
-      OG_ASSIGN_OR_RETURN(LayerNormWeights qn, read_layer_norm(ckpt, at + "q_layernorm", D));
-      OG_ASSIGN_OR_RETURN(LayerNormWeights kn, read_layer_norm(ckpt, at + "k_layernorm", D));
+      OG_ASSIGN_OR_RETURN(LayerNormWeights qn, read_layer_norm(ckpt, at + "q_layernorm", D, var.norm_bias));
+      OG_ASSIGN_OR_RETURN(LayerNormWeights kn, read_layer_norm(ckpt, at + "k_layernorm", D, var.norm_bias));
       aw.q_norm = qn.w, aw.q_norm_bias = qn.b, aw.k_norm = kn.w, aw.k_norm_bias = kn.b;
     }
+    const int64_t window = windows[static_cast<size_t>(i)];
+    const bool rotates = !var.rope_on_sliding_only || window > 0;
     const AttentionShape shape{.attn = {.n_heads = Hq, .n_kv_heads = Hkv, .head_dim = D,
                                         .scale = 1.0 / std::sqrt(static_cast<double>(D)), .softcap = 0,
-                                        .window = windows[static_cast<size_t>(i)]},
-                               .inv_freq = inv_freq,
+                                        .window = window},
+                               .inv_freq = rotates ? inv_freq : std::vector<double>{},
                                .rope_attention_factor = rope.attention_factor,
                                .long_inv_freq = long_inv_freq,
-                               .long_from = static_cast<int64_t>(rope.original_max_position_embeddings)};
+                               .long_from = static_cast<int64_t>(rope.original_max_position_embeddings),
+                               .rope_pairs = var.rope_pairs};
     MlpWeights mw{.intermediate = I, .act = act};
     if (var.mlp_up != nullptr) {
       OG_ASSIGN_OR_RETURN(mw.up, tensor(mlp + var.mlp_up + ".weight", {I, H}));
@@ -120,7 +148,7 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
     }
     auto feed_forward = [&](const Mat& h) { return var.mlp_up != nullptr ? plain_mlp(h, mw) : gated_mlp(h, mw); };
 
-    OG_ASSIGN_OR_RETURN(LayerNormWeights ln1, read_layer_norm(ckpt, pre + "input_layernorm", H));
+    OG_ASSIGN_OR_RETURN(LayerNormWeights ln1, read_layer_norm(ckpt, pre + "input_layernorm", H, var.norm_bias));
     const Mat n = layer_norm(x, ln1.w, ln1.b, eps, H);
     if (parallel) {
       Mat sum = self_attention(n, aw, shape);
@@ -129,15 +157,18 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
       continue;
     }
     add_inplace(x, self_attention(n, aw, shape));
-    OG_ASSIGN_OR_RETURN(LayerNormWeights ln2, read_layer_norm(ckpt, pre + "post_attention_layernorm", H));
+    OG_ASSIGN_OR_RETURN(LayerNormWeights ln2, read_layer_norm(ckpt, pre + "post_attention_layernorm", H, var.norm_bias));
     add_inplace(x, feed_forward(layer_norm(x, ln2.w, ln2.b, eps, H)));
   }
 
-  OG_ASSIGN_OR_RETURN(LayerNormWeights final_norm, read_layer_norm(ckpt, std::string("model.") + var.final_norm, H));
+  OG_ASSIGN_OR_RETURN(LayerNormWeights final_norm, read_layer_norm(ckpt, std::string("model.") + var.final_norm, H, var.norm_bias));
   OG_ASSIGN_OR_RETURN(const hf::TensorView* head, output_head(ckpt, c, *embed, {"lm_head.weight"}));
   const hf::TensorView* head_bias = nullptr;
   if (var.always_bias) { OG_ASSIGN_OR_RETURN(head_bias, tensor("lm_head.bias", {c.vocab_size})); }
-  return linear(layer_norm(x, final_norm.w, final_norm.b, eps, H), *head, head_bias).v;  // [T, V]
+  Mat logits = linear(layer_norm(x, final_norm.w, final_norm.b, eps, H), *head, head_bias);  // [T, V]
+  if (logit_scale != 1.0)
+    for (double& v : logits.v) v *= logit_scale;
+  return logits.v;
 }
 
 }  // namespace og::reference

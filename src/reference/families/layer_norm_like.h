@@ -1,8 +1,9 @@
-// The decoders of StarCoder2, Phi and StableLM: torch LayerNorms (mean subtracted, weight and
-// bias) where the llama-like ones have RMSNorm, and Phi's (and StableLM's optional) parallel
-// block x + attn(n) + mlp(n). transformers writes them as separate modules; they share the
-// attention of blocks.h and differ in names, biases, the MLP's gate and the block's shape,
-// which the Variant holds. Each family's file holds its Variant and its entry.
+// The decoders of StarCoder2, Phi, StableLM, Cohere and Cohere2: LayerNorms (mean subtracted,
+// a weight and, except Cohere's, a bias) where the llama-like ones have RMSNorm, and the
+// parallel block x + attn(n) + mlp(n) of Phi, Cohere (and StableLM's option). transformers
+// writes them as separate modules; they share the attention of blocks.h and differ in names,
+// biases, the MLP's gate, the rope's pairing, the block's shape and the windows, which the
+// Variant holds. Each family's file holds its Variant and its entry.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,12 @@
 #include "reference/reference.h"
 
 namespace og::reference {
+
+enum class Windows {
+  kNone,        // phi, stablelm, cohere: every layer full
+  kEveryLayer,  // starcoder2: sliding_window (when set) on every layer
+  kPattern,     // cohere2: layer_types, else layer i slides iff (i + 1) % sliding_window_pattern != 0
+};
 
 enum class Parallel {
   kNever,   // starcoder2: x += attn(ln1(x)); x += mlp(ln2(x))
@@ -33,10 +40,17 @@ struct LnVariant {
   // Biases: every projection iff the bool field `all_bias_key` (starcoder2 use_bias), or
   // q/k/v only iff `qkv_bias_key` (stablelm use_qkv_bias), or always (phi: every projection
   // and the head).
+  // q/k/v/o (not the MLP) iff `attention_bias_key` (cohere: attention_bias).
   const char* all_bias_key = nullptr;
   const char* qkv_bias_key = nullptr;
+  const char* attention_bias_key = nullptr;
   bool always_bias = false;
-  bool sliding_every_layer = false;  // starcoder2: sliding_window (when set) on every layer
+  bool norm_bias = true;             // cohere: CohereLayerNorm has a weight only
+  Windows windows = Windows::kNone;
+  bool rope_pairs = false;           // cohere: the rope rotates interleaved pairs
+  bool rope_on_sliding_only = false; // cohere2: full layers apply no rope
+  bool head_dim_from_hidden = false; // cohere2: head_dim is hidden_size / heads (a config's head_dim must agree)
+  const char* logit_scale_key = nullptr;  // cohere: the logits times logit_scale (default 0.0625)
   bool partial_rotary = false;       // phi, stablelm: partial_rotary_factor
   // phi: qk_layernorm puts LayerNorms over head_dim (q_layernorm, k_layernorm) on q and k
   // before the rotation; stablelm: its per-head form is refused.

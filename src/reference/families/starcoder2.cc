@@ -9,7 +9,7 @@ namespace {
 
 constexpr LnVariant kVariant{.family = "starcoder2", .eps_key = "norm_epsilon", .o_proj = "o_proj", .mlp_up = "c_fc",
                              .mlp_down = "c_proj", .final_norm = "norm", .all_bias_key = "use_bias",
-                             .sliding_every_layer = true};
+                             .windows = Windows::kEveryLayer};
 constexpr ModelType kTypes[] = {{"starcoder2", false}};
 
 }  // namespace

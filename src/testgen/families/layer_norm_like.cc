@@ -7,9 +7,9 @@
 namespace og::testgen {
 namespace {
 
-void layer_norm(SpecList& s, const std::string& prefix, int64_t n) {
+void layer_norm(SpecList& s, const std::string& prefix, int64_t n, bool bias) {
   s.norm(prefix, n, kUnitNormInit);
-  s.add(prefix + ".bias", {n}, kBiasInit);
+  if (bias) s.add(prefix + ".bias", {n}, kBiasInit);
 }
 
 }  // namespace
@@ -25,10 +25,10 @@ Result<std::vector<TensorSpec>> layer_norm_tensors(const Json& text, const Famil
     s.linear(p + "self_attn.q_proj", q_out, d.hidden, shape.qkv_bias, kQkGain);
     s.linear(p + "self_attn.k_proj", kv_out, d.hidden, shape.qkv_bias, kQkGain);
     s.linear(p + "self_attn.v_proj", kv_out, d.hidden, shape.qkv_bias);
-    s.linear(p + "self_attn." + shape.o_proj, d.hidden, q_out, shape.other_bias);
+    s.linear(p + "self_attn." + shape.o_proj, d.hidden, q_out, shape.o_bias);
     if (shape.qk_layernorm) {
-      layer_norm(s, p + "self_attn.q_layernorm", d.head_dim);
-      layer_norm(s, p + "self_attn.k_layernorm", d.head_dim);
+      layer_norm(s, p + "self_attn.q_layernorm", d.head_dim, shape.norm_bias);
+      layer_norm(s, p + "self_attn.k_layernorm", d.head_dim, shape.norm_bias);
     }
     if (shape.mlp_up != nullptr) {
       s.linear(p + "mlp." + shape.mlp_up, inter, d.hidden, shape.other_bias);
@@ -38,10 +38,10 @@ Result<std::vector<TensorSpec>> layer_norm_tensors(const Json& text, const Famil
       s.linear(p + "mlp.up_proj", inter, d.hidden, shape.other_bias);
       s.linear(p + "mlp.down_proj", d.hidden, inter, shape.other_bias);
     }
-    layer_norm(s, p + "input_layernorm", d.hidden);
-    if (!shape.parallel) layer_norm(s, p + "post_attention_layernorm", d.hidden);
+    layer_norm(s, p + "input_layernorm", d.hidden, shape.norm_bias);
+    if (!shape.parallel) layer_norm(s, p + "post_attention_layernorm", d.hidden, shape.norm_bias);
   }
-  layer_norm(s, std::string("model.") + shape.final_norm, d.hidden);
+  layer_norm(s, std::string("model.") + shape.final_norm, d.hidden, shape.norm_bias);
   if (!d.tie) {
     s.add("lm_head.weight", {d.vocab, d.hidden}, linear_init(d.hidden, kHeadGain));
     if (shape.head_bias) s.add("lm_head.bias", {d.vocab}, kBiasInit);

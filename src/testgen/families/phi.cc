@@ -9,7 +9,7 @@ namespace {
 Result<std::vector<TensorSpec>> phi_tensors(const Json& text, const FamilyContext& ctx) {
   OG_ASSIGN_OR_RETURN(bool qk_layernorm, hf::JsonFields(text, ctx.what).get_bool("qk_layernorm", false));
   return layer_norm_tensors(text, ctx,
-                            {.qkv_bias = true, .other_bias = true, .o_proj = "dense", .mlp_up = "fc1", .mlp_down = "fc2",
+                            {.qkv_bias = true, .o_bias = true, .other_bias = true, .o_proj = "dense", .mlp_up = "fc1", .mlp_down = "fc2",
                              .final_norm = "final_layernorm", .parallel = true, .qk_layernorm = qk_layernorm,
                              .head_bias = true});
 }

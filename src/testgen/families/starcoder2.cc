@@ -8,7 +8,7 @@ namespace {
 // Starcoder2Attention and Starcoder2MLP (c_fc, c_proj): biases iff use_bias (default true).
 Result<std::vector<TensorSpec>> starcoder2_tensors(const Json& text, const FamilyContext& ctx) {
   OG_ASSIGN_OR_RETURN(bool bias, hf::JsonFields(text, ctx.what).get_bool("use_bias", true));
-  return layer_norm_tensors(text, ctx, {.qkv_bias = bias, .other_bias = bias, .mlp_up = "c_fc", .mlp_down = "c_proj"});
+  return layer_norm_tensors(text, ctx, {.qkv_bias = bias, .o_bias = bias, .other_bias = bias, .mlp_up = "c_fc", .mlp_down = "c_proj"});
 }
 
 // starcoder2-3b's field set (no tie_word_embeddings: tied; the unread norm_type and mlp_type
