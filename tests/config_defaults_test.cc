@@ -90,6 +90,9 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
   expect_defaults(shape("stablelm"), {{"partial_rotary_factor", 0.25}, {"rope_theta", 10000.0}});
   expect_defaults(shape("starcoder2"), {{"hidden_act", "gelu_pytorch_tanh"}});
   expect_defaults(shape("cohere"), {{"rope_theta", 10000.0}});
+  for (const char* glm : {"glm", "glm4"})  // GlmConfig (Glm4Config's are the same)
+    expect_defaults(shape(glm), {{"rms_norm_eps", 1.5625e-07}, {"partial_rotary_factor", 0.5}, {"rope_theta", 10000.0},
+                                 {"num_key_value_heads", 2}, {"head_dim", 128}});
   expect_defaults(shape("cohere2"), {{"rope_theta", 10000.0}, {"sliding_window", 4096}});
   // Qwen3MoeConfig (no head_dim key: modeling's fallback is hidden_size / heads).
   json moe = shape("qwen3_moe");

@@ -579,34 +579,36 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
                                    int* n_quantized) {
   auto pf = program::ProgramFile::open(program);
   EXPECT_TRUE(pf.is_ok()) << pf.status().message();
-  std::map<std::string, std::vector<float>> values;
+  std::map<std::string, std::map<int64_t, float>> values;  // checkpoint tensor -> element -> stored value
   *n_quantized = 0;
   for (uint32_t i = 0; i < (*pf)->program().tensors()->size(); ++i) {
     const fb::Tensor* t = (*pf)->program().tensors()->Get(i);
     if (t->dtype() != fb::DType::Q8 && t->dtype() != fb::DType::Q4) continue;
     ++*n_quantized;
     const ProgramQ q = read_quantized(**pf, i);
-    // A matrix stored with its rows paired (name suffix ".pairs(B,W)": in each block of B rows
-    // the first W in the order 0, 2, ..., 1, 3, ...) goes back to the checkpoint's row order.
-    std::string name = t->name()->str();
-    int64_t block = 0, width = 0;
-    if (const size_t at = name.find(".pairs("); at != std::string::npos) {
-      EXPECT_EQ(std::sscanf(name.c_str() + at, ".pairs(%ld,%ld)", &block, &width), 2) << name;
-      name.resize(at);
-    }
+    // Back to the checkpoint's rows: a row slice ("...gate_up_proj.weight[256:512]", step
+    // optional) and rows stored paired (".pairs(B,W)": in each block of B rows the first W in
+    // the order 0, 2, ..., 1, 3, ...). (Expert slices and transposes are not read here.)
+    const std::string full = t->name()->str();
+    int64_t begin = 0, end = 0, step = 1, block = 0, width = 0;
+    if (const size_t at = full.find('['); at != std::string::npos)
+      EXPECT_GE(std::sscanf(full.c_str() + at, "[%ld:%ld:%ld]", &begin, &end, &step), 2) << full;
+    if (const size_t at = full.find(".pairs("); at != std::string::npos)
+      EXPECT_EQ(std::sscanf(full.c_str() + at, ".pairs(%ld,%ld)", &block, &width), 2) << full;
     auto source_row = [&](int64_t r) {
       const int64_t j = block > 0 ? r % block : width;
-      if (j >= width) return r;
-      return r - j + (j < width / 2 ? 2 * j : 2 * (j - width / 2) + 1);
+      if (j < width) r = r - j + (j < width / 2 ? 2 * j : 2 * (j - width / 2) + 1);
+      return begin + r * step;
     };
-    std::vector<float>& v = values[name];
-    v.resize(static_cast<size_t>(q.q.rows * q.q.cols));
+    std::map<int64_t, float>& v = values[testing::checkpoint_name_of(full)];
     for (int64_t r = 0; r < q.q.rows; ++r)
-      for (int64_t c = 0; c < q.q.cols; ++c) v[static_cast<size_t>(source_row(r) * q.q.cols + c)] = static_cast<float>(q.value(r, c));
+      for (int64_t c = 0; c < q.q.cols; ++c) v[source_row(r) * q.q.cols + c] = static_cast<float>(q.value(r, c));
   }
   return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t k, float f) {
     auto it = values.find(name);
-    return it != values.end() ? it->second[static_cast<size_t>(k)] : f;
+    if (it == values.end()) return f;
+    auto at = it->second.find(k);
+    return at != it->second.end() ? at->second : f;
   });
 }
 
@@ -667,7 +669,8 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // --qembedding if given, else the head's), norms stay f32.
   const auto dt = dtypes(prog);
   const fb::DType lin = std::string(c.qlinear) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
-  const std::string p = dt.contains("model.layers.0.self_attn.v_proj.weight") ? "model.layers.0." : "model.language_model.layers.0.";
+  const bool plain = std::any_of(dt.begin(), dt.end(), [](const auto& kv) { return kv.first.starts_with("model.layers.0."); });
+  const std::string p = plain ? "model.layers.0." : "model.language_model.layers.0.";
   if (dt.contains(p + "mlp.gate.weight")) {  // a mixture of experts: experts quantized, router f32
     EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.experts.7.gate_proj.weight"), lin);
@@ -810,7 +813,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"granite", true, "4w", "", 32}, QCase{"olmo2", false, "8w", "8w", 64},
                                            QCase{"gemma", true, "8w", "", 32}, QCase{"starcoder2", true, "4w", "", 32},
                                            QCase{"phi", false, "8w", "8w", 32}, QCase{"stablelm", false, "4w", "", 64},
-                                           QCase{"cohere", true, "8w", "", 32}, QCase{"cohere2", true, "4w", "8w", 32}),
+                                           QCase{"cohere", true, "8w", "", 32}, QCase{"cohere2", true, "4w", "8w", 32},
+                                           QCase{"glm4", false, "4w", "", 32}, QCase{"phi3", false, "8w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

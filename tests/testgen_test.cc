@@ -131,6 +131,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     return 1 + L * (12 + 2 + (flag("qk_layernorm", false) ? 4 : 0)) + 2 + 2 * head;
   if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel)
     return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4)) + 2 + head;
+  if (family == "glm" || family == "glm4")  // q k v o (+ q/k/v biases), gate_up down, 2 norms (4 for GLM-4-0414)
+    return 1 + L * (4 + (flag("attention_bias", true) ? 3 : 0) + 2 + (family == "glm4" ? 4 : 2)) + 1 + head;
   if (family == "cohere" || family == "cohere2")  // q k v o (+ 4 biases), gate up down, one weight-only LayerNorm
     return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 3 + 1) + 1 + head;
   ADD_FAILURE() << "no expectation for " << family;
@@ -206,7 +208,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
     if (family != "qwen3_moe" && family != "qwen2_moe" && family != "gpt_oss" && family != "mixtral" &&
-        family != "starcoder2" && family != "phi") {
+        family != "starcoder2" && family != "phi" && family != "glm" && family != "glm4") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
     }
   }
@@ -315,7 +317,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"gemma4", "gemma4", "gemma4_text", "gemma4"},
                         Case{"starcoder2", "starcoder2", "starcoder2", "starcoder2"}, Case{"phi", "phi", "phi", "phi"},
                         Case{"stablelm", "stablelm", "stablelm", "stablelm"}, Case{"cohere", "cohere", "cohere", "cohere"},
-                        Case{"cohere2", "cohere2", "cohere2", "cohere2"}}) {
+                        Case{"cohere2", "cohere2", "cohere2", "cohere2"}, Case{"glm", "glm", "glm", "glm"},
+                        Case{"glm4", "glm4", "glm4", "glm4"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -331,7 +334,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"llama", false}, {"smollm", true}, {"mistral", false}, {"qwen2", false}, {"qwen3", true},
            {"phi3", false}, {"smollm3", true}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
            {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false},
-           {"cohere", true}, {"cohere2", true}}) {
+           {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -196,7 +196,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, o_proj + ".bias", H));
     ValueId attn_out = g.linear(a, wo, bo);  // [T, H]
     if (o.sandwich_norms || o.post_norms_only) {
-      OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + "post_attention_layernorm", H));
+      OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + o.post_attn_norm_name, H));
     }
     if (o.residual_scale != 1.0f) attn_out = g.scale(attn_out, o.residual_scale);
     if (o.parallel) {  // x + attn(h) + mlp(h), summed in transformers' order
@@ -208,13 +208,13 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
 
     h = x;  // [T, H]: the feed-forward block's input
     if (!o.post_norms_only) {
-      OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? "pre_feedforward_layernorm" : "post_attention_layernorm"), H));
+      OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? o.pre_ff_norm_name : "post_attention_layernorm"), H));
     }
     ValueId m = kNoValue;  // [T, H]
     if (o.mlp) { OG_ASSIGN_OR_RETURN(m, o.mlp(ctx, l, h)); }
     if (m == kNoValue) { OG_ASSIGN_OR_RETURN(m, mlp_block(ctx, o, p, h, I)); }
     if (o.sandwich_norms || o.post_norms_only) {
-      OG_ASSIGN_OR_RETURN(m, norm(m, p + "post_feedforward_layernorm", H));
+      OG_ASSIGN_OR_RETURN(m, norm(m, p + o.post_ff_norm_name, H));
     }
     if (o.residual_scale != 1.0f) m = g.scale(m, o.residual_scale);
     x = g.add(x, m);

@@ -22,6 +22,11 @@ struct DecoderOptions {
   bool layer_norm_bias = true;     // with layer_norm: NAME.bias exists (false: weight only)
   float norm_offset = 0.0f;        // 1.0: a (1 + w) RMSNorm, folded into the weight
   bool sandwich_norms = false;     // post-attention, pre- and post-feedforward norms
+  // Their names (Gemma's; GLM-4 calls them post_self_attn_layernorm, post_attention_layernorm
+  // and post_mlp_layernorm).
+  const char* post_attn_norm_name = "post_attention_layernorm";
+  const char* pre_ff_norm_name = "pre_feedforward_layernorm";
+  const char* post_ff_norm_name = "post_feedforward_layernorm";
   // Norms on the sublayers' outputs only (post_attention_layernorm, post_feedforward_layernorm)
   // inside the residual: no input_layernorm, and the MLP reads the residual stream itself.
   bool post_norms_only = false;

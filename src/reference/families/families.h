@@ -67,6 +67,9 @@ extern const Family kPhiFamily;
 extern const Family kStableLmFamily;
 extern const Family kCohereFamily;
 extern const Family kCohere2Family;
+// llama_like.cc with GLM's switches: the fused gate_up_proj, the rope on interleaved pairs.
+extern const Family kGlmFamily;
+extern const Family kGlm4Family;
 
 // Every family, in registry order (reference.cc).
 std::span<const Family* const> all_families();

@@ -202,6 +202,9 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
     OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("attention_bias", false));
   }
   p.qkv_bias = var.qkv_bias;
+  if (var.reads_attention_bias_qkv_only) {
+    OG_ASSIGN_OR_RETURN(p.qkv_bias, t.get_bool("attention_bias", true));
+  }
   if (var.reads_qkv_bias) {
     OG_ASSIGN_OR_RETURN(p.qkv_bias, t.get_bool("qkv_bias", true));
   }
@@ -255,6 +258,8 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   OG_TRY(check_rope_width(rope, rotary_dim, c.path));
   p.inv_freq = rope_inv_freq(rope, rotary_dim);
   p.long_inv_freq = rope_long_inv_freq(rope, rotary_dim);
+  if (var.rope_pairs && !p.long_inv_freq.empty())
+    return unsupported("{}: rope type '{}' is not supported for {}", c.path, rope.type, var.family);
   p.long_from = static_cast<int64_t>(rope.original_max_position_embeddings);
   p.rope_attention_factor = rope.attention_factor;
   if (var.nope_layers) {
@@ -344,7 +349,8 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
                          .inv_freq = p.rope[static_cast<size_t>(i)] ? p.inv_freq : std::vector<double>{},
                          .rope_attention_factor = p.rope_attention_factor,
                          .long_inv_freq = p.rope[static_cast<size_t>(i)] ? p.long_inv_freq : std::vector<double>{},
-                         .long_from = p.long_from};
+                         .long_from = p.long_from,
+                         .rope_pairs = var.rope_pairs};
     if (var.rope_by_layer_type && p.windows[static_cast<size_t>(i)] > 0) {  // a sliding layer's own rope
       shape.inv_freq = p.sliding_inv_freq;
       shape.rope_attention_factor = p.sliding_attention_factor;
@@ -371,7 +377,7 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       continue;
     }
     MlpWeights mw{.intermediate = I, .act = p.act};
-    if (var.fused) {
+    if (var.fused || var.fused_gate_up) {
       OG_ASSIGN_OR_RETURN(mw.gate_up, tensor(mlp + "gate_up_proj.weight", {2 * I, H}));
     } else {
       OG_ASSIGN_OR_RETURN(mw.gate, tensor(mlp + "gate_proj.weight", {I, H}));
@@ -384,6 +390,14 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       OG_ASSIGN_OR_RETURN(mw.down_bias, tensor(mlp + "down_proj.bias", {H}));
     }
 
+    if (var.glm4_norms) {
+      OG_ASSIGN_OR_RETURN(std::vector<double> post_attn, vector_f64(ckpt, pre + "post_self_attn_layernorm.weight", H));
+      OG_ASSIGN_OR_RETURN(std::vector<double> post_mlp, vector_f64(ckpt, pre + "post_mlp_layernorm.weight", H));
+      join(rms_norm(self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape), post_attn, p.eps,
+                    NormStyle::kWeight, H));
+      join(rms_norm(gated_mlp(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), mw), post_mlp, p.eps, NormStyle::kWeight, H));
+      continue;
+    }
     join(self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
     join(gated_mlp(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), mw));
   }

@@ -33,12 +33,20 @@ Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const Fam
         s.norm(p + "self_attn.q_norm", d.head_dim, kUnitNormInit);
         s.norm(p + "self_attn.k_norm", d.head_dim, kUnitNormInit);
       }
-      s.linear(p + "mlp.gate_proj", inter, d.hidden, shape.mlp_bias);
-      s.linear(p + "mlp.up_proj", inter, d.hidden, shape.mlp_bias);
+      if (shape.fused_gate_up) {
+        s.linear(p + "mlp.gate_up_proj", 2 * inter, d.hidden);  // rows: gate, then up
+      } else {
+        s.linear(p + "mlp.gate_proj", inter, d.hidden, shape.mlp_bias);
+        s.linear(p + "mlp.up_proj", inter, d.hidden, shape.mlp_bias);
+      }
       s.linear(p + "mlp.down_proj", d.hidden, inter, shape.mlp_bias);
     }
     s.norm(p + "input_layernorm", d.hidden, kUnitNormInit);
     s.norm(p + "post_attention_layernorm", d.hidden, kUnitNormInit);
+    if (shape.glm4_norms) {
+      s.norm(p + "post_self_attn_layernorm", d.hidden, kUnitNormInit);
+      s.norm(p + "post_mlp_layernorm", d.hidden, kUnitNormInit);
+    }
   }
   s.norm("model.norm", d.hidden, kUnitNormInit);
   if (!d.tie) s.add("lm_head.weight", {d.vocab, d.hidden}, linear_init(d.hidden, kHeadGain));

@@ -17,6 +17,8 @@ struct LlamaShape {
   bool mlp_bias = false;
   bool qk_norm = false;  // Qwen3: self_attn.q_norm / k_norm over head_dim, x * w
   bool fused = false;    // Phi-3: self_attn.qkv_proj and mlp.gate_up_proj
+  bool fused_gate_up = false;  // GLM: mlp.gate_up_proj beside separate q/k/v projections
+  bool glm4_norms = false;     // GLM-4-0414: post_self_attn_layernorm and post_mlp_layernorm too
 };
 
 Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const FamilyContext& ctx,
