@@ -22,8 +22,8 @@ struct DecoderOptions {
   bool layer_norm_bias = true;     // with layer_norm: NAME.bias exists (false: weight only)
   float norm_offset = 0.0f;        // 1.0: a (1 + w) RMSNorm, folded into the weight
   bool sandwich_norms = false;     // post-attention, pre- and post-feedforward norms
-  // Their names (Gemma's; GLM-4 calls them post_self_attn_layernorm, post_attention_layernorm
-  // and post_mlp_layernorm).
+  // Their names (these defaults, or a family's own: post_self_attn_layernorm,
+  // post_attention_layernorm and post_mlp_layernorm in another).
   const char* post_attn_norm_name = "post_attention_layernorm";
   const char* pre_ff_norm_name = "pre_feedforward_layernorm";
   const char* post_ff_norm_name = "post_feedforward_layernorm";
@@ -40,8 +40,8 @@ struct DecoderOptions {
   bool qkv_bias = false;           // biases on q, k, v projections
   bool o_bias = false;
   bool mlp_bias = false;
-  bool fused_qkv = false;          // Phi-3: one qkv_proj
-  bool fused_gate_up = false;      // Phi-3: one gate_up_proj (gate first)
+  bool fused_qkv = false;          // one qkv_proj (rows q, k, v)
+  bool fused_gate_up = false;      // one gate_up_proj (gate first)
   // A plain MLP, mlp.DOWN(act(mlp.UP(h))), when both are set (their biases with mlp_bias);
   // else the gated one, down_proj(act(gate_proj h) * up_proj h).
   const char* plain_mlp_up = nullptr;

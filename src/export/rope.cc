@@ -21,7 +21,7 @@ struct RopeParams {
   double beta_fast = 32.0, beta_slow = 1.0;
   bool truncate = true;
   // longrope: one factor per frequency pair; original_max_position_embeddings may also come
-  // from the top level of config.json (Phi-3's spelling), `top_original_max`.
+  // from the top level of config.json (one family's spelling), `top_original_max`.
   std::vector<double> short_factor, long_factor;
   std::optional<double> longrope_factor, top_original_max;
   bool original_in_dict = false;

@@ -53,7 +53,7 @@ HWY_INLINE VF GeluTanh(DF df, VF x) {
   return hn::Mul(hn::Mul(hn::Set(df, 0.5f), x), hn::Add(hn::Set(df, 1.0f), hn::Tanh(df, inner)));
 }
 
-// The exact gelu, x * Phi(x) = x/2 * (1 + erf(x / sqrt 2)), as torch's gelu(approximate="none").
+// The exact gelu, x times the normal CDF, x/2 * (1 + erf(x / sqrt 2)), as torch's gelu(approximate="none").
 // Highway has no erf: erfc(|z|) by the Chebyshev fit of Numerical Recipes (erfcc: relative
 // error < 1.2e-7 for every z >= 0, so gelu's tiny negative tail keeps its relative precision),
 //   erfc(z) = t exp(-z^2 + P(t)),  t = 1 / (1 + z/2),  P a degree-9 polynomial,
