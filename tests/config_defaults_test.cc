@@ -90,6 +90,8 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
   expect_defaults(shape("stablelm"), {{"partial_rotary_factor", 0.25}, {"rope_theta", 10000.0}});
   expect_defaults(shape("starcoder2"), {{"hidden_act", "gelu_pytorch_tanh"}});
   expect_defaults(shape("cohere"), {{"rope_theta", 10000.0}});
+  expect_defaults(shape("ernie4_5"), {{"rms_norm_eps", 1e-5}, {"rope_theta", 500000.0}, {"num_key_value_heads", 2},
+                                      {"head_dim", 128}});
   for (const char* glm : {"glm", "glm4"})  // GlmConfig (Glm4Config's are the same)
     expect_defaults(shape(glm), {{"rms_norm_eps", 1.5625e-07}, {"partial_rotary_factor", 0.5}, {"rope_theta", 10000.0},
                                  {"num_key_value_heads", 2}, {"head_dim", 128}});

@@ -87,7 +87,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -284,7 +284,10 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                                       "cohere2_layer_types"},
                                            // GLM: the fused gate_up_proj, the rope on interleaved pairs of half
                                            // of each head; GLM-4-0414: four norms a layer.
-                                           FamilyCase{"glm", 49}, FamilyCase{"glm4", 50}),
+                                           FamilyCase{"glm", 49}, FamilyCase{"glm4", 50},
+                                           // ERNIE 4.5: the interleaved rope over whole heads; and with biases.
+                                           FamilyCase{"ernie4_5", 51},
+                                           FamilyCase{"ernie4_5", 52, {{"use_bias", true}}, "ernie4_5_biases"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // LongRoPE: the program's rope ops carry both tables, computed here from the config alone

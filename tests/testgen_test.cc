@@ -131,6 +131,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     return 1 + L * (12 + 2 + (flag("qk_layernorm", false) ? 4 : 0)) + 2 + 2 * head;
   if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel)
     return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4)) + 2 + head;
+  if (family == "ernie4_5")  // q k v o, gate up down (+ a bias each iff use_bias), 2 norms
+    return 1 + L * ((flag("use_bias", false) ? 14 : 7) + 2) + 1 + head;
   if (family == "glm" || family == "glm4")  // q k v o (+ q/k/v biases), gate_up down, 2 norms (4 for GLM-4-0414)
     return 1 + L * (4 + (flag("attention_bias", true) ? 3 : 0) + 2 + (family == "glm4" ? 4 : 2)) + 1 + head;
   if (family == "cohere" || family == "cohere2")  // q k v o (+ 4 biases), gate up down, one weight-only LayerNorm
@@ -318,7 +320,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"starcoder2", "starcoder2", "starcoder2", "starcoder2"}, Case{"phi", "phi", "phi", "phi"},
                         Case{"stablelm", "stablelm", "stablelm", "stablelm"}, Case{"cohere", "cohere", "cohere", "cohere"},
                         Case{"cohere2", "cohere2", "cohere2", "cohere2"}, Case{"glm", "glm", "glm", "glm"},
-                        Case{"glm4", "glm4", "glm4", "glm4"}}) {
+                        Case{"glm4", "glm4", "glm4", "glm4"}, Case{"ernie4_5", "ernie4_5", "ernie4_5", "ernie4_5"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -334,7 +336,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"llama", false}, {"smollm", true}, {"mistral", false}, {"qwen2", false}, {"qwen3", true},
            {"phi3", false}, {"smollm3", true}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
            {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false},
-           {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}}) {
+           {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -202,6 +202,10 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
     OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("attention_bias", false));
   }
   p.qkv_bias = var.qkv_bias;
+  if (var.reads_use_bias) {
+    OG_ASSIGN_OR_RETURN(p.attention_bias, t.get_bool("use_bias", false));
+    p.mlp_bias = p.attention_bias;
+  }
   if (var.reads_attention_bias_qkv_only) {
     OG_ASSIGN_OR_RETURN(p.qkv_bias, t.get_bool("attention_bias", true));
   }

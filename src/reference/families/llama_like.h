@@ -1,5 +1,5 @@
 // The llama-like decoder the reference families llama, mistral, mixtral, qwen2, qwen2_moe,
-// qwen3, qwen3_moe, phi3, smollm3, granite, olmo2, olmo3, glm and glm4 share, with the switches by which they differ (transformers generates
+// qwen3, qwen3_moe, phi3, smollm3, granite, olmo2, olmo3, glm, glm4 and ernie4_5 share, with the switches by which they differ (transformers generates
 // them from the same modules). Each family's file holds its Variant and its entry.
 #pragma once
 
@@ -42,8 +42,9 @@ struct Variant {
   bool reads_qkv_bias = false;        // qwen2_moe: q/k/v biased iff qkv_bias (default true), o_proj never
   // glm, glm4: q/k/v biased iff attention_bias (default true), o_proj never.
   bool reads_attention_bias_qkv_only = false;
+  bool reads_use_bias = false;        // ernie4_5: q/k/v/o and the MLP biased iff use_bias (default false)
   bool fused_gate_up = false;         // glm, glm4: gate_up_proj with separate q/k/v projections
-  bool rope_pairs = false;            // glm, glm4: the rope turns interleaved pairs (apply_rope_pairs)
+  bool rope_pairs = false;            // glm, glm4, ernie4_5: the rope turns interleaved pairs (apply_rope_pairs)
   // glm4: x += post_self_attn_layernorm(attn(input_layernorm(x)));
   //       x += post_mlp_layernorm(mlp(post_attention_layernorm(x))).
   bool glm4_norms = false;
