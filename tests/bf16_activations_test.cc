@@ -29,9 +29,7 @@ namespace {
 
 using testing::compare;
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using testing::same_bits;
 
 std::string export_bf16(const testing::Generated& g, const std::string& name, const std::string& qactivations,
                         const std::string& qlinear = "") {

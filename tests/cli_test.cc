@@ -386,7 +386,8 @@ TEST(CliLayout, LayerNormFamiliesRealConfigs) {
            {"starcoder2-3b.json", "starcoder2", 30, 2, 128, 4096},
            {"phi-2.json", "phi", 32, 32, 80, 0},
            {"stablelm-2-1_6b.json", "stablelm", 24, 32, 64, 0},
-           {"aya-23-8B.json", "cohere", 32, 8, 128, 0}}) {
+           {"aya-23-8B.json", "cohere", 32, 8, 128, 0},
+           {"ERNIE-4.5-0.3B-Base-PT.json", "ernie4_5", 18, 2, 128, 0}}) {
     auto r = run_offgraph("layout --json " + kConfigs + file);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     expect_layout(nlohmann::json::parse(r.out), {file, family, layers, iota(layers), V(layers, kv), V(layers, dim), V(layers, window)},
@@ -403,6 +404,7 @@ TEST(CliLayout, LayerNormFamiliesRealConfigs) {
   expect_real_fields_match_reference("phi", "phi-2.json", {"layer_norm_eps", "partial_rotary_factor", "qk_layernorm", "hidden_act"});
   expect_real_fields_match_reference("stablelm", "stablelm-2-1_6b.json",
                                      {"layer_norm_eps", "partial_rotary_factor", "use_qkv_bias", "rope_theta"});
+  expect_real_fields_match_reference("ernie4_5", "ERNIE-4.5-0.3B-Base-PT.json", {"rms_norm_eps", "rope_theta", "use_bias"});
   expect_real_fields_match_reference("cohere", "aya-23-8B.json", {"layer_norm_eps", "logit_scale", "rope_theta", "attention_bias"});
   expect_real_fields_match_reference("cohere2", "c4ai-command-r7b-12-2024.json",
                                      {"layer_norm_eps", "logit_scale", "rope_theta", "sliding_window_pattern"});

@@ -92,6 +92,14 @@ TEST(ConfigDefaults, BothLayersFillTransformersClassDefaults) {
   expect_defaults(shape("cohere"), {{"rope_theta", 10000.0}});
   expect_defaults(shape("ernie4_5"), {{"rms_norm_eps", 1e-5}, {"rope_theta", 500000.0}, {"num_key_value_heads", 2},
                                       {"head_dim", 128}});
+  // GPTNeoXConfig: rotary_pct and rotary_emb_base are what the exporter reads as
+  // partial_rotary_factor and rope_theta (its own names, read by the reference).
+  const BothReadings neox = read_both(shape("gpt_neox"));
+  EXPECT_EQ(text_key(neox.exporter, "partial_rotary_factor"), 0.25);
+  EXPECT_EQ(text_key(neox.exporter, "rope_theta"), 10000.0);
+  EXPECT_EQ(text_key(neox.reference, "rotary_pct"), 0.25);
+  EXPECT_EQ(neox.exporter.rms_norm_eps, 1e-5);
+  for (const hf::ModelConfig* c : {&neox.exporter, &neox.reference}) EXPECT_EQ(text_key(*c, "hidden_act"), "gelu");
   for (const char* glm : {"glm", "glm4"})  // GlmConfig (Glm4Config's are the same)
     expect_defaults(shape(glm), {{"rms_norm_eps", 1.5625e-07}, {"partial_rotary_factor", 0.5}, {"rope_theta", 10000.0},
                                  {"num_key_value_heads", 2}, {"head_dim", 128}});
@@ -237,6 +245,11 @@ TEST(ConfigDefaults, LayerNormFamiliesWithoutTheirDefaultedFieldsMatchReference)
                                    {{"layer_norm_eps", nullptr}, {"partial_rotary_factor", nullptr}, {"use_qkv_bias", nullptr},
                                     {"rope_theta", nullptr}, {"hidden_act", nullptr}},
                                    56);
+  // GPT-NeoX without its rotary fields, eps, activation and block switches.
+  expect_program_matches_reference("gpt_neox",
+                                   {{"rotary_pct", nullptr}, {"rotary_emb_base", nullptr}, {"layer_norm_eps", nullptr},
+                                    {"hidden_act", nullptr}, {"use_parallel_residual", nullptr}},
+                                   58);
   // Cohere2 without its pattern, eps, logit_scale and tying: every 4th layer full and NoPE.
   expect_program_matches_reference("cohere2",
                                    {{"sliding_window_pattern", nullptr}, {"layer_norm_eps", nullptr},

@@ -87,7 +87,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -287,8 +287,60 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"glm", 49}, FamilyCase{"glm4", 50},
                                            // ERNIE 4.5: the interleaved rope over whole heads; and with biases.
                                            FamilyCase{"ernie4_5", 51},
-                                           FamilyCase{"ernie4_5", 52, {{"use_bias", true}}, "ernie4_5_biases"}),
+                                           FamilyCase{"ernie4_5", 52, {{"use_bias", true}}, "ernie4_5_biases"},
+                                           // GPT-NeoX: the per-head fused query_key_value, LayerNorms, the
+                                           // two-norm parallel block (and sequential, unbiased attention).
+                                           FamilyCase{"gpt_neox", 53},
+                                           FamilyCase{"gpt_neox", 54, {{"use_parallel_residual", false}, {"attention_bias", false}},
+                                                      "gpt_neox_sequential_unbiased"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
+
+// Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool
+// [1, 1, P, P], and attention.masked_bias, a scalar) with the weights: the export ignores
+// them and the program is the one without them; any other unused tensor is still refused.
+TEST(E2E, GptNeoxMaskBuffersAreIgnoredAndOtherUnusedTensorsRefused) {
+  auto g = generate({.family = "gpt_neox", .seed = 61});
+  const auto ids = test_tokens(12, g->config.vocab_size, 61);
+  auto plain = runtime::Model::load(export_to(*g, "plain.ogp", "fp32"));
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  const std::vector<float> want = run_program(*plain, ids, 5);
+  for (const bool extra_weight : {false, true}) {
+    // The generated tensors and the extra ones, in one file.
+    const std::string dir = g->dir.file(extra_weight ? "with_extra" : "with_buffers");
+    auto ck = hf::Checkpoint::open(g->model_dir());
+    ASSERT_TRUE(ck.is_ok());
+    std::vector<hf::OwnedTensor> all;
+    for (const std::string& name : ck->names()) {
+      const hf::TensorView* t = *ck->get(name);
+      all.push_back({.name = name, .dtype = t->dtype, .shape = t->shape, .bytes = {t->data, t->data + t->nbytes}});
+    }
+    std::vector<hf::OwnedTensor> more = {
+        {.name = "gpt_neox.layers.0.attention.bias", .dtype = DType::kBool, .shape = {1, 1, 4, 4},
+         .bytes = std::vector<uint8_t>(16, 1)},
+        {.name = "gpt_neox.layers.1.attention.masked_bias", .dtype = DType::kF32, .shape = {}, .bytes = {0, 0x28, 0x6e, 0xce}}};
+    if (extra_weight)
+      more.push_back({.name = "gpt_neox.layers.0.attention.rotary_gate.weight", .dtype = DType::kF32, .shape = {1},
+                      .bytes = {0, 0, 0x80, 0x3f}});
+    for (hf::OwnedTensor& t : more) all.push_back(std::move(t));
+    std::filesystem::create_directories(dir);
+    ASSERT_TRUE(hf::write_checkpoint(dir, all).is_ok());
+    std::filesystem::copy_file(g->model_dir() + "/config.json", dir + "/config.json");
+    exporter::ExportOptions o;
+    o.model = dir;
+    o.output = dir + "/p.ogp";
+    o.dtype = "fp32";
+    auto s = exporter::export_program(o);
+    if (extra_weight) {
+      ASSERT_FALSE(s.is_ok());
+      EXPECT_NE(s.status().message().find("rotary_gate"), std::string::npos) << s.status().message();
+      continue;
+    }
+    ASSERT_TRUE(s.is_ok()) << s.status().message();
+    auto model = runtime::Model::load(o.output);
+    ASSERT_TRUE(model.is_ok()) << model.status().message();
+    EXPECT_TRUE(same_bits(run_program(*model, ids, 5), want));
+  }
+}
 
 // LongRoPE: the program's rope ops carry both tables, computed here from the config alone
 // (1 / (factor_i theta^(2i/d)), transformers' _compute_longrope_parameters), the attention

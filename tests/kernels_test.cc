@@ -26,6 +26,7 @@
 #include "base/thread_pool.h"
 #include "f16_oracle.h"
 #include "kernels/kernels.h"
+#include "test_util.h"
 
 namespace og {
 namespace {
@@ -181,9 +182,7 @@ Laid lay_out(const Stored& s, int64_t rows, int64_t cols, Layout layout) {
   return l;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
-}
+using testing::same_bits;
 
 // ---------------------------------------------------------------------------------- linear
 

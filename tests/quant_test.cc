@@ -139,9 +139,7 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
   return v;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using testing::same_bits;
 
 constexpr int64_t kRows[] = {1, 7, 31, 33, 257};
 constexpr int64_t kTokens[] = {1, 7, 33};
@@ -591,14 +589,15 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     // the order 0, 2, ..., 1, 3, ...). (Expert slices and transposes are not read here.)
     const std::string full = t->name()->str();
     int64_t begin = 0, end = 0, step = 1, block = 0, width = 0;
+    int64_t run = 1;  // "[begin:end:step x run]": runs of `run` rows every `step`
     if (const size_t at = full.find('['); at != std::string::npos)
-      EXPECT_GE(std::sscanf(full.c_str() + at, "[%ld:%ld:%ld]", &begin, &end, &step), 2) << full;
+      EXPECT_GE(std::sscanf(full.c_str() + at, "[%ld:%ld:%ldx%ld]", &begin, &end, &step, &run), 2) << full;
     if (const size_t at = full.find(".pairs("); at != std::string::npos)
       EXPECT_EQ(std::sscanf(full.c_str() + at, ".pairs(%ld,%ld)", &block, &width), 2) << full;
     auto source_row = [&](int64_t r) {
       const int64_t j = block > 0 ? r % block : width;
       if (j < width) r = r - j + (j < width / 2 ? 2 * j : 2 * (j - width / 2) + 1);
-      return begin + r * step;
+      return begin + r / run * step + r % run;
     };
     std::map<int64_t, float>& v = values[testing::checkpoint_name_of(full)];
     for (int64_t r = 0; r < q.q.rows; ++r)
@@ -669,8 +668,12 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // --qembedding if given, else the head's), norms stay f32.
   const auto dt = dtypes(prog);
   const fb::DType lin = std::string(c.qlinear) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
-  const bool plain = std::any_of(dt.begin(), dt.end(), [](const auto& kv) { return kv.first.starts_with("model.layers.0."); });
-  const std::string p = plain ? "model.layers.0." : "model.language_model.layers.0.";
+  // Layer 0's prefix (model., model.language_model., gpt_neox., ...) and the text model's.
+  std::string p;
+  for (const auto& [name, type] : dt)  // (every family has one of these norms; rope tables are named layers.N. too)
+    for (const char* norm : {"layers.0.input_layernorm.weight", "layers.0.post_attention_layernorm.weight"})
+      if (name.ends_with(norm)) p = name.substr(0, name.size() - std::string(norm).size()) + "layers.0.";
+  ASSERT_FALSE(p.empty());
   if (dt.contains(p + "mlp.gate.weight")) {  // a mixture of experts: experts quantized, router f32
     EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.experts.7.gate_proj.weight"), lin);
@@ -680,20 +683,24 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
     EXPECT_EQ(dt.at(p + "block_sparse_moe.experts.7.w1.weight"), lin);
     EXPECT_EQ(dt.at(p + "block_sparse_moe.gate.weight"), fb::DType::F32);
   } else {  // the dense MLP's output projection under its family's name
-    const char* down = dt.contains(p + "mlp.c_proj.weight") ? "mlp.c_proj.weight" : dt.contains(p + "mlp.fc2.weight") ? "mlp.fc2.weight" : "mlp.down_proj.weight";
+    std::string down = "mlp.down_proj.weight";
+    for (const char* name : {"mlp.c_proj.weight", "mlp.fc2.weight", "mlp.dense_4h_to_h.weight"})
+      if (dt.contains(p + name)) down = name;
     EXPECT_EQ(dt.at(p + down), lin);
   }
   // (OLMo 2 has no input_layernorm, Phi's parallel block no post_attention_layernorm.)
   EXPECT_EQ(dt.at(p + (dt.contains(p + "input_layernorm.weight") ? "input_layernorm.weight" : "post_attention_layernorm.weight")),
             fb::DType::F32);
-  const std::string embed = p.substr(0, p.find("layers.")) + "embed_tokens.weight";
+  const std::string text = p.substr(0, p.find("layers."));
+  const std::string embed = text + (dt.contains(text + "embed_in.weight") ? "embed_in.weight" : "embed_tokens.weight");
+  const std::string head_name = dt.contains("embed_out.weight") ? "embed_out" : "lm_head";
   const fb::DType head = std::string(c.qhead) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
   const fb::DType emb = std::string(c.qembedding) == "4w" ? fb::DType::Q4 : std::string(c.qembedding) == "8w" ? fb::DType::Q8
                         : c.tie ? head : fb::DType::F32;
   EXPECT_EQ(dt.at(embed), emb);
   if (!c.tie) {
-    EXPECT_EQ(dt.at("lm_head.weight"), head);
-    if (dt.contains("lm_head.bias")) EXPECT_EQ(dt.at("lm_head.bias"), fb::DType::F32);
+    EXPECT_EQ(dt.at(head_name + ".weight"), head);
+    if (dt.contains(head_name + ".bias")) EXPECT_EQ(dt.at(head_name + ".bias"), fb::DType::F32);
   }
 }
 
@@ -814,7 +821,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"gemma", true, "8w", "", 32}, QCase{"starcoder2", true, "4w", "", 32},
                                            QCase{"phi", false, "8w", "8w", 32}, QCase{"stablelm", false, "4w", "", 64},
                                            QCase{"cohere", true, "8w", "", 32}, QCase{"cohere2", true, "4w", "8w", 32},
-                                           QCase{"glm4", false, "4w", "", 32}, QCase{"phi3", false, "8w", "", 32}),
+                                           QCase{"glm4", false, "4w", "", 32}, QCase{"phi3", false, "8w", "", 32},
+                                           QCase{"gpt_neox", false, "8w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -5,12 +5,19 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstring>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace og::testing {
+
+// Two float arrays equal bit for bit (NaN payloads and signed zeros included).
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0);
+}
 
 // A fresh directory under the system temp dir, removed when the object dies.
 class TempDir {

@@ -131,6 +131,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     return 1 + L * (12 + 2 + (flag("qk_layernorm", false) ? 4 : 0)) + 2 + 2 * head;
   if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel)
     return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4)) + 2 + head;
+  if (family == "gpt_neox")  // 2 LayerNorms, query_key_value, dense, 2 MLP projections (all w + b), final norm w + b
+    return 1 + L * (4 + (flag("attention_bias", true) ? 4 : 2) + 4) + 2 + head;
   if (family == "ernie4_5")  // q k v o, gate up down (+ a bias each iff use_bias), 2 norms
     return 1 + L * ((flag("use_bias", false) ? 14 : 7) + 2) + 1 + head;
   if (family == "glm" || family == "glm4")  // q k v o (+ q/k/v biases), gate_up down, 2 norms (4 for GLM-4-0414)
@@ -197,6 +199,16 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
   const std::string p = text_prefix(family, false);
 
   EXPECT_EQ(static_cast<int64_t>(m.checkpoint.names().size()), expected_tensor_count(family, c, false));
+  if (family == "gpt_neox") {  // its own names; query_key_value rows per head (q, k, v)
+    const int64_t H = c.hidden_size;
+    EXPECT_EQ(shape_of(m.checkpoint, "gpt_neox.embed_in.weight"), (Shape{c.vocab_size, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "gpt_neox.layers.0.attention.query_key_value.weight"), (Shape{3 * H, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "gpt_neox.layers.0.attention.dense.bias"), (Shape{H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "gpt_neox.layers.0.mlp.dense_h_to_4h.weight"), (Shape{c.intermediate_size[0], H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "gpt_neox.final_layer_norm.bias"), (Shape{H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "embed_out.weight"), (Shape{c.vocab_size, H}));
+    return;
+  }
   EXPECT_EQ(shape_of(m.checkpoint, p + "embed_tokens.weight"), (Shape{c.vocab_size, c.hidden_size}));
   EXPECT_EQ(shape_of(m.checkpoint, p + (family == "phi" ? "final_layernorm.weight" : "norm.weight")), (Shape{c.hidden_size}));
   const std::string l0 = p + "layers.0.";
@@ -279,7 +291,8 @@ TEST_P(EveryFamily, TinyDefaultsMakeGoodTests) {
   ASSERT_TRUE(c.is_ok()) << c.status().message();
   EXPECT_GE(c->hidden_size, 32);
   EXPECT_LE(c->hidden_size, 128);
-  EXPECT_LT(c->num_key_value_heads, c->num_attention_heads) << "GQA: kv heads < q heads";
+  if (family != "gpt_neox")  // (GPT-NeoX has no num_key_value_heads: every head its own k and v)
+    EXPECT_LT(c->num_key_value_heads, c->num_attention_heads) << "GQA: kv heads < q heads";
   EXPECT_GE(c->head_dim, 16);
   EXPECT_LE(c->head_dim, 32);
   EXPECT_GE(c->num_hidden_layers, 4);
@@ -320,7 +333,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"starcoder2", "starcoder2", "starcoder2", "starcoder2"}, Case{"phi", "phi", "phi", "phi"},
                         Case{"stablelm", "stablelm", "stablelm", "stablelm"}, Case{"cohere", "cohere", "cohere", "cohere"},
                         Case{"cohere2", "cohere2", "cohere2", "cohere2"}, Case{"glm", "glm", "glm", "glm"},
-                        Case{"glm4", "glm4", "glm4", "glm4"}, Case{"ernie4_5", "ernie4_5", "ernie4_5", "ernie4_5"}}) {
+                        Case{"glm4", "glm4", "glm4", "glm4"}, Case{"ernie4_5", "ernie4_5", "ernie4_5", "ernie4_5"},
+                        Case{"gpt_neox", "gpt_neox", "gpt_neox", "gpt_neox"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -336,7 +350,8 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"llama", false}, {"smollm", true}, {"mistral", false}, {"qwen2", false}, {"qwen3", true},
            {"phi3", false}, {"smollm3", true}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
            {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false},
-           {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true}}) {
+           {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true},
+           {"gpt_neox", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

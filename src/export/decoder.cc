@@ -107,6 +107,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   OG_CHECK(!(o.sandwich_norms && o.post_norms_only));
   OG_CHECK(!o.qk_norm_whole || o.qk_norm);
   OG_CHECK(!(o.parallel && (o.sandwich_norms || o.post_norms_only || o.residual_scale != 1.0f || o.mlp)));
+  OG_CHECK(!o.parallel_two_norms || o.parallel);
   // rows of `dim` of x normed by NAME.weight (and NAME.bias for a LayerNorm with biases):
   // [T, width of x]; the weights [dim] kept f32, their elements in `order`'s row order
   auto norm = [&](ValueId x, const std::string& name, int64_t dim, WeightOptions order = {}) -> Result<ValueId> {
@@ -126,7 +127,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     return g.layer_norm(x, w, b, eps, static_cast<int32_t>(dim));
   };
 
-  OG_ASSIGN_OR_RETURN(const hf::TensorView* embed_t, ctx.tensor("embed_tokens.weight", {V, H}));
+  OG_ASSIGN_OR_RETURN(const hf::TensorView* embed_t, ctx.tensor(std::string(o.embed_name) + ".weight", {V, H}));
   OG_ASSIGN_OR_RETURN(WeightId embed, g.weight(*embed_t));
   ValueId x = g.embedding(embed, static_cast<int32_t>(H), o.embed_scale);  // [T, H]: the residual stream
 
@@ -149,29 +150,55 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       wo.row_end = end;
       return wo;
     };
+    const std::string at = p + o.attention_name + ".";  // the attention module's tensors
     ValueId q, k, v;  // [T, Hq * D], [T, Hkv * D], [T, Hkv * D]
     if (o.fused_qkv) {
-      OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(p + "self_attn.qkv_proj.weight", {(Hq + 2 * Hkv) * D, H}));
-      OG_ASSIGN_OR_RETURN(WeightId wq, g.weight(*qkv, sliced(0, Hq * D, qk_rows)));
-      OG_ASSIGN_OR_RETURN(WeightId wk, g.weight(*qkv, sliced(Hq * D, (Hq + Hkv) * D, qk_rows)));
-      OG_ASSIGN_OR_RETURN(WeightId wv, g.weight(*qkv, {.row_begin = (Hq + Hkv) * D, .row_end = (Hq + 2 * Hkv) * D}));
-      q = g.linear(h, wq);
-      k = g.linear(h, wk);
-      v = g.linear(h, wv);
+      // Rows of q, k and v in the fused matrix (and elements of its bias): one block after the
+      // other, or interleaved per head (one run of D rows each every 3D rows).
+      if (o.fused_qkv_per_head && Hkv != Hq)
+        return unsupported("{}: a per-head fused query_key_value needs as many kv heads as heads ({} vs {})", c.path, Hkv, Hq);
+      auto rows_of = [&](int64_t part) {  // part 0: q, 1: k, 2: v
+        WeightOptions wo = part < 2 ? qk_rows : WeightOptions{};
+        if (o.fused_qkv_per_head) {
+          wo.row_begin = part * D, wo.row_end = 3 * Hq * D, wo.row_step = 3 * D, wo.row_run = D;
+        } else {
+          wo.row_begin = part == 0 ? 0 : (Hq + (part - 1) * Hkv) * D;
+          wo.row_end = wo.row_begin + (part == 0 ? Hq : Hkv) * D;
+        }
+        return wo;
+      };
+      const std::string fused = at + o.fused_qkv_name;
+      OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(fused + ".weight", {(Hq + 2 * Hkv) * D, H}));
+      const hf::TensorView* qkv_bias = nullptr;  // [(Hq + 2 Hkv) D]
+      if (o.qkv_bias) { OG_ASSIGN_OR_RETURN(qkv_bias, ctx.tensor(fused + ".bias", {(Hq + 2 * Hkv) * D})); }
+      else if (ctx.has(fused + ".bias"))
+        return unsupported("{}: checkpoint has '{}{}.bias' but the config implies no bias", c.path, ctx.prefix, fused);
+      std::array<ValueId, 3> parts{};
+      for (int64_t part = 0; part < 3; ++part) {
+        OG_ASSIGN_OR_RETURN(WeightId w, g.weight(*qkv, rows_of(part)));
+        WeightId b = kNoWeight;
+        if (qkv_bias != nullptr) {
+          WeightOptions bo = rows_of(part);
+          bo.keep_f32 = true;
+          OG_ASSIGN_OR_RETURN(b, g.weight(*qkv_bias, bo));
+        }
+        parts[static_cast<size_t>(part)] = g.linear(h, w, b);
+      }
+      q = parts[0], k = parts[1], v = parts[2];
     } else {
-      OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(p + "self_attn.q_proj.weight", {Hq * D, H}, qk_rows));
-      OG_ASSIGN_OR_RETURN(WeightId bq, optional_bias(ctx, o.qkv_bias, p + "self_attn.q_proj.bias", Hq * D, qk_rows));
-      OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(p + "self_attn.k_proj.weight", {Hkv * D, H}, qk_rows));
-      OG_ASSIGN_OR_RETURN(WeightId bk, optional_bias(ctx, o.qkv_bias, p + "self_attn.k_proj.bias", Hkv * D, qk_rows));
-      OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(p + "self_attn.v_proj.weight", {Hkv * D, H}));
-      OG_ASSIGN_OR_RETURN(WeightId bv, optional_bias(ctx, o.qkv_bias, p + "self_attn.v_proj.bias", Hkv * D));
+      OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(at + "q_proj.weight", {Hq * D, H}, qk_rows));
+      OG_ASSIGN_OR_RETURN(WeightId bq, optional_bias(ctx, o.qkv_bias, at + "q_proj.bias", Hq * D, qk_rows));
+      OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(at + "k_proj.weight", {Hkv * D, H}, qk_rows));
+      OG_ASSIGN_OR_RETURN(WeightId bk, optional_bias(ctx, o.qkv_bias, at + "k_proj.bias", Hkv * D, qk_rows));
+      OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(at + "v_proj.weight", {Hkv * D, H}));
+      OG_ASSIGN_OR_RETURN(WeightId bv, optional_bias(ctx, o.qkv_bias, at + "v_proj.bias", Hkv * D));
       q = g.linear(h, wq, bq);
       k = g.linear(h, wk, bk);
       v = g.linear(h, wv, bv);
     }
     if (o.qk_norm) {
-      OG_ASSIGN_OR_RETURN(q, norm(q, p + "self_attn." + o.q_norm_name, o.qk_norm_whole ? Hq * D : D, qk_rows));
-      OG_ASSIGN_OR_RETURN(k, norm(k, p + "self_attn." + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D, qk_rows));
+      OG_ASSIGN_OR_RETURN(q, norm(q, at + o.q_norm_name, o.qk_norm_whole ? Hq * D : D, qk_rows));
+      OG_ASSIGN_OR_RETURN(k, norm(k, at + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D, qk_rows));
     }
     if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
       OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
@@ -181,7 +208,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
                  rope.attention_factor);
     }
     WeightId sinks = kNoWeight;  // [Hq]
-    if (o.attention_sinks) { OG_ASSIGN_OR_RETURN(sinks, ctx.weight(p + "self_attn.sinks", {Hq}, {.keep_f32 = true})); }
+    if (o.attention_sinks) { OG_ASSIGN_OR_RETURN(sinks, ctx.weight(at + "sinks", {Hq}, {.keep_f32 = true})); }
     AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
                     .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
                     .softcap = o.attn_softcap,
@@ -191,7 +218,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
                     .writes_cache = true,
                     .sinks = sinks};
     ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
-    const std::string o_proj = p + "self_attn." + o.o_name;
+    const std::string o_proj = at + o.o_name;
     OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(o_proj + ".weight", {H, Hq * D}));
     OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, o_proj + ".bias", H));
     ValueId attn_out = g.linear(a, wo, bo);  // [T, H]
@@ -200,6 +227,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     }
     if (o.residual_scale != 1.0f) attn_out = g.scale(attn_out, o.residual_scale);
     if (o.parallel) {  // x + attn(h) + mlp(h), summed in transformers' order
+      if (o.parallel_two_norms) { OG_ASSIGN_OR_RETURN(h, norm(x, p + "post_attention_layernorm", H)); }
       OG_ASSIGN_OR_RETURN(ValueId m, mlp_block(ctx, o, p, h, I));
       x = g.add(g.add(attn_out, m), x);
       continue;
@@ -221,7 +249,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   }
   OG_ASSIGN_OR_RETURN(x, norm(x, o.final_norm_name, H));  // [T, H]
 
-  return build_lm_head(ctx, x, embed, o.final_softcap, o.logits_scale, o.lm_head_bias);
+  return build_lm_head(ctx, x, embed, o.final_softcap, o.logits_scale, o.lm_head_bias, o.head_name);
 }
 
 Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int64_t inter,
@@ -240,19 +268,20 @@ Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int
 }
 
 Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale,
-                     bool head_bias) {
+                     bool head_bias, const std::string& head_name) {
   const hf::ModelConfig& c = ctx.config;
   WeightId head = embed;
-  const hf::TensorView* lm = ctx.ckpt.find("lm_head.weight");
-  if (lm == nullptr) lm = ctx.ckpt.find("language_model.lm_head.weight");
+  const hf::TensorView* lm = ctx.ckpt.find(head_name + ".weight");
+  if (lm == nullptr) lm = ctx.ckpt.find("language_model." + head_name + ".weight");
   if (!c.tie_word_embeddings) {
-    if (lm == nullptr) return bad_input("{}: tie_word_embeddings is false but the checkpoint has no lm_head.weight", ctx.ckpt.dir());
+    if (lm == nullptr)
+      return bad_input("{}: tie_word_embeddings is false but the checkpoint has no {}.weight", ctx.ckpt.dir(), head_name);
     OG_ASSIGN_OR_RETURN(const hf::TensorView* lm_checked, ctx.ckpt.get(lm->name, {c.vocab_size, c.hidden_size}));
     OG_ASSIGN_OR_RETURN(head, ctx.g.weight(*lm_checked));
   }
   WeightId bias = kNoWeight;  // [V]
   if (head_bias) {
-    const std::string name = lm != nullptr ? lm->name.substr(0, lm->name.size() - 6) + "bias" : "lm_head.bias";
+    const std::string name = lm != nullptr ? lm->name.substr(0, lm->name.size() - 6) + "bias" : head_name + ".bias";
     const hf::TensorView* b = ctx.ckpt.find(name);
     if (b == nullptr) return bad_input("{}: the config implies a biased head but the checkpoint has no {}", ctx.ckpt.dir(), name);
     OG_ASSIGN_OR_RETURN(const hf::TensorView* b_checked, ctx.ckpt.get(name, {c.vocab_size}));

@@ -37,16 +37,25 @@ struct DecoderOptions {
   // Attention and MLP both read input_layernorm's output and join the residual together,
   // x + attn(n) + mlp(n) (no post_attention_layernorm).
   bool parallel = false;
+  // With parallel: the MLP reads post_attention_layernorm(x) instead, x + attn(n1) + mlp(n2).
+  bool parallel_two_norms = false;
   bool qkv_bias = false;           // biases on q, k, v projections
   bool o_bias = false;
   bool mlp_bias = false;
   bool fused_qkv = false;          // one qkv_proj (rows q, k, v)
+  const char* fused_qkv_name = "qkv_proj";
+  // With fused_qkv: the rows are per head, [q_h; k_h; v_h] for h = 0, 1, ... (no GQA), as a
+  // view(..., heads, 3 * head_dim) splits them; with qkv_bias its bias is split alike.
+  bool fused_qkv_per_head = false;
   bool fused_gate_up = false;      // one gate_up_proj (gate first)
   // A plain MLP, mlp.DOWN(act(mlp.UP(h))), when both are set (their biases with mlp_bias);
   // else the gated one, down_proj(act(gate_proj h) * up_proj h).
   const char* plain_mlp_up = nullptr;
   const char* plain_mlp_down = nullptr;
+  const char* embed_name = "embed_tokens";  // the text model's NAME.weight
+  const char* attention_name = "self_attn";  // layers.N.NAME.q_proj, ...
   const char* o_name = "o_proj";   // the attention's output projection, self_attn.NAME
+  const char* head_name = "lm_head";  // NAME.weight (at the checkpoint's top level), unless tied
   const char* final_norm_name = "norm";
   bool lm_head_bias = false;       // lm_head.bias [V]
   float attn_scale = 0.0f;         // 0: head_dim^-0.5
@@ -86,7 +95,7 @@ Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int
 // logits = x head^T (times logits_scale, then the final softcap): the head is tied to `embed` when the config says so,
 // else lm_head.weight (or the wrapper's language_model.lm_head.weight) must exist.
 Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale = 1.0f,
-                     bool head_bias = false);
+                     bool head_bias = false, const std::string& head_name = "lm_head");
 
 // hidden_activation / hidden_act as an op activation; unknown names are an error naming the field.
 Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);

@@ -151,7 +151,8 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
   quant.interleave = o.layout == "interleaved";
 
   OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(loc.dir));
-  OG_ASSIGN_OR_RETURN(std::string prefix, find_text_prefix(ckpt));
+  std::string prefix = family->text_prefix != nullptr ? family->text_prefix : "";
+  if (family->text_prefix == nullptr) { OG_ASSIGN_OR_RETURN(prefix, find_text_prefix(ckpt)); }
 
   fb::ProgramT p;
   p.model_id = loc.model_id;
@@ -185,7 +186,8 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
     for (const std::string& name : ckpt.names()) {
       const bool in_text = name.starts_with(prefix) || name == "lm_head.weight";
       const bool tied_head = name == "lm_head.weight" && config.tie_word_embeddings;
-      if (in_text && !tied_head && !g.used_tensors().contains(name) && !name.ends_with("rotary_emb.inv_freq")) {
+      const bool buffer = name.ends_with("rotary_emb.inv_freq") || (family->is_buffer != nullptr && family->is_buffer(name));
+      if (in_text && !tied_head && !g.used_tensors().contains(name) && !buffer) {
         built = unsupported("{}: tensor '{}' is not used by the {} graph; this checkpoint has a feature offgraph does not "
                             "implement", ckpt.dir(), name, family->name);
         break;

@@ -62,6 +62,12 @@ struct Family {
   Result<int64_t> (*sliding_window)(const hf::ModelConfig& c) = config_sliding_window;
   // Adds the family's ops and weights to the program being built.
   Status (*build)(BuildContext& ctx) = nullptr;
+  // Where the text model's tensors live when the family names it ("NAME."); null: found by
+  // find_text_prefix (embed_tokens under model., model.language_model., ...).
+  const char* text_prefix = nullptr;
+  // Checkpoint tensors that are buffers, not weights (an old causal-mask buffer saved with
+  // the weights): the export ignores them instead of refusing them as an unused feature.
+  bool (*is_buffer)(const std::string& tensor) = nullptr;
 };
 
 // Every family, in registry order (families/registry.cc).

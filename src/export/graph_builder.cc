@@ -102,10 +102,13 @@ Result<WeightId> GraphBuilder::record(const hf::TensorView& t, const WeightOptio
                                       std::optional<hf::TensorView> mxfp4_scales) {
   used_.insert(t.name);
   if (o.row_end >= 0) {
-    if (shape.size() != 2 || o.row_begin < 0 || o.row_end > shape[0] || o.row_begin >= o.row_end || o.row_step < 1)
-      return bad_input("{}: tensor '{}' {} cannot be sliced to rows [{}, {}) step {}", t.file, t.name, t.shape_str(),
-                       o.row_begin, o.row_end, o.row_step);
-    shape[0] = (o.row_end - o.row_begin + o.row_step - 1) / o.row_step;
+    const int64_t starts = o.row_step < 1 ? 0 : (o.row_end - o.row_begin + o.row_step - 1) / o.row_step;
+    if (shape.empty() || shape.size() > 2 || o.row_begin < 0 || o.row_end > shape[0] || o.row_begin >= o.row_end ||
+        o.row_step < 1 || o.row_run < 1 || (o.row_run > 1 && (o.row_run > o.row_step || mxfp4_scales.has_value() ||
+                                                            o.row_begin + (starts - 1) * o.row_step + o.row_run > o.row_end)))
+      return bad_input("{}: tensor '{}' {} cannot be sliced to rows [{}, {}) step {} run {}", t.file, t.name,
+                       t.shape_str(), o.row_begin, o.row_end, o.row_step, o.row_run);
+    shape[0] = starts * o.row_run;
   }
   if (o.pairs_block > 0 &&
       (shape.empty() || shape.size() > 2 || shape[0] % o.pairs_block != 0 || o.pairs_width <= 0 ||
@@ -118,7 +121,8 @@ Result<WeightId> GraphBuilder::record(const hf::TensorView& t, const WeightOptio
   if (o.expert >= 0) rec->name += "[" + std::to_string(o.expert) + "]";
   if (o.row_end >= 0)
     rec->name += "[" + std::to_string(o.row_begin) + ":" + std::to_string(o.row_end) +
-                 (o.row_step != 1 ? ":" + std::to_string(o.row_step) : "") + "]";
+                 (o.row_step != 1 ? ":" + std::to_string(o.row_step) : "") +
+                 (o.row_run != 1 ? "x" + std::to_string(o.row_run) : "") + "]";
   if (o.transpose) rec->name += ".T";
   if (o.pairs_block > 0) rec->name += ".pairs(" + std::to_string(o.pairs_block) + "," + std::to_string(o.pairs_width) + ")";
   rec->dtype = o.keep_f32 ? fb::DType::F32 : weight_dtype_;
@@ -175,7 +179,8 @@ Status GraphBuilder::write_pending(WeightId id) {
   const bool mxfp4 = p.mxfp4_scales.has_value();
   const int64_t src_cols = mxfp4 ? cols : (t.shape.empty() ? 0 : t.shape.back());
   const int64_t expert_base = o.expert >= 0 && !mxfp4 ? o.expert * t.shape[1] * t.shape[2] : 0;
-  const bool strided = mxfp4 || o.expert >= 0 || o.transpose || o.row_step != 1 || o.pairs_block > 0;
+  const bool strided = mxfp4 || o.expert >= 0 || o.transpose || o.row_step != 1 || o.row_run != 1 || o.pairs_block > 0 ||
+                       (cols == 0 && o.row_end >= 0);
   // Row r of the stored matrix (element r of a vector) as a row of the slice (WeightOptions::pairs_block).
   auto paired = [&](int64_t r) {
     if (o.pairs_block == 0) return r;
@@ -183,13 +188,15 @@ Status GraphBuilder::write_pending(WeightId id) {
     if (j >= o.pairs_width) return r;
     return r - j + (j < half ? 2 * j : 2 * (j - half) + 1);
   };
-  auto source_index = [&](int64_t i) {  // i in [0, rows * cols), or [0, numel) of a vector
-    if (cols == 0) return paired(i);
-    const int64_t r = o.row_begin + paired(i / cols) * o.row_step, c = i % cols;
+  // A row of the slice as a row of the matrix read (element of a vector).
+  auto sliced = [&](int64_t r) { return o.row_begin + r / o.row_run * o.row_step + r % o.row_run; };
+  auto source_index = [&](int64_t i) {  // i in [0, rows * cols), or [0, length) of a vector
+    if (cols == 0) return sliced(paired(i));
+    const int64_t r = sliced(paired(i / cols)), c = i % cols;
     return o.transpose ? expert_base + c * src_cols + r : expert_base + r * src_cols + c;
   };
   const int64_t first = o.row_end >= 0 ? o.row_begin * cols : 0;
-  const int64_t count = strided ? (cols > 0 ? rows * cols : t.numel())
+  const int64_t count = strided ? (cols > 0 ? rows * cols : rec.shape.empty() ? t.numel() : rec.shape[0])
                                 : o.row_end >= 0 ? (o.row_end - o.row_begin) * cols : t.numel();
 
   // Storage by use (see the header comment).

@@ -86,6 +86,10 @@ struct WeightOptions {
   int64_t row_begin = 0;     // row slice [row_begin, row_end) step row_step of the matrix
   int64_t row_end = -1;      // -1: all rows
   int64_t row_step = 1;
+  // With row_run > 1 the slice takes runs of row_run consecutive rows, one starting every
+  // row_step rows from row_begin (heads' q, k or v rows of a per-head fused projection); a
+  // vector (biases) is sliced the same way, element by element.
+  int64_t row_run = 1;
   const float* col_scale = nullptr;  // [cols]: column c multiplied by col_scale[c] (folded in f32)
   // Rows (of a vector: elements), after the slice, in rotate-half order from interleaved pairs:
   // in each block of `pairs_block` rows the first `pairs_width` are taken in the order
