@@ -424,9 +424,9 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   const Patches mixtral = {{{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
                            {{{"num_local_experts", 0}}, "num_local_experts"},
                            {{{"hidden_act", "relu2"}}, "hidden_act"}};
-  // Per-head q/k LayerNorms (one weight per head), a head_dim Cohere2 would ignore, a logit
-  // scale of 0, and a checkpoint bias a weight-only LayerNorm has no place for.
-  const Patches cohere = {{{{"use_qk_norm", true}}, "use_qk_norm"}, {{{"logit_scale", 0}}, "logit_scale"}};
+  // StableLM's per-head q/k LayerNorms (separate tensors per head), a head_dim Cohere2 would
+  // ignore, a logit scale of 0.
+  const Patches cohere = {{{{"logit_scale", 0}}, "logit_scale"}};
   const Patches cohere2 = {{{{"head_dim", 8}}, "head_dim"}};
   const Patches stablelm = {{{{"qk_layernorm", true}}, "qk_layernorm"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{

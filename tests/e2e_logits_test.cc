@@ -276,6 +276,8 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            // on interleaved pairs (q's and k's rows and biases reordered at
                                            // export), logit_scale; Cohere2: NoPE full layers every 4th.
                                            FamilyCase{"cohere", 46}, FamilyCase{"cohere2", 47},
+                                           // Command R+'s per-head q/k LayerNorms ([heads, head_dim] weights).
+                                           FamilyCase{"cohere", 59, {{"use_qk_norm", true}}, "cohere_qk_norm"},
                                            FamilyCase{"cohere2", 48,
                                                       {{"sliding_window_pattern", nullptr},
                                                        {"layer_types",

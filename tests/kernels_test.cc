@@ -711,6 +711,23 @@ TEST(LayerNorm, MatchesFloat64WithAndWithoutWeightAndBias) {
     }
 }
 
+// Per-group weights (weight_groups G): row r of [rows, dim] takes weight and bias row r % G, as
+// a [T, G * dim] value normed per head with a LayerNorm of its own for each head.
+TEST(LayerNorm, PerGroupWeightsGoToTheirGroupsRows) {
+  const int64_t groups = 3, dim = 20, rows = 4 * groups;
+  const std::vector<float> x = random_floats(rows * dim, 28, -3, 3), w = random_floats(groups * dim, 29, 0.5f, 1.5f),
+                           b = random_floats(groups * dim, 30, -1, 1);
+  for_each_target([&] {
+    std::vector<float> y(x.size()), one(static_cast<size_t>(dim));
+    kernels::layer_norm(x.data(), rows, dim, w.data(), b.data(), 1e-5f, y.data(), nullptr, groups);
+    for (int64_t r = 0; r < rows; ++r) {
+      const int64_t g = r % groups;  // the same row normed alone with its group's weight and bias
+      kernels::layer_norm(x.data() + r * dim, 1, dim, w.data() + g * dim, b.data() + g * dim, 1e-5f, one.data());
+      ASSERT_EQ(std::memcmp(one.data(), y.data() + r * dim, dim * sizeof(float)), 0) << "row " << r;
+    }
+  });
+}
+
 // scale: YaRN's attention factor multiplies cos and sin, so the rotated dims only.
 TEST(Rope, MatchesFloat64IncludingPartialRotaryAndLargePositions) {
   for (float scale : {1.0f, 1.3465736f})

@@ -138,7 +138,7 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   if (family == "glm" || family == "glm4")  // q k v o (+ q/k/v biases), gate_up down, 2 norms (4 for GLM-4-0414)
     return 1 + L * (4 + (flag("attention_bias", true) ? 3 : 0) + 2 + (family == "glm4" ? 4 : 2)) + 1 + head;
   if (family == "cohere" || family == "cohere2")  // q k v o (+ 4 biases), gate up down, one weight-only LayerNorm
-    return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 3 + 1) + 1 + head;
+    return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 3 + 1 + (flag("use_qk_norm", false) ? 2 : 0)) + 1 + head;
   ADD_FAILURE() << "no expectation for " << family;
   return -1;
 }

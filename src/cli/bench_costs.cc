@@ -31,8 +31,8 @@ uint64_t decode_weight_bytes(const runtime::Model& m) {
         break;
       case runtime::OpKind::kRmsNorm: once(op.vec, static_cast<uint64_t>(op.dim) * 4); break;
       case runtime::OpKind::kLayerNorm:
-        once(op.vec, static_cast<uint64_t>(op.dim) * 4);
-        once(op.vec2, static_cast<uint64_t>(op.dim) * 4);
+        once(op.vec, static_cast<uint64_t>(op.dim) * op.norm_groups * 4);
+        once(op.vec2, static_cast<uint64_t>(op.dim) * op.norm_groups * 4);
         break;
       case runtime::OpKind::kMoe: {
         // A token reads top_k experts (their mean size: experts of one op have one shape),

@@ -108,18 +108,23 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   OG_CHECK(!o.qk_norm_whole || o.qk_norm);
   OG_CHECK(!(o.parallel && (o.sandwich_norms || o.post_norms_only || o.residual_scale != 1.0f || o.mlp)));
   OG_CHECK(!o.parallel_two_norms || o.parallel);
+  OG_CHECK(!o.qk_norm_per_head || (o.qk_norm && o.layer_norm && !o.qk_norm_whole));
   // rows of `dim` of x normed by NAME.weight (and NAME.bias for a LayerNorm with biases):
-  // [T, width of x]; the weights [dim] kept f32, their elements in `order`'s row order
-  auto norm = [&](ValueId x, const std::string& name, int64_t dim, WeightOptions order = {}) -> Result<ValueId> {
+  // [T, width of x]; the weights [dim] (or [groups, dim], one per group, stored flat) kept f32,
+  // their elements in `order`'s row order
+  auto norm = [&](ValueId x, const std::string& name, int64_t dim, WeightOptions order = {},
+                  int64_t groups = 0) -> Result<ValueId> {
     WeightOptions wo = order;
     wo.keep_f32 = true;
     wo.add = o.norm_offset;
-    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name + ".weight", {dim}, wo));
+    wo.flatten = groups > 0;
+    const std::vector<int64_t> shape = groups > 0 ? std::vector<int64_t>{groups, dim} : std::vector<int64_t>{dim};
+    OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name + ".weight", shape, wo));
     if (!o.layer_norm) return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
     WeightId b = kNoWeight;
     if (o.layer_norm_bias) {
       wo.add = 0;
-      OG_ASSIGN_OR_RETURN(b, ctx.weight(name + ".bias", {dim}, wo));
+      OG_ASSIGN_OR_RETURN(b, ctx.weight(name + ".bias", shape, wo));
     } else if (ctx.has(name + ".bias")) {
       return unsupported("{}: checkpoint has '{}{}.bias' but this family's LayerNorms have no bias", ctx.config.path,
                          ctx.prefix, name);
@@ -197,8 +202,9 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       v = g.linear(h, wv, bv);
     }
     if (o.qk_norm) {
-      OG_ASSIGN_OR_RETURN(q, norm(q, at + o.q_norm_name, o.qk_norm_whole ? Hq * D : D, qk_rows));
-      OG_ASSIGN_OR_RETURN(k, norm(k, at + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D, qk_rows));
+      const int64_t q_groups = o.qk_norm_per_head ? Hq : 0, k_groups = o.qk_norm_per_head ? Hkv : 0;
+      OG_ASSIGN_OR_RETURN(q, norm(q, at + o.q_norm_name, o.qk_norm_whole ? Hq * D : D, qk_rows, q_groups));
+      OG_ASSIGN_OR_RETURN(k, norm(k, at + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D, qk_rows, k_groups));
     }
     if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
       OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]

@@ -32,6 +32,9 @@ struct DecoderOptions {
   bool post_norms_only = false;
   bool qk_norm = false;            // RMSNorm over head_dim of q and k
   bool qk_norm_whole = false;      // with qk_norm: over all of q's (k's) features, before the head split
+  // With qk_norm and layer_norm: NAME.weight is [heads, head_dim], a LayerNorm of its own per
+  // head (stored flat; the layer_norm op's per-group weights).
+  bool qk_norm_per_head = false;
   const char* q_norm_name = "q_norm";  // self_attn.NAME.weight (and .bias with layer_norm)
   const char* k_norm_name = "k_norm";
   // Attention and MLP both read input_layernorm's output and join the residual together,

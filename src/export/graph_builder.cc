@@ -101,6 +101,11 @@ Result<WeightId> GraphBuilder::weight_mxfp4(const hf::TensorView& blocks, const 
 Result<WeightId> GraphBuilder::record(const hf::TensorView& t, const WeightOptions& o, std::vector<int64_t> shape,
                                       std::optional<hf::TensorView> mxfp4_scales) {
   used_.insert(t.name);
+  if (o.flatten) {
+    if (o.row_end >= 0 || o.expert >= 0 || o.transpose || mxfp4_scales.has_value())
+      return bad_input("{}: tensor '{}' {} cannot be flattened and sliced", t.file, t.name, t.shape_str());
+    shape = {t.numel()};
+  }
   if (o.row_end >= 0) {
     const int64_t starts = o.row_step < 1 ? 0 : (o.row_end - o.row_begin + o.row_step - 1) / o.row_step;
     if (shape.empty() || shape.size() > 2 || o.row_begin < 0 || o.row_end > shape[0] || o.row_begin >= o.row_end ||
@@ -124,6 +129,7 @@ Result<WeightId> GraphBuilder::record(const hf::TensorView& t, const WeightOptio
                  (o.row_step != 1 ? ":" + std::to_string(o.row_step) : "") +
                  (o.row_run != 1 ? "x" + std::to_string(o.row_run) : "") + "]";
   if (o.transpose) rec->name += ".T";
+  if (o.flatten) rec->name += ".flat";
   if (o.pairs_block > 0) rec->name += ".pairs(" + std::to_string(o.pairs_block) + "," + std::to_string(o.pairs_width) + ")";
   rec->dtype = o.keep_f32 ? fb::DType::F32 : weight_dtype_;
   rec->shape = std::move(shape);

@@ -98,6 +98,7 @@ struct WeightOptions {
   // rotate-half one; q and k permuted alike keep every q·k. 0: off.
   int64_t pairs_block = 0;
   int64_t pairs_width = 0;
+  bool flatten = false;  // stored as a vector of all its elements (per-head norm weights [heads, D])
 };
 
 struct QuantOptions {

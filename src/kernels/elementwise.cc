@@ -129,12 +129,16 @@ void RmsNorm(const float* x, int64_t rows, int64_t dim, const float* w, float ep
 // LayerNorm: the row's mean subtracted, then RmsNorm's scaling of the centred row (two
 // passes: the mean in double first, so a large common offset costs no precision), then
 // the weight and bias.
-void LayerNorm(const float* x, int64_t rows, int64_t dim, const float* w, const float* b, float eps, float* y) {
+// Rows [r0, r1); row r takes weight and bias row r % groups.
+void LayerNorm(const float* x, int64_t r0, int64_t r1, int64_t dim, const float* w_all, const float* b_all,
+               int64_t groups, float eps, float* y) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = r0; r < r1; ++r) {
     const float* xr = x + r * dim;
     float* yr = y + r * dim;
+    const float* w = w_all != nullptr ? w_all + r % groups * dim : nullptr;
+    const float* b = b_all != nullptr ? b_all + r % groups * dim : nullptr;
     double sum = 0;
     for (int64_t i = 0; i < dim; ++i) sum += xr[i];
     const float mean = static_cast<float>(sum / static_cast<double>(dim));
@@ -307,9 +311,9 @@ void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float e
   });
 }
 void layer_norm(const float* x, int64_t rows, int64_t dim, const float* w, const float* b, float eps, float* y,
-                ThreadPool* pool) {
+                ThreadPool* pool, int64_t weight_groups) {
   split(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, dim)), pool, [&](int64_t r0, int64_t r1) {
-    HWY_DYNAMIC_DISPATCH(LayerNorm)(x + r0 * dim, r1 - r0, dim, w, b, eps, y + r0 * dim);
+    HWY_DYNAMIC_DISPATCH(LayerNorm)(x, r0, r1, dim, w, b, std::max<int64_t>(1, weight_groups), eps, y);
   });
 }
 void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y, ThreadPool* pool) {

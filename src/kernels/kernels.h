@@ -148,9 +148,10 @@ void embedding(const int32_t* ids, int64_t T, const Matrix& table, float scale, 
 // rows of length dim: y = x / sqrt(mean(x^2) + eps) * w (w may be null: no weight)
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y, ThreadPool* pool = nullptr);
 // rows of length dim: y = (x - mean(x)) / sqrt(var(x) + eps) * w + b, the population
-// variance, as torch's LayerNorm (w, b may be null: none)
+// variance, as torch's LayerNorm (w, b may be null: none). With weight_groups G > 1, w and b
+// hold G rows of dim and row r takes row r % G of them (a LayerNorm per head of [T, G * dim]).
 void layer_norm(const float* x, int64_t rows, int64_t dim, const float* w, const float* b, float eps, float* y,
-                ThreadPool* pool = nullptr);
+                ThreadPool* pool = nullptr, int64_t weight_groups = 1);
 
 struct RopeParams {
   int32_t n_heads = 0;

@@ -73,8 +73,16 @@ Status layer_norm_check(OpCheck& c) {
     return bad_input("op {} (layer_norm): dim {} does not divide width {}", c.i, a->dim(), w);
   if (!(a->eps() >= 0) || !std::isfinite(a->eps()))
     return bad_input("op {} (layer_norm): eps {} is not a finite number >= 0", c.i, a->eps());
-  if (a->weight() >= 0) OG_TRY(c.shape(a->weight(), {a->dim()}));
-  return a->bias() >= 0 ? c.shape(a->bias(), {a->dim()}) : Status::ok();
+  // [dim], or [width]: one weight per group.
+  auto per_dim_or_group = [&](int32_t t) {
+    if (Status per_group = c.shape(t, {w}); per_group.is_ok()) return per_group;
+    return c.shape(t, {a->dim()});
+  };
+  if (a->weight() >= 0) OG_TRY(per_dim_or_group(a->weight()));
+  if (a->bias() >= 0) OG_TRY(per_dim_or_group(a->bias()));
+  if (a->weight() >= 0 && a->bias() >= 0 && c.tensor(a->weight()).shape()->Get(0) != c.tensor(a->bias()).shape()->Get(0))
+    return bad_input("op {} (layer_norm): weight and bias differ in length (one per dim or one per group, alike)", c.i);
+  return Status::ok();
 }
 
 // --- linear: W [out, in] (any storage), optional f32 bias [out] ----------------------------

@@ -130,8 +130,8 @@ Mat rms_norm(const Mat& x, std::span<const double> w, double eps, NormStyle styl
 
 Mat layer_norm(const Mat& x, std::span<const double> w, std::span<const double> b, double eps, int64_t group) {
   OG_CHECK(group > 0 && x.cols % group == 0);
-  OG_CHECK(w.empty() || static_cast<int64_t>(w.size()) == group);
-  OG_CHECK(b.empty() || static_cast<int64_t>(b.size()) == group);
+  OG_CHECK(w.empty() || static_cast<int64_t>(w.size()) == group || static_cast<int64_t>(w.size()) == x.cols);
+  OG_CHECK(b.empty() || static_cast<int64_t>(b.size()) == group || static_cast<int64_t>(b.size()) == x.cols);
   Mat y(x.rows, x.cols);
   for (int64_t t = 0; t < x.rows; ++t)
     for (int64_t g0 = 0; g0 < x.cols; g0 += group) {
@@ -143,8 +143,9 @@ Mat layer_norm(const Mat& x, std::span<const double> w, std::span<const double> 
       for (int64_t i = 0; i < group; ++i) var += (xs[i] - mean) * (xs[i] - mean);
       const double inv = 1.0 / std::sqrt(var / static_cast<double>(group) + eps);
       for (int64_t i = 0; i < group; ++i) {
-        const size_t k = static_cast<size_t>(i);
-        ys[i] = (xs[i] - mean) * inv * (w.empty() ? 1.0 : w[k]) + (b.empty() ? 0.0 : b[k]);
+        const size_t kw = static_cast<size_t>(static_cast<int64_t>(w.size()) == x.cols ? g0 + i : i);
+        const size_t kb = static_cast<size_t>(static_cast<int64_t>(b.size()) == x.cols ? g0 + i : i);
+        ys[i] = (xs[i] - mean) * inv * (w.empty() ? 1.0 : w[kw]) + (b.empty() ? 0.0 : b[kb]);
       }
     }
   return y;

@@ -72,7 +72,8 @@ enum class NormStyle { kWeight, kOnePlusWeight };
 Mat rms_norm(const Mat& x, std::span<const double> w, double eps, NormStyle style, int64_t group);
 
 // torch's LayerNorm over each group of `group` values: (x - mean) / sqrt(var + eps) * w + b,
-// the population variance; w and b have `group` entries (empty: 1 and 0).
+// the population variance; w and b have `group` entries (empty: 1 and 0), or cols entries:
+// a weight (bias) of its own for each group of a row (Cohere's per-head q/k norms).
 Mat layer_norm(const Mat& x, std::span<const double> w, std::span<const double> b, double eps, int64_t group);
 
 enum class Activation { kSilu, kGeluTanh, kGeluErf, kRelu };

@@ -38,6 +38,7 @@ struct BoundOp {
   int32_t group = 1;
   const float* vec = nullptr;      // linear bias [out] / norm weight [dim] / stream-mix coefficients [n_out * n_in]
   const float* vec2 = nullptr;     // layer_norm bias [dim]
+  int32_t norm_groups = 1;         // layer_norm: rows of weight and bias (1, or one per group of the row)
   float eps = 0, scalar = 0;
   int32_t dim = 0;
   kernels::RopeParams rope;

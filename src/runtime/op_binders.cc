@@ -67,6 +67,12 @@ Status bind_layer_norm(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   b.vec2 = ctx.f32(a->bias());
   b.eps = a->eps();
   b.dim = a->dim();
+  // Per-group weights: [width] rather than [dim] (the validator admits only these two).
+  const int32_t params = a->weight() >= 0 ? a->weight() : a->bias();
+  if (params >= 0) {
+    const fb::Tensor* t = ctx.file.program().tensors()->Get(static_cast<flatbuffers::uoffset_t>(params));
+    b.norm_groups = static_cast<int32_t>(t->shape()->Get(0) / a->dim());
+  }
   return Status::ok();
 }
 

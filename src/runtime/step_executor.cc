@@ -72,7 +72,7 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         break;
       case OpKind::kRmsNorm: kernels::rms_norm(in(0), elems / op.dim, op.dim, op.vec, op.eps, out, pool); break;
       case OpKind::kLayerNorm:
-        kernels::layer_norm(in(0), elems / op.dim, op.dim, op.vec, op.vec2, op.eps, out, pool);
+        kernels::layer_norm(in(0), elems / op.dim, op.dim, op.vec, op.vec2, op.eps, out, pool, op.norm_groups);
         break;
       case OpKind::kLinear: {
         if (op.group == 0) break;  // ran with its group's first linear

@@ -1,7 +1,8 @@
 // Cohere (model_type cohere; Command R, Command R+, Aya 23, Aya Expanse): transformers'
 // CohereModel, a Llama whose layers are parallel blocks x + attn(n) + mlp(n) from one
 // LayerNorm without bias, whose rope rotates interleaved pairs (repeat_interleave'd
-// frequencies, rotate_half over (2i, 2i+1)), and whose logits are scaled by logit_scale.
+// frequencies, rotate_half over (2i, 2i+1)), whose logits are scaled by logit_scale, and
+// (use_qk_norm) whose q and k are LayerNormed per head.
 #include <cmath>
 
 #include "export/families/cohere.h"
@@ -27,15 +28,12 @@ Status cohere_decoder_options(const BuildContext& ctx, DecoderOptions& o) {
 namespace {
 
 Status build(BuildContext& ctx) {
-  const hf::JsonFields t = ctx.config.text_fields();
-  // CohereLayerNorm over (heads, head_dim): a LayerNorm of its own for each head, which the
-  // layer_norm op (one weight for every group) does not express.
-  OG_ASSIGN_OR_RETURN(bool qk_norm, t.get_bool("use_qk_norm", false));
-  if (qk_norm)
-    return unsupported("{}: field '{}' is true: Cohere's per-head q/k LayerNorms are not supported", ctx.config.path,
-                       t.field_name("use_qk_norm"));
   DecoderOptions o;
   OG_TRY(cohere_decoder_options(ctx, o));
+  // Command R+: q_norm / k_norm are CohereLayerNorms over (heads, head_dim), weight-only, a
+  // LayerNorm of its own for each head, before the rope.
+  OG_ASSIGN_OR_RETURN(o.qk_norm, ctx.config.text_fields().get_bool("use_qk_norm", false));
+  o.qk_norm_per_head = o.qk_norm;
   return build_decoder(ctx, o);
 }
 

@@ -1,6 +1,7 @@
 // Cohere (CohereConfig): the parallel block from one weight-only LayerNorm (eps
 // layer_norm_eps), q/k/v/o biases iff attention_bias, Llama's gated MLP, a rope on
-// interleaved pairs, logits times logit_scale; use_qk_norm (per-head LayerNorms) refused.
+// interleaved pairs, logits times logit_scale; with use_qk_norm (Command R+) q and k LayerNormed
+// per head (weight [heads, head_dim], no bias) before the rope.
 // Its decoder is layer_norm_like.cc's. Followed: models/cohere/modular_cohere.py + configuration.
 #include "reference/families/families.h"
 #include "reference/families/layer_norm_like.h"
@@ -10,7 +11,9 @@ namespace {
 
 constexpr LnVariant kVariant{.family = "cohere", .eps_key = "layer_norm_eps", .o_proj = "o_proj", .final_norm = "norm",
                              .parallel = Parallel::kAlways, .attention_bias_key = "attention_bias", .norm_bias = false,
-                             .rope_pairs = true, .logit_scale_key = "logit_scale", .qk_layernorm_key = "use_qk_norm"};
+                             .rope_pairs = true, .logit_scale_key = "logit_scale", .qk_layernorm_key = "use_qk_norm",
+                             .qk_layernorm_supported = true, .q_norm = "q_norm", .k_norm = "k_norm",
+                             .qk_norm_per_head = true};
 constexpr ModelType kTypes[] = {{"cohere", false}};
 
 }  // namespace

@@ -121,8 +121,15 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
     if (qk_layernorm) {
       aw.qk_layer_norm = true;
       aw.qk_norm_eps = eps;
-      OG_ASSIGN_OR_RETURN(LayerNormWeights qn, read_layer_norm(ckpt, at + "q_layernorm", D, var.norm_bias));
-      OG_ASSIGN_OR_RETURN(LayerNormWeights kn, read_layer_norm(ckpt, at + "k_layernorm", D, var.norm_bias));
+      LayerNormWeights qn, kn;
+      if (var.qk_norm_per_head) {  // weight-only, [heads, D]
+        OG_ASSIGN_OR_RETURN(const hf::TensorView* qw, tensor(at + var.q_norm + ".weight", {Hq, D}));
+        OG_ASSIGN_OR_RETURN(const hf::TensorView* kw, tensor(at + var.k_norm + ".weight", {Hkv, D}));
+        qn.w = hf::to_f64(*qw), kn.w = hf::to_f64(*kw);
+      } else {
+        OG_ASSIGN_OR_RETURN(qn, read_layer_norm(ckpt, at + var.q_norm, D, var.norm_bias));
+        OG_ASSIGN_OR_RETURN(kn, read_layer_norm(ckpt, at + var.k_norm, D, var.norm_bias));
+      }
       aw.q_norm = qn.w, aw.q_norm_bias = qn.b, aw.k_norm = kn.w, aw.k_norm_bias = kn.b;
     }
     const int64_t window = windows[static_cast<size_t>(i)];

@@ -56,6 +56,9 @@ struct LnVariant {
   // before the rotation; stablelm: its per-head form is refused.
   const char* qk_layernorm_key = nullptr;
   bool qk_layernorm_supported = false;
+  const char* q_norm = "q_layernorm";  // self_attn.NAME
+  const char* k_norm = "k_layernorm";
+  bool qk_norm_per_head = false;       // cohere: NAME.weight [heads, head_dim], a LayerNorm per head
 };
 
 Result<std::vector<double>> layer_norm_like_forward(const LnVariant& variant, const hf::ModelConfig& c,

@@ -6,8 +6,20 @@ namespace og::testgen {
 // CohereAttention (Llama's: q/k/v/o biases iff attention_bias) and CohereMLP (gated, no
 // biases); one weight-only input_layernorm feeds both halves of the parallel block.
 Result<std::vector<TensorSpec>> cohere_tensors(const Json& text, const FamilyContext& ctx) {
-  OG_ASSIGN_OR_RETURN(bool bias, hf::JsonFields(text, ctx.what).get_bool("attention_bias", false));
-  return layer_norm_tensors(text, ctx, {.qkv_bias = bias, .o_bias = bias, .parallel = true, .norm_bias = false});
+  const hf::JsonFields t(text, ctx.what);
+  OG_ASSIGN_OR_RETURN(bool bias, t.get_bool("attention_bias", false));
+  OG_ASSIGN_OR_RETURN(std::vector<TensorSpec> specs,
+                      layer_norm_tensors(text, ctx, {.qkv_bias = bias, .o_bias = bias, .parallel = true, .norm_bias = false}));
+  OG_ASSIGN_OR_RETURN(bool qk_norm, t.get_bool("use_qk_norm", false));
+  if (qk_norm) {  // Command R+: CohereLayerNorm((heads, head_dim)) on q and k
+    OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
+    for (int64_t i = 0; i < d.layers; ++i) {
+      const std::string p = "model.layers." + std::to_string(i) + ".self_attn.";
+      specs.push_back({p + "q_norm.weight", {d.heads, d.head_dim}, kUnitNormInit});
+      specs.push_back({p + "k_norm.weight", {d.kv_heads, d.head_dim}, kUnitNormInit});
+    }
+  }
+  return specs;
 }
 
 namespace {
