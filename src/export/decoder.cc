@@ -149,12 +149,6 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     // q's and k's rows in the order the rope kernel rotates (DecoderOptions::rope_interleaved).
     const WeightOptions qk_rows = o.rope_interleaved ? WeightOptions{.pairs_block = D, .pairs_width = rope.rotary_dim}
                                                      : WeightOptions{};
-    auto sliced = [&](int64_t begin, int64_t end, const WeightOptions& order) {
-      WeightOptions wo = order;
-      wo.row_begin = begin;
-      wo.row_end = end;
-      return wo;
-    };
     const std::string at = p + o.attention_name + ".";  // the attention module's tensors
     ValueId q, k, v;  // [T, Hq * D], [T, Hkv * D], [T, Hkv * D]
     if (o.fused_qkv) {

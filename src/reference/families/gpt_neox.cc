@@ -10,6 +10,7 @@
 #include <cmath>
 #include <string>
 
+#include "reference/blocks.h"
 #include "reference/families/families.h"
 #include "reference/rope.h"
 #include "reference/weights.h"
@@ -74,10 +75,11 @@ Result<std::vector<double>> neox_forward(const hf::ModelConfig& c, const hf::Che
     }
     OG_ASSIGN_OR_RETURN(const hf::TensorView* wo, tensor(pre + "attention.dense.weight", {H, H}));
     const int64_t I = c.intermediate_size[static_cast<size_t>(l)];
-    OG_ASSIGN_OR_RETURN(const hf::TensorView* w1, tensor(pre + "mlp.dense_h_to_4h.weight", {I, H}));
-    OG_ASSIGN_OR_RETURN(const hf::TensorView* b1, tensor(pre + "mlp.dense_h_to_4h.bias", {I}));
-    OG_ASSIGN_OR_RETURN(const hf::TensorView* w2, tensor(pre + "mlp.dense_4h_to_h.weight", {H, I}));
-    OG_ASSIGN_OR_RETURN(const hf::TensorView* b2, tensor(pre + "mlp.dense_4h_to_h.bias", {H}));
+    MlpWeights mw{.intermediate = I, .act = act};  // plain: dense_4h_to_h(act(dense_h_to_4h(h)))
+    OG_ASSIGN_OR_RETURN(mw.up, tensor(pre + "mlp.dense_h_to_4h.weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(mw.up_bias, tensor(pre + "mlp.dense_h_to_4h.bias", {I}));
+    OG_ASSIGN_OR_RETURN(mw.down, tensor(pre + "mlp.dense_4h_to_h.weight", {H, I}));
+    OG_ASSIGN_OR_RETURN(mw.down_bias, tensor(pre + "mlp.dense_4h_to_h.bias", {H}));
 
     // Attention: the fused projection's columns for head h are [q_h | k_h | v_h], D each.
     const Mat qkv = linear(layer_norm(x, ln1.w, ln1.b, eps, H), *wqkv, bqkv);  // [T, 3H]
@@ -93,18 +95,12 @@ Result<std::vector<double>> neox_forward(const hf::ModelConfig& c, const hf::Che
     apply_rope(k, heads, D, inv_freq, rope.attention_factor);
     const Mat a = linear(attention(q, k, v, params), *wo, bo);  // [T, H]
 
-    auto mlp = [&](const Mat& h) {
-      Mat u = linear(h, *w1, b1);
-      for (double& e : u.v) e = activate(act, e);
-      return linear(u, *w2, b2);
-    };
     if (parallel) {
-      const Mat m = mlp(layer_norm(x, ln2.w, ln2.b, eps, H));
+      const Mat m = plain_mlp(layer_norm(x, ln2.w, ln2.b, eps, H), mw);
       for (size_t i = 0; i < x.v.size(); ++i) x.v[i] = m.v[i] + a.v[i] + x.v[i];
     } else {
       add_inplace(x, a);
-      const Mat m = mlp(layer_norm(x, ln2.w, ln2.b, eps, H));
-      add_inplace(x, m);
+      add_inplace(x, plain_mlp(layer_norm(x, ln2.w, ln2.b, eps, H), mw));
     }
   }
   OG_ASSIGN_OR_RETURN(Ln final_norm, layer_norm_of("gpt_neox.final_layer_norm"));
