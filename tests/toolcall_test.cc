@@ -256,7 +256,8 @@ TEST_P(Template, ParserReadsBackWhatTheTemplateWrites) {
   ASSERT_EQ(whole.calls.size(), calls.size()) << ::testing::PrintToString(*text);
   for (size_t i = 0; i < calls.size(); ++i) {
     EXPECT_EQ(whole.calls[i].name, calls[i].name);
-    EXPECT_EQ(ojson::parse(whole.calls[i].arguments, nullptr, false), calls[i].args) << whole.calls[i].arguments;
+    // (As JSON objects: a template that sorts the keys writes them in its order.)
+    EXPECT_EQ(nlohmann::json::parse(whole.calls[i].arguments, nullptr, false), nlohmann::json(calls[i].args)) << whole.calls[i].arguments;
     EXPECT_FALSE(whole.calls[i].id.empty());
   }
   EXPECT_FALSE(whole.content.has_value()) << *whole.content;

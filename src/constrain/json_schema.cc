@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -137,6 +138,78 @@ class Compiler {
     return seq({star(alt({a, b, seq({repeat(c, 1, -1), b})})), star(c)});
   }
 
+  // Where a value is written in a template's notation (value_notation.h) instead of JSON:
+  // no whitespace, strings between its quote, bare keys.
+  ExprPtr ws() const { return notation_ ? seq({}) : json_.ws; }
+  ExprPtr quote() const { return notation_ ? lit(notation_->quote) : ch('"'); }
+  ExprPtr any_value() { return notation_ ? call(notation_rules().value) : call(json_.value); }
+  // One UTF-8 character of a raw string: no special-token mark, and not the quote's first byte
+  // where that is ASCII (so a bounded string cannot run into its closing quote).
+  static ExprPtr raw_char(const std::string& quote) {
+    std::vector<uint8_t> ascii_out;
+    if (static_cast<uint8_t>(quote[0]) < 0x80) ascii_out.push_back(static_cast<uint8_t>(quote[0]));
+    const ExprPtr tail = byte_ranges({{0x80, 0xBF}});
+    return alt({bytes_in_except(0x00, 0x7F, std::move(ascii_out)), seq({byte_ranges({{0xC2, 0xDF}}), tail}),
+                seq({byte_ranges({{0xE0, 0xEF}}), tail, tail}), seq({byte_ranges({{0xF0, 0xF4}}), tail, tail, tail})});
+  }
+  // A bare key's characters (an identifier's, as templates' keys are).
+  static std::vector<std::pair<uint8_t, uint8_t>> key_bytes() { return {{'$', '$'}, {'-', '.'}, {'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; }
+  // A bare key that is none of `names` (additional properties beside the declared ones): a trie
+  // of the names, left at any character no name has there, ended where no name ends.
+  static ExprPtr bare_key_except(std::vector<std::string> names) {
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    const ExprPtr key_char = byte_ranges(key_bytes());
+    std::function<ExprPtr(size_t, size_t, size_t)> node = [&](size_t begin, size_t end, size_t depth) -> ExprPtr {
+      std::vector<uint8_t> next;
+      bool a_name_ends = false;
+      for (size_t i = begin; i < end; ++i) {
+        if (names[i].size() == depth) a_name_ends = true;
+        else next.push_back(static_cast<uint8_t>(names[i][depth]));
+      }
+      std::vector<ExprPtr> alts;
+      if (depth > 0 && !a_name_ends) alts.push_back(seq({}));
+      std::vector<std::pair<uint8_t, uint8_t>> leave;  // key characters no name has here
+      for (auto [lo, hi] : key_bytes())
+        for (int b = lo; b <= hi; ++b)
+          if (std::find(next.begin(), next.end(), static_cast<uint8_t>(b)) == next.end()) leave.emplace_back(b, b);
+      alts.push_back(seq({byte_ranges(std::move(leave)), star(key_char)}));
+      for (size_t i = begin; i < end;) {
+        if (names[i].size() == depth) {
+          ++i;
+          continue;
+        }
+        const char b = names[i][depth];
+        size_t j = i;
+        while (j < end && names[j].size() > depth && names[j][depth] == b) ++j;
+        alts.push_back(seq({ch(b), node(i, j, depth + 1)}));
+        i = j;
+      }
+      return alt(std::move(alts));
+    };
+    return node(0, names.size(), 0);
+  }
+  // Any value in the current notation (its rules made once per quote).
+  struct NotationRules {
+    int32_t string = -1, value = -1;
+  };
+  const NotationRules& notation_rules() {
+    auto [it, fresh] = notation_rules_.try_emplace(notation_->quote);
+    if (!fresh) return it->second;
+    NotationRules& r = it->second;
+    r.string = g_->add_rule("notation string");
+    r.value = g_->add_rule("notation value");
+    const int32_t object = g_->add_rule("notation object"), array = g_->add_rule("notation array");
+    const ExprPtr q = quote();
+    // (A definition over the state budget leaves its rule undefined, which finish() reports.)
+    (void)g_->define(r.string, seq({q, text_without(notation_->quote), q}));
+    const ExprPtr member = seq({repeat(byte_ranges(key_bytes()), 1, -1), ch(':'), call(r.value)});
+    (void)g_->define(object, seq({ch('{'), opt(seq({member, star(seq({ch(','), member}))})), ch('}')}));
+    (void)g_->define(array, seq({ch('['), opt(seq({call(r.value), star(seq({ch(','), call(r.value)}))})), ch(']')}));
+    (void)g_->define(r.value, alt({call(object), call(array), call(r.string), call(json_.number), lit("true"), lit("false"), lit("null")}));
+    return r;
+  }
+
   // A frame's pieces in sequence.
   Result<ExprPtr> pieces_rule(const std::vector<FramePiece>& frame, const std::string& path) {
     std::vector<ExprPtr> pieces;
@@ -176,9 +249,12 @@ class Compiler {
           ++root_index_;
           const json::json_pointer ptr(p.pointer);
           if (!p.schema.contains(ptr)) return bad_input("framed JSON: no schema at '{}'", p.pointer);
+          notation_ = p.notation ? &*p.notation : nullptr;
+          if (notation_ && notation_->quote.empty()) return bad_input("framed JSON: a notation without a string quote");
           OG_ASSIGN_OR_RETURN(ExprPtr e, value_rule(p.schema.at(ptr), fmt::format("{}/{}", path, k), 0));
           pieces.push_back(e);
           OG_TRY(define_pending());
+          notation_ = nullptr;
           break;
         }
       }
@@ -199,7 +275,7 @@ class Compiler {
 
   // A rule for the values of schema `s` (keeps each rule's expression shallow).
   Result<ExprPtr> value_rule(const json& s, const std::string& path, int32_t depth) {
-    if (s.is_boolean()) return s.get<bool>() ? call(json_.value) : nothing();
+    if (s.is_boolean()) return s.get<bool>() ? any_value() : nothing();
     if (s.is_object() && s.contains("$ref")) return schema(s, path, depth);
     const int32_t r = g_->add_rule(path);
     OG_ASSIGN_OR_RETURN(ExprPtr e, schema(s, path, depth + 1));
@@ -209,7 +285,7 @@ class Compiler {
 
   Result<ExprPtr> schema(const json& s, const std::string& path, int32_t depth) {
     if (depth > limits_.max_depth) return at(path, fmt::format("schemas nest deeper than {}", limits_.max_depth));
-    if (s.is_boolean()) return s.get<bool>() ? call(json_.value) : nothing();
+    if (s.is_boolean()) return s.get<bool>() ? any_value() : nothing();
     if (!s.is_object()) return at(path, "a schema must be an object or a boolean");
     for (const auto& [key, v] : s.items())
       if (kUnsupported.count(key)) return at(path, fmt::format("'{}' is not supported", key));
@@ -264,7 +340,7 @@ class Compiler {
   }
 
   // The literal texts of `vs` whose JSON type is one of `types`.
-  static Result<ExprPtr> values(const std::vector<json>& vs, const std::vector<std::string>& types, const std::string&) {
+  Result<ExprPtr> values(const std::vector<json>& vs, const std::vector<std::string>& types, const std::string&) {
     const auto has = [&](const char* t) { return std::find(types.begin(), types.end(), t) != types.end(); };
     std::vector<ExprPtr> alts;
     for (const json& v : vs) {
@@ -275,7 +351,7 @@ class Compiler {
                       : v.is_string()  ? has("string")
                       : is_integral(v)   ? has("number") || has("integer")
                           : has("number");
-      if (ok) alts.push_back(lit(v.dump()));
+      if (ok) alts.push_back(lit(notation_ ? notation_text(v, *notation_) : v.dump()));
     }
     return alt(std::move(alts));
   }
@@ -304,9 +380,13 @@ class Compiler {
       }
       if (!pattern.empty()) {
         if (min != 0 || max >= 0) return at(path, "'pattern' or 'format' together with 'minLength'/'maxLength' is not supported");
-        auto contents = regex_string_contents(pattern);
+        auto contents = regex_string_contents(pattern, /*raw=*/notation_ != nullptr);
         if (!contents.is_ok()) return at(path + (s.contains("pattern") ? "/pattern" : "/format"), contents.status().message());
-        return seq({ch('"'), *contents, ch('"')});
+        return seq({quote(), *contents, quote()});
+      }
+      if (notation_) {  // raw text that cannot hold the quote
+        if (min == 0 && max < 0) return call(notation_rules().string);
+        return seq({quote(), repeat(raw_char(notation_->quote), min, max), quote()});
       }
       if (min == 0 && max < 0) return call(json_.string);
       return seq({ch('"'), repeat(json_.chr, min, max), ch('"')});
@@ -358,7 +438,7 @@ class Compiler {
   }
 
   Result<ExprPtr> object(const json& s, const std::string& path, int32_t depth) {
-    const ExprPtr ws = json_.ws;
+    const ExprPtr ws = this->ws();
     // The properties in the schema's order; a required name without a schema takes any value.
     std::vector<std::pair<std::string, const json*>> props;
     static const json kAny = true;
@@ -376,10 +456,18 @@ class Compiler {
           props.emplace_back(r.get<std::string>(), &kAny);
       }
     }
+    if (notation_) {  // the notation's member order
+      std::vector<std::string> names;
+      for (const auto& p : props) names.push_back(p.first);
+      std::vector<std::pair<std::string, const json*>> ordered;
+      for (const std::string& n : notation_key_order(names, *notation_))
+        ordered.push_back(*std::find_if(props.begin(), props.end(), [&](const auto& p) { return p.first == n; }));
+      props = std::move(ordered);
+    }
     std::vector<ExprPtr> member;  // [props] key ws ':' ws value
     for (const auto& [name, sub] : props) {
       OG_ASSIGN_OR_RETURN(ExprPtr v, value_rule(*sub, path + "/properties/" + name, depth));
-      member.push_back(seq({lit(json_key_literal(name)), ws, ch(':'), ws, v}));
+      member.push_back(seq({lit(notation_ ? name : json_key_literal(name)), ws, ch(':'), ws, v}));
     }
     ExprPtr extra = nothing();  // additional members
     const json add = s.contains("additionalProperties") ? s["additionalProperties"] : json(true);
@@ -387,7 +475,8 @@ class Compiler {
       OG_ASSIGN_OR_RETURN(ExprPtr v, value_rule(add, path + "/additionalProperties", depth));
       std::vector<std::string> names;
       for (const auto& p : props) names.push_back(p.first);
-      extra = seq({names.empty() ? call(json_.string) : key_except(names, json_.chr), ws, ch(':'), ws, v});
+      const ExprPtr key = notation_ ? bare_key_except(names) : names.empty() ? call(json_.string) : key_except(names, json_.chr);
+      extra = seq({key, ws, ch(':'), ws, v});
     }
     // rest[i]: members i.. after at least one was written; first[i]: none written yet.
     const size_t n = props.size();
@@ -404,7 +493,7 @@ class Compiler {
   }
 
   Result<ExprPtr> array(const json& s, const std::string& path, int32_t depth) {
-    const ExprPtr ws = json_.ws;
+    const ExprPtr ws = this->ws();
     std::vector<ExprPtr> prefix;
     json rest_schema = true;
     const json* tuple = s.contains("prefixItems") ? &s["prefixItems"] : (s.contains("items") && s["items"].is_array() ? &s["items"] : nullptr);
@@ -543,6 +632,8 @@ class Compiler {
   std::unique_ptr<Grammar> g_ = std::make_unique<Grammar>();
   JsonRules json_;
   std::map<std::string, int32_t> ref_rules_;
+  const ValueNotation* notation_ = nullptr;  // the kJson piece being compiled writes this notation
+  std::map<std::string, NotationRules> notation_rules_;  // by quote
   struct Pending {
     int32_t rule;
     const json* target;

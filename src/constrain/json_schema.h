@@ -15,6 +15,7 @@
 
 #include "base/status.h"
 #include "constrain/grammar.h"
+#include "constrain/value_notation.h"
 
 namespace og::constrain {
 
@@ -51,6 +52,7 @@ struct FramePiece {
   // any text at all), so that a parameter cannot run into the tag that closes it; with a
   // `length`, UTF-8 characters without `text`'s first byte.
   std::vector<FramePiece> group;   // kOptional: pieces that come all together or not at all
+  std::optional<ValueNotation> notation;  // kJson: the value written in this notation, not as JSON
 };
 // With `answer`, a JSON value of that schema may stand instead of the framed items, and
 // `lead` (literal) comes before either:  lead (prefix items suffix | answer).

@@ -93,9 +93,13 @@ void utf8_ranges(char32_t lo, char32_t hi, std::vector<ExprPtr>& out) {
 
 // The characters of `r` as a JSON string writes them: '"', '\' and control characters as
 // their escapes (named ones by name, others \u00xx: nlohmann's and Python's choice), the rest
-// raw.
-ExprPtr json_chars(const Ranges& r) {
+// raw; `unescaped`: all of them raw (a string in a template's notation).
+ExprPtr json_chars(const Ranges& r, bool unescaped = false) {
   std::vector<ExprPtr> alts;
+  if (unescaped) {
+    for (auto [lo, hi] : normalized(r)) utf8_ranges(lo, hi, alts);
+    return alt(std::move(alts));
+  }
   Ranges raw;
   for (auto [lo, hi] : normalized(r)) {
     for (char32_t c = lo; c <= std::min<char32_t>(hi, 0x5C); ++c) {
@@ -122,11 +126,11 @@ ExprPtr json_chars(const Ranges& r) {
 
 class Parser {
  public:
-  explicit Parser(std::u32string p) : p_(std::move(p)) {}
+  Parser(std::u32string p, bool raw) : p_(std::move(p)), raw_(raw) {}
 
   // Top-level branches each take their own anchors: "^a|b$" is (^a)|(b$).
   Result<ExprPtr> whole() {
-    const ExprPtr any = star(json_chars({{0, kMaxCode}}));
+    const ExprPtr any = star(chars({{0, kMaxCode}}));
     std::vector<ExprPtr> branches;
     for (;;) {
       const bool anchored_start = at('^');
@@ -224,17 +228,17 @@ class Parser {
       }
       case '[': {
         OG_ASSIGN_OR_RETURN(Ranges r, klass());
-        return json_chars(r);
+        return chars(r);
       }
-      case '.': return json_chars(complement(kLineTerminators));
+      case '.': return chars(complement(kLineTerminators));
       case '\\': {
         OG_ASSIGN_OR_RETURN(Ranges r, escape(false));
-        return json_chars(r);
+        return chars(r);
       }
       case '^': case '$': --i_; return error("an anchor");
       case '*': case '+': case '?': --i_; return error("a quantifier with nothing before it");
       case ')': --i_; return error("an unmatched ')'");
-      default: return json_chars({{c, c}});
+      default: return chars({{c, c}});
     }
   }
 
@@ -327,7 +331,11 @@ class Parser {
     return negated ? complement(r) : normalized(r);
   }
 
+  // The characters of `r` as the string writes them (JSON-escaped, or raw).
+  ExprPtr chars(const Ranges& r) const { return json_chars(r, raw_); }
+
   std::u32string p_;
+  bool raw_ = false;
   size_t i_ = 0;
 };
 
@@ -352,8 +360,8 @@ std::u32string code_points(std::string_view s) {
 
 }  // namespace
 
-Result<ExprPtr> regex_string_contents(std::string_view pattern) {
-  return Parser(code_points(pattern)).whole();
+Result<ExprPtr> regex_string_contents(std::string_view pattern, bool raw) {
+  return Parser(code_points(pattern), raw).whole();
 }
 
 }  // namespace og::constrain

@@ -17,7 +17,8 @@
 
 namespace og::constrain {
 
-// The contents (between the quotes) of the JSON strings whose value `pattern` matches.
-Result<ExprPtr> regex_string_contents(std::string_view pattern);
+// The contents (between the quotes) of the JSON strings whose value `pattern` matches; `raw`:
+// the characters as themselves, none escaped (a string in a template's notation).
+Result<ExprPtr> regex_string_contents(std::string_view pattern, bool raw = false);
 
 }  // namespace og::constrain

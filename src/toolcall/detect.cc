@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "constrain/value_notation.h"
 #include "toolcall/json_extent.h"
 
 namespace og::toolcall {
@@ -147,6 +148,36 @@ std::optional<Located> locate(const std::string& r, int i, size_t from, bool* no
   return Located{name, obj->first, obj->second};
 }
 
+// Arguments in a notation of the template's own (constrain/value_notation.h): the probe call's
+// {"ogprobe_arg": "ogprobe_v0"} written as {ogprobe_arg:Q ogprobe_v0 Q}, Q the string quote;
+// then a call holding every kind of value, keys out of order, must be written exactly as the
+// notation writes it (sorted or not), or the template's notation is not this one.
+std::optional<constrain::ValueNotation> read_notation(const std::string& r, const std::string& rich_reply,
+                                                      const nlohmann::ordered_json& rich_args) {
+  const std::string key = "ogprobe_arg", value = "ogprobe_v0";
+  const size_t name = r.find(kNames[0]);
+  const size_t k = name == std::string::npos ? name : r.find(key + ":", name);
+  if (k == std::string::npos || k == 0 || r[k - 1] != '{') return std::nullopt;
+  const size_t q = k + key.size() + 1, v = r.find(value, q);
+  if (v == std::string::npos || v == q) return std::nullopt;
+  const std::string quote = r.substr(q, v - q);
+  if (r.compare(v + value.size(), quote.size() + 1, quote + "}") != 0) return std::nullopt;
+  for (bool sorted : {false, true}) {
+    const constrain::ValueNotation n{.quote = quote, .sorted_keys = sorted};
+    if (rich_reply.find(notation_text(rich_args, n)) != std::string::npos) return n;
+  }
+  return std::nullopt;
+}
+// A call written in the notation: its name and its arguments' extent.
+std::optional<Located> locate_notation(const std::string& r, int i, size_t from, const constrain::ValueNotation& n) {
+  const size_t name = r.find(kNames[i], from);
+  if (name == std::string::npos) return std::nullopt;
+  const std::string args = notation_text(ojson{{"ogprobe_arg", fmt::format("ogprobe_v{}", i)}}, n);
+  const size_t at = r.find(args, name);
+  if (at == std::string::npos) return std::nullopt;
+  return Located{name, at, at + args.size()};
+}
+
 // `tagged` probes: two string arguments per call (then one a number: a template whose frame
 // depends on the value's type is not one frame).
 ojson tagged_call(int i, bool number = false) {
@@ -269,6 +300,22 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
       break;
     }
   }
+  // Arguments in the template's own notation?
+  std::optional<constrain::ValueNotation> notation;
+  if (!one && dialect) {
+    // Every kind of value, the keys out of their sorted order.
+    const ojson rich = ojson::parse(R"({"ogprobe_arh": [1, -2.5, true, false, "ogprobe_s"], "ogprobe_arg": {"ogprobe_b": "ogprobe_t", "ogprobe_a": {}}})");
+    for (const ojson& c : {ojson(nullptr), ojson("")}) {
+      auto r = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({probe_call(0, false)})}});
+      ojson call = probe_call(0, false);
+      call["function"]["arguments"] = rich;
+      auto rr = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({call})}});
+      if (!r || !rr || !(notation = read_notation(*r, *rr, rich))) continue;
+      one = r;
+      two = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({probe_call(0, false), probe_call(1, false)})}});
+      break;
+    }
+  }
   const auto strip = [&](std::string r) {
     if (!empty_reasoning.empty() && r.starts_with(empty_reasoning)) r.erase(0, empty_reasoning.size());
     // A prompt that opened the reasoning: a written turn may begin by closing an empty one.
@@ -314,6 +361,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   }
   // A call in a reply: its name and its arguments' extent.
   const auto locate_call = [&](const std::string& r, int i, size_t from) -> std::optional<Located> {
+    if (notation) return locate_notation(r, i, from, *notation);
     if (!tagged) return locate(r, i, from);
     auto f = read_tagged(r, i, from);
     if (!f || f->first.before != tagged->before || f->first.mid != tagged->mid || f->first.after != tagged->after)
@@ -354,7 +402,12 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     const std::string between = with_id_slots(r2.substr(a2->args_end, b->name - a2->args_end));
     const std::string tail2 = with_id_slots(r2.substr(b->args_end));
     // between = after + separator + before; lead = prefix + before; tail = after + suffix.
-    const size_t n_after = std::min(common_prefix(tail2, between), between.size());
+    size_t n_after = std::min(common_prefix(tail2, between), between.size());
+    // Never inside a tag: "<|tool_call>" after one call and "<|tool_response>" after the last
+    // share "<|tool_", which is no frame of either.
+    if (const size_t lt = n_after ? between.rfind('<', n_after - 1) : std::string::npos;
+        lt != std::string::npos && between.find('>', lt) >= n_after)
+      n_after = lt;
     s.after = between.substr(0, n_after);
     const std::string rest = between.substr(n_after);
     const size_t n_before = common_suffix(lead, rest);
@@ -384,13 +437,37 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     return generic("the template writes a call's name with nothing to recognise it by");
   }
   s.format = "framed";
+  if (notation) s.args_quote = notation->quote, s.args_sorted = notation->sorted_keys;
   if (tagged) {
     s.format = "tagged";
     s.param_before = tagged->before, s.param_mid = tagged->mid, s.param_after = tagged->after;
     s.param_mid_json = tagged->mid_json;
   }
+  if (!s.has_reasoning()) {
+    // A template that writes reasoning only before tool calls (one that keeps it on turns that
+    // call tools): the call's turn with reasoning is the reasoning's frame, then the call. Read
+    // with thinking on (a prompt that closes an empty reasoning block otherwise hides the open).
+    chat::RenderOptions thinking = options;
+    thinking.extra_context["enable_thinking"] = true;
+    Prober q(tmpl, thinking);
+    const ojson call = tagged ? tagged_call(0) : probe_call(0, s.arguments_as_string);
+    for (const ojson& c : {ojson(nullptr), ojson("")}) {
+      auto plain = q.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({call})}});
+      auto with = q.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({call})},
+                           {"reasoning_content", kThought}, {"thinking", kThought}});
+      if (!plain || !with || *plain == *with || !with->ends_with(*plain)) continue;
+      const size_t t = with->find(kThought), head = with->size() - plain->size(), n = std::string_view(kThought).size();
+      if (t == std::string::npos || t + n > head) continue;
+      const std::string open = trim(with->substr(0, t)), close = trim(with->substr(t + n, head - t - n));
+      if (open.empty() || close.empty()) continue;
+      s.reasoning_open = open, s.reasoning_close = close;
+      s.starts_in_reasoning = trim(p.prompt()).ends_with(open);
+      break;
+    }
+  }
   d.why = s.max_calls == 1 ? "one call per message, read from the template" : "read from the template";
   if (tagged) d.why += ", each argument between tags";
+  if (notation) d.why += ", the arguments in its own notation";
   return d;
 }
 

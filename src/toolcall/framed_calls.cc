@@ -1,6 +1,7 @@
 #include "toolcall/framed_calls.h"
 
 #include "toolcall/json_extent.h"
+#include "toolcall/notation_reader.h"
 #include "toolcall/python_literal.h"
 
 #include <algorithm>
@@ -48,6 +49,7 @@ class FramedParser final : public ReplyParser {
     if (tools && s.format == "tagged") tools_ = tools->tools;
     const auto m = [&sp](const std::string& t) { return sp.mark(t); };
     tagged_ = s.format == "tagged";
+    args_quote_ = m(s.args_quote);
     param_before_ = m(s.param_before), param_mid_ = m(s.param_mid), param_after_ = m(s.param_after);
     param_mid_json_ = m(s.param_mid_json);
     reasoning_open_ = m(s.reasoning_open), reasoning_close_ = m(s.reasoning_close), content_open_ = m(s.content_open);
@@ -161,9 +163,10 @@ class FramedParser final : public ReplyParser {
             if (end) return cut_short();
             return;
           }
-          const int64_t r = match(buf_, k, mid_head_, id_length_);
+          // (No `mid`: the arguments' opening brace ends the name.)
+          const int64_t r = mid_head_.empty() ? (buf_[k] == '{' ? 0 : kNo) : match(buf_, k, mid_head_, id_length_);
           if (r == kPartial && end) return cut_short();
-          if (r == kNo || mid_head_.empty()) {
+          if (r == kNo) {
             abandon(out);  // and read on
             break;
           }
@@ -193,6 +196,10 @@ class FramedParser final : public ReplyParser {
         case Mode::kArgs: {
           if (tagged_) {
             if (!tagged_args(out, end)) return;
+            break;
+          }
+          if (!args_quote_.empty()) {
+            if (!notation_args(out, end)) return;
             break;
           }
           size_t i = 0;
@@ -263,6 +270,31 @@ class FramedParser final : public ReplyParser {
   }
 
   bool calls_done() const { return max_calls_ > 0 && calls_read_ >= max_calls_; }
+
+  // Arguments in the template's notation, turned into JSON as they stream. False: wait for more.
+  bool notation_args(std::vector<ReplyEvent>& out, bool end) {
+    if (!args_begun_) {
+      size_t i = 0;
+      while (i < buf_.size() && is_ws(buf_[i])) ++i;
+      consume(i);
+      if (buf_.empty()) return false;
+      if (buf_[0] != '{') {  // not arguments after all: the call keeps none, the rest is content
+        ++calls_read_;
+        mode_ = Mode::kContent;
+        return true;
+      }
+      args_begun_ = true;
+      notation_ = NotationReader(args_quote_);
+    }
+    std::string json;
+    consume(notation_.read(buf_, end, json));
+    if (!notation_.done() && end) notation_.close(json);
+    emit(out, Kind::kArguments, json);
+    if (!notation_.done()) return false;
+    ++calls_read_;
+    mode_ = Mode::kAfter;
+    return true;
+  }
 
   // `tagged` arguments, one (param_before KEY param_mid VALUE param_after) at a time, turned
   // into the JSON object's text as they stream: a string value (by the tool's schema) streams
@@ -419,6 +451,8 @@ class FramedParser final : public ReplyParser {
   std::string name_, id_;
   std::string opening_;  // the current call's opening as read (content again if it is not one)
   JsonExtent extent_;  // the arguments' value so far
+  std::string args_quote_;  // arguments in the template's notation: its string quote (marked)
+  NotationReader notation_{""};
   bool args_begun_ = false;
   int32_t calls_read_ = 0, next_index_ = 0, index_ = 0;
 };
@@ -531,7 +565,9 @@ ReplyGrammar framed_grammar(const ToolCallSyntax& s, const ToolSet& t, const con
     if (s.format == "tagged") {
       tagged_arguments(s, tool.parameters, m, frame);
     } else {
-      frame.push_back({.kind = FramePiece::Kind::kJson, .schema = tool.parameters});
+      FramePiece args{.kind = FramePiece::Kind::kJson, .schema = tool.parameters};
+      if (!s.args_quote.empty()) args.notation = constrain::ValueNotation{.quote = m(s.args_quote), .sorted_keys = s.args_sorted};
+      frame.push_back(std::move(args));
     }
     literal(s.after, frame);
     f.frames.push_back(std::move(frame));

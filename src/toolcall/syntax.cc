@@ -24,6 +24,8 @@ ojson to_json(const ToolCallSyntax& s) {
   if (s.max_calls) j["max_calls"] = s.max_calls;
   if (s.id_length) j["id_length"] = s.id_length;
   if (s.arguments_as_string) j["arguments_as_string"] = true;
+  put("args_quote", s.args_quote);
+  if (s.args_sorted) j["args_sorted"] = true;
   put("reasoning_open", s.reasoning_open), put("reasoning_close", s.reasoning_close), put("content_open", s.content_open);
   if (s.starts_in_reasoning) j["starts_in_reasoning"] = true;
   return j;
@@ -47,6 +49,7 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
                         : key == "param_mid"       ? &s.param_mid
                         : key == "param_after"     ? &s.param_after
                         : key == "param_mid_json"  ? &s.param_mid_json
+                        : key == "args_quote"      ? &s.args_quote
                                                    : nullptr;
     if (text) {
       if (!v.is_string()) return bad_input("tool-call format: '{}' must be a string", key);
@@ -55,9 +58,9 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 64)
         return bad_input("tool-call format: '{}' must be an integer in [0, 64]", key);
       (key == "max_calls" ? s.max_calls : s.id_length) = v.get<int32_t>();
-    } else if (key == "arguments_as_string" || key == "starts_in_reasoning") {
+    } else if (key == "arguments_as_string" || key == "starts_in_reasoning" || key == "args_sorted") {
       if (!v.is_boolean()) return bad_input("tool-call format: '{}' must be a boolean", key);
-      (key == "arguments_as_string" ? s.arguments_as_string : s.starts_in_reasoning) = v.get<bool>();
+      (key == "arguments_as_string" ? s.arguments_as_string : key == "args_sorted" ? s.args_sorted : s.starts_in_reasoning) = v.get<bool>();
     } else {
       return bad_input("tool-call format: unknown key '{}'", key);
     }
@@ -69,6 +72,10 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
     return bad_input("tool-call format: 'param_before', 'param_mid', 'param_mid_json' and 'param_after' belong to the tagged format");
   if (s.format == "tagged" && (s.param_before.empty() || s.param_mid.empty() || s.param_after.empty()))
     return bad_input("tool-call format: a tagged format needs 'param_before', 'param_mid' and 'param_after' (the text around each argument)");
+  if (!s.args_quote.empty() && s.format != "framed")
+    return bad_input("tool-call format: 'args_quote' (arguments in the template's notation) belongs to the framed format");
+  if (s.args_sorted && s.args_quote.empty())
+    return bad_input("tool-call format: 'args_sorted' needs 'args_quote' (JSON arguments keep the schema's order)");
   if (s.reasoning_open.empty() != s.reasoning_close.empty())
     return bad_input("tool-call format: 'reasoning_open' and 'reasoning_close' come together");
   if ((s.prefix + s.separator + s.suffix).find(kIdSlot) != std::string::npos)

@@ -11,6 +11,10 @@
 //   [TOOL_CALLS][{"name": "NAME", "arguments": ARGS, "id": "ID"}, ...]  (prefixed JSON list with ids)
 //   [TOOL_CALLS]NAME[CALL_ID]ID[ARGS]ARGS                               (prefixed name, id and arguments)
 //   <|start|>assistant to=functions.NAME<|channel|>commentary json<|message|>ARGS<|call|>  (harmony)
+// Where the template writes ARGUMENTS in a notation of its own (constrain/value_notation.h:
+// strings between `args_quote`, keys bare, members sorted iff `args_sorted`), they are read
+// and constrained in it:
+//   <|tool_call>call:NAME{city:<|"|>Paris<|"|>,days:3}<tool_call|>
 // `tagged` (templates that write each argument between tags of its own): as `framed`, with
 // ARGUMENTS written as  (param_before KEY param_mid VALUE param_after)*  instead of a JSON
 // value, VALUE a string as itself and any other value as JSON:
@@ -49,6 +53,8 @@ struct ToolCallSyntax {
   int32_t max_calls = 0;   // 0: any number; 1: the template writes one call per message
   int32_t id_length = 0;   // letters and digits in an id slot (0: the template writes no id)
   bool arguments_as_string = false;  // the template reads `arguments` as JSON text, not a mapping
+  std::string args_quote;  // `framed`: ARGUMENTS in the template's notation, strings between this
+  bool args_sorted = false;  // ... its members in dictsort's order
   std::string reasoning_open, reasoning_close, content_open;
   bool starts_in_reasoning = false;  // the generation prompt opens the reasoning itself
 
