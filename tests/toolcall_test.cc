@@ -16,6 +16,7 @@
 #include "constrain/matcher.h"
 #include "toolcall/detect.h"
 #include "toolcall/framed_calls.h"
+#include "toolcall/notation_reader.h"
 #include "toolcall/python_literal.h"
 #include "toolcall/registry.h"
 #include "test_util.h"
@@ -443,6 +444,154 @@ TEST(TaggedGrammar, AFrameThatMarksTheValuesKindHasAMidForEach) {
   const Reply r = fold(parse_in_chunks(s, tools, "<call=f><p=text s>12</p><p=n j>12</p></call>", 2));
   ASSERT_EQ(r.calls.size(), 1u);
   EXPECT_EQ(ojson::parse(r.calls[0].arguments), ojson::parse(R"({"text": "12", "n": 12})"));
+}
+
+// Arguments in a template's own notation (strings between a quote, bare keys, no spaces): a
+// made-up notation, not any template's, so that what is tested is the rule and not a fixture.
+ToolCallSyntax notation_syntax(bool sorted) {
+  ToolCallSyntax s;
+  s.format = "framed", s.before = "<<call ", s.after = ">>", s.separator = ";";
+  s.args_quote = "~'", s.args_sorted = sorted;
+  return s;
+}
+ToolSet notation_tools() {
+  ToolSet tools;
+  tools.tools.push_back({"f", ojson::parse(R"({"type": "object", "properties": {"zeta": {"type": "string", "maxLength": 3},
+      "Alpha": {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "integer", "minimum": 0}},
+      "required": ["k"], "additionalProperties": false}}, "Mode": {"enum": ["on", "off", 2]},
+      "id": {"type": "string", "pattern": "^[a-z]+\"[0-9]$"}, "note": {"type": "string", "pattern": "^.+$"}},
+      "required": ["zeta"]})")});
+  tools.choice = ToolSet::Choice::kRequired;
+  return tools;
+}
+
+TEST(NotationGrammar, ValuesAreWrittenInTheNotationAndHeldToTheirSchema) {
+  for (bool sorted : {false, true}) {
+    const ToolCallSyntax s = notation_syntax(sorted);
+    ASSERT_TRUE(syntax_from_json(to_json(s)).is_ok());
+    auto g = constrain::compile_framed_json(*framed_grammar(s, notation_tools(), {}).framed);
+    ASSERT_TRUE(g.is_ok()) << g.status().message();
+    const auto accepts = [&](const std::string& text) {
+      constrain::Matcher m(*g);
+      return m.advance(text) && m.accepting();
+    };
+    const constrain::ValueNotation n{.quote = "~'", .sorted_keys = sorted};
+    const auto call = [&](const ojson& args) { return "<<call f" + constrain::notation_text(args, n) + ">>"; };
+    // dictsort's order is case-insensitive: Alpha, id, Mode, zeta (ASCII order would put Mode before id).
+    const ojson good = ojson::parse(R"({"zeta": "a{b", "Alpha": [{"k": 0}, {"k": 12}], "Mode": "off", "id": "ab\"7"})");
+    EXPECT_EQ(call(good), sorted ? "<<call f{Alpha:[{k:0},{k:12}],id:~'ab\"7~',Mode:~'off~',zeta:~'a{b~'}>>"
+                                 : "<<call f{zeta:~'a{b~',Alpha:[{k:0},{k:12}],Mode:~'off~',id:~'ab\"7~'}>>");
+    EXPECT_TRUE(accepts(call(good)));
+    EXPECT_TRUE(accepts(call(good) + ";" + call({{"zeta", ""}, {"Mode", 2}})));
+    // Keys beyond the declared ones follow them, in either order (the model writes them last).
+    EXPECT_TRUE(accepts("<<call f{zeta:~'\xC3\xA9\xC3\xA9x~',extra_1:{deep:[null,true,-1.5,~'q~']}}>>"));
+    EXPECT_FALSE(accepts("<<call f{zeta:~'x~',zeta_:1,Mode:2}>>"));
+    // The raw text of a string: no escapes, any quote but the notation's own.
+    EXPECT_TRUE(accepts("<<call f{zeta:~'\\n\"~'}>>"));
+    EXPECT_FALSE(accepts(call({{"zeta", "abcd"}})));                    // maxLength 3
+    EXPECT_FALSE(accepts(call({{"Mode", "on"}})));                      // zeta is required
+    EXPECT_FALSE(accepts(call({{"zeta", "a"}, {"Mode", "2"}})));        // 2 is a number, not a string
+    EXPECT_FALSE(accepts(call({{"zeta", "a"}, {"Alpha", ojson::array({{{"k", -1}}})}})));
+    EXPECT_FALSE(accepts(call({{"zeta", "a"}, {"Alpha", ojson::array({{{"k", 1}, {"j", 1}}})}})));
+    EXPECT_FALSE(accepts(call({{"zeta", "a"}, {"id", "ab7"}})));        // the pattern, on the raw text
+    EXPECT_FALSE(accepts("<<call f{zeta:~'a~',zeta:~'b~'}>>"));          // a declared key is no extra one
+    EXPECT_FALSE(accepts("<<call f{\"zeta\": ~'a~'}>>"));               // JSON's keys and spaces are not the notation's
+    EXPECT_FALSE(accepts("<<call f{zeta:\"a\"}>>"));
+    EXPECT_FALSE(accepts("<<call f{zeta:~'~'b~'}>>"));                  // the quote ends the string
+    EXPECT_FALSE(accepts("<<call f{zeta:~'a~',more:~'x~'y~'}>>"));
+    EXPECT_TRUE(accepts("<<call f{zeta:~'b'~',more:~'x~y'~'}>>"));      // its first character alone does not,
+    EXPECT_FALSE(accepts("<<call f{zeta:~'~b~'}>>"));                   // but where a string is bounded
+    EXPECT_FALSE(accepts(call({{"zeta", "a"}, {"note", "a~b"}})));      // or patterned it is left out
+    EXPECT_TRUE(accepts(call({{"zeta", "a"}, {"note", "a\"b\\"}})));
+    EXPECT_EQ(accepts("<<call f{Mode:~'on~',zeta:~'a~'}>>"), sorted);    // the notation's order, not another
+    EXPECT_EQ(accepts("<<call f{zeta:~'a~',Mode:~'on~'}>>"), !sorted);
+  }
+}
+
+// The reader turns the notation into JSON as it streams: any chunking gives the same JSON,
+// Python's literals read as JSON's, and a reply cut short inside the value still closes.
+TEST(NotationReader, StreamsTheNotationAsJson) {
+  const std::string quote = "~'";
+  const constrain::ValueNotation n{.quote = quote};
+  const ojson v = ojson::parse(R"({"a": "x \"y\" \\ \n \u00e9\u4e2d", "b": [1, -2.5e-3, true, false, null, {}, []],
+      "c": {"d": {"e": "~"}, "f": ""}})");
+  const std::string text = constrain::notation_text(v, n);
+  for (size_t chunk : std::vector<size_t>{1, 2, 3, 7, text.size()}) {
+    NotationReader r(quote);
+    std::string json, held;
+    for (size_t i = 0; i < text.size(); i += chunk) {
+      held += text.substr(i, chunk);
+      held.erase(0, r.read(held, false, json));
+    }
+    EXPECT_TRUE(r.done()) << chunk;
+    EXPECT_TRUE(held.empty()) << chunk;
+    EXPECT_EQ(ojson::parse(json), v) << json;
+  }
+  const auto whole = [&](const std::string& t) {
+    NotationReader r(quote);
+    std::string json;
+    r.read(t, true, json);
+    if (!r.done()) r.close(json);
+    return ojson::parse(json, nullptr, false);
+  };
+  EXPECT_EQ(whole("{a:True,b:None,c:False,d:2}"), ojson::parse(R"({"a": true, "b": null, "c": false, "d": 2})"));
+  EXPECT_EQ(whole("{a:word}"), ojson::parse(R"({"a": "word"})"));  // not a literal: its text
+  EXPECT_EQ(whole("{~'quoted key~':1}"), ojson::parse(R"({"quoted key": 1})"));
+  EXPECT_EQ(whole("{a:[1,{b:~'cut"), ojson::parse(R"({"a": [1, {"b": "cut"}]})"));
+  EXPECT_EQ(whole("{a:[1,"), ojson::parse(R"({"a": [1]})"));
+  EXPECT_EQ(whole("{a:"), ojson::parse(R"({"a": null})"));
+  EXPECT_EQ(whole("{a:1,"), ojson::parse(R"({"a": 1})"));
+}
+
+// A template that writes arguments in a notation of its own (here a made-up one) is read as
+// such; one whose rendering of a richer value differs from every notation is not.
+TEST(NotationDetection, ATemplatesOwnNotationIsReadFromItsRendering) {
+  const std::string notation_macro = R"({%- macro arg(v) -%}
+{%- if v is string -%}<q>{{ v }}<q>{%- elif v is boolean -%}{{ 'true' if v else 'false' }}
+{%- elif v is mapping -%}{ {%- for k, x in v.items() -%}{{ ',' if not loop.first }}{{ k }}:{{ arg(x) }}{%- endfor -%} }
+{%- elif v is sequence -%}[{%- for x in v -%}{{ ',' if not loop.first }}{{ arg(x) }}{%- endfor -%}]
+{%- else -%}{{ v }}{%- endif -%}
+{%- endmacro -%})";
+  const std::string body = R"(
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}U: {{ m.content }}
+{% elif m.role == 'assistant' -%}A: {{ m.content or '' }}
+{%- for c in m.tool_calls or [] -%}[CALL {{ c.function.name }} {{ arg(c.function.arguments) }}]{%- endfor -%}
+<end>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}A: {% endif -%})";
+  auto t = chat::ChatTemplate::parse(notation_macro + body);
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  const Detection d = detect_syntax(*t, chat::RenderOptions{});
+  EXPECT_EQ(d.syntax.format, "framed") << d.why;
+  EXPECT_EQ(d.syntax.before, "[CALL ");
+  EXPECT_EQ(d.syntax.mid, " ");
+  EXPECT_EQ(d.syntax.after, "]");
+  EXPECT_EQ(d.syntax.args_quote, "<q>");
+  EXPECT_FALSE(d.syntax.args_sorted);
+  // Its calls read back through the parser.
+  const Reply r = fold(parse_in_chunks(d.syntax, test_tools(), "A: ok[CALL get_weather {city:<q>Oslo, \"N\"<q>,unit:<q>celsius<q>}]", 4));
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(ojson::parse(r.calls[0].arguments), ojson::parse(R"({"city": "Oslo, \"N\"", "unit": "celsius"})"));
+
+  // The same notation with its keys in dictsort's order.
+  std::string sorted_macro = notation_macro;
+  sorted_macro.replace(sorted_macro.find("v.items()"), 9, "v|dictsort");
+  auto t3 = chat::ChatTemplate::parse(sorted_macro + body);
+  ASSERT_TRUE(t3.is_ok());
+  const Detection d3 = detect_syntax(*t3, chat::RenderOptions{});
+  EXPECT_EQ(d3.syntax.args_quote, "<q>") << d3.why;
+  EXPECT_TRUE(d3.syntax.args_sorted);
+
+  // A notation that writes numbers as words is none the notation knows: the generic format.
+  std::string odd = notation_macro;
+  odd.replace(odd.find("{{ v }}"), 7, "num({{ v }})");
+  auto t2 = chat::ChatTemplate::parse(odd + body);
+  ASSERT_TRUE(t2.is_ok());
+  const Detection d2 = detect_syntax(*t2, chat::RenderOptions{});
+  EXPECT_EQ(d2.syntax.format, "generic_json");
+  EXPECT_EQ(d2.why, "the template writes a call's arguments in a form that is not JSON");
 }
 
 TEST(ReplyParser, ReasoningIsNotContentAndACallInsideItIsNotACall) {

@@ -143,15 +143,6 @@ class Compiler {
   ExprPtr ws() const { return notation_ ? seq({}) : json_.ws; }
   ExprPtr quote() const { return notation_ ? lit(notation_->quote) : ch('"'); }
   ExprPtr any_value() { return notation_ ? call(notation_rules().value) : call(json_.value); }
-  // One UTF-8 character of a raw string: no special-token mark, and not the quote's first byte
-  // where that is ASCII (so a bounded string cannot run into its closing quote).
-  static ExprPtr raw_char(const std::string& quote) {
-    std::vector<uint8_t> ascii_out;
-    if (static_cast<uint8_t>(quote[0]) < 0x80) ascii_out.push_back(static_cast<uint8_t>(quote[0]));
-    const ExprPtr tail = byte_ranges({{0x80, 0xBF}});
-    return alt({bytes_in_except(0x00, 0x7F, std::move(ascii_out)), seq({byte_ranges({{0xC2, 0xDF}}), tail}),
-                seq({byte_ranges({{0xE0, 0xEF}}), tail, tail}), seq({byte_ranges({{0xF0, 0xF4}}), tail, tail, tail})});
-  }
   // A bare key's characters (an identifier's, as templates' keys are).
   static std::vector<std::pair<uint8_t, uint8_t>> key_bytes() { return {{'$', '$'}, {'-', '.'}, {'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; }
   // A bare key that is none of `names` (additional properties beside the declared ones): a trie
@@ -380,13 +371,13 @@ class Compiler {
       }
       if (!pattern.empty()) {
         if (min != 0 || max >= 0) return at(path, "'pattern' or 'format' together with 'minLength'/'maxLength' is not supported");
-        auto contents = regex_string_contents(pattern, /*raw=*/notation_ != nullptr);
+        auto contents = regex_string_contents(pattern, notation_ ? std::string_view(notation_->quote) : std::string_view());
         if (!contents.is_ok()) return at(path + (s.contains("pattern") ? "/pattern" : "/format"), contents.status().message());
         return seq({quote(), *contents, quote()});
       }
-      if (notation_) {  // raw text that cannot hold the quote
+      if (notation_) {  // raw text that cannot hold the quote (bounded: nor its first character)
         if (min == 0 && max < 0) return call(notation_rules().string);
-        return seq({quote(), repeat(raw_char(notation_->quote), min, max), quote()});
+        return seq({quote(), repeat(raw_char_outside(notation_->quote), min, max), quote()});
       }
       if (min == 0 && max < 0) return call(json_.string);
       return seq({ch('"'), repeat(json_.chr, min, max), ch('"')});

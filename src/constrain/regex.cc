@@ -1,6 +1,7 @@
 #include "constrain/regex.h"
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -93,11 +94,14 @@ void utf8_ranges(char32_t lo, char32_t hi, std::vector<ExprPtr>& out) {
 
 // The characters of `r` as a JSON string writes them: '"', '\' and control characters as
 // their escapes (named ones by name, others \u00xx: nlohmann's and Python's choice), the rest
-// raw; `unescaped`: all of them raw (a string in a template's notation).
-ExprPtr json_chars(const Ranges& r, bool unescaped = false) {
+// raw; with a `raw_without` character, all of them raw but that one (a string in a template's
+// notation, which cannot hold its quote's first character).
+ExprPtr json_chars(const Ranges& r, std::optional<char32_t> raw_without = std::nullopt) {
   std::vector<ExprPtr> alts;
-  if (unescaped) {
-    for (auto [lo, hi] : normalized(r)) utf8_ranges(lo, hi, alts);
+  if (raw_without) {
+    const Ranges allowed = complement({{*raw_without, *raw_without}});
+    for (auto [lo, hi] : normalized(r))
+      for (auto [a, b] : allowed) utf8_ranges(std::max(lo, a), std::min(hi, b), alts);
     return alt(std::move(alts));
   }
   Ranges raw;
@@ -126,7 +130,7 @@ ExprPtr json_chars(const Ranges& r, bool unescaped = false) {
 
 class Parser {
  public:
-  Parser(std::u32string p, bool raw) : p_(std::move(p)), raw_(raw) {}
+  Parser(std::u32string p, std::optional<char32_t> raw_without) : p_(std::move(p)), raw_without_(raw_without) {}
 
   // Top-level branches each take their own anchors: "^a|b$" is (^a)|(b$).
   Result<ExprPtr> whole() {
@@ -332,10 +336,10 @@ class Parser {
   }
 
   // The characters of `r` as the string writes them (JSON-escaped, or raw).
-  ExprPtr chars(const Ranges& r) const { return json_chars(r, raw_); }
+  ExprPtr chars(const Ranges& r) const { return json_chars(r, raw_without_); }
 
   std::u32string p_;
-  bool raw_ = false;
+  std::optional<char32_t> raw_without_;
   size_t i_ = 0;
 };
 
@@ -358,10 +362,17 @@ std::u32string code_points(std::string_view s) {
   return out;
 }
 
+std::optional<char32_t> first_character(std::string_view quote) {
+  if (quote.empty()) return std::nullopt;
+  return code_points(quote)[0];
+}
+
 }  // namespace
 
-Result<ExprPtr> regex_string_contents(std::string_view pattern, bool raw) {
-  return Parser(code_points(pattern), raw).whole();
+Result<ExprPtr> regex_string_contents(std::string_view pattern, std::string_view raw_quote) {
+  return Parser(code_points(pattern), first_character(raw_quote)).whole();
 }
+
+ExprPtr raw_char_outside(std::string_view quote) { return json_chars({{0, kMaxCode}}, first_character(quote).value_or(kMaxCode + 1)); }
 
 }  // namespace og::constrain

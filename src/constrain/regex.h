@@ -17,8 +17,13 @@
 
 namespace og::constrain {
 
-// The contents (between the quotes) of the JSON strings whose value `pattern` matches; `raw`:
-// the characters as themselves, none escaped (a string in a template's notation).
-Result<ExprPtr> regex_string_contents(std::string_view pattern, bool raw = false);
+// The contents (between the quotes) of the JSON strings whose value `pattern` matches. With a
+// `raw_quote` (a string in a template's notation, between that quote): the characters as
+// themselves, none escaped, and never the quote's first character, so the string cannot run
+// into its closing quote.
+Result<ExprPtr> regex_string_contents(std::string_view pattern, std::string_view raw_quote = {});
+
+// One character of a string in a notation between `quote`, as UTF-8: any but the quote's first.
+ExprPtr raw_char_outside(std::string_view quote);
 
 }  // namespace og::constrain
