@@ -41,6 +41,10 @@ std::vector<Case> cases() {
       // Each argument between tags of its own (the tagged format).
       {"qwen3_coder", "qwen3", "tokenizer-qwen3", "lcpp_qwen3_coder.jinja",
        {{"vocab_size", 151936}, {"bos_token_id", 151643}, {"eos_token_id", 151645}}, "<parameter="},
+      // Arguments in the template's own notation (Gemma 4's; its markers are plain text to
+      // Gemma 3's tokenizer, which is all npm has).
+      {"gemma4_notation", "gemma3_text", "tokenizer-gemma3", "lcpp_google_gemma_4_31b_it.jinja",
+       {{"vocab_size", 262144}, {"bos_token_id", 2}, {"eos_token_id", {1, 106}}}, "<|tool_call>"},
   };
 }
 
@@ -128,7 +132,11 @@ Streamed read_stream(const std::string& body) {
 TEST_P(ServeTools, CallsFollowTheTemplatesSyntaxAndTheirParameters) {
   const json messages = {{{"role", "user"}, {"content", "What's the weather in Paris?"}}};
   for (int seed = 0; seed < 4; ++seed) {
-    const json choice = seed == 1 ? json{{"type", "function"}, {"function", {{"name", "get_time"}}}} : json("required");
+    // Seeds 1 and 2 name the tool (a random model may favour one, leaving the other's
+    // argument kinds unwritten).
+    const json choice = seed == 1   ? json{{"type", "function"}, {"function", {{"name", "get_time"}}}}
+                        : seed == 2 ? json{{"type", "function"}, {"function", {{"name", "get_weather"}}}}
+                                    : json("required");
     // One call (a random model goes on adding calls to a parallel list), but for seed 3.
     const bool parallel = seed == 3;
     json body = {{"messages", messages}, {"tools", kTools}, {"tool_choice", choice}, {"temperature", 1}, {"seed", seed},
@@ -143,7 +151,7 @@ TEST_P(ServeTools, CallsFollowTheTemplatesSyntaxAndTheirParameters) {
     const json& calls = reply["message"]["tool_calls"];
     ASSERT_TRUE(calls.is_array() && !calls.empty()) << reply;
     if (!parallel) EXPECT_EQ(calls.size(), 1u) << "parallel_tool_calls false: one call";
-    for (size_t i = 0; i + (cut ? 1 : 0) < calls.size(); ++i) check_call(calls[i], seed == 1 ? "get_time" : "");
+    for (size_t i = 0; i + (cut ? 1 : 0) < calls.size(); ++i) check_call(calls[i], seed == 1 ? "get_time" : seed == 2 ? "get_weather" : "");
     body["stream"] = true;
     auto s = post(body);
     ASSERT_TRUE(s && s->status == 200);
