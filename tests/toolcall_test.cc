@@ -113,10 +113,10 @@ class Template : public ::testing::TestWithParam<std::string> {};
 
 // llama.cpp's templates (lcpp_*.jinja): what detection reads from each, and why, reviewed
 // against the template's own text (tests/data/chat/tool_syntax.json): framed ones, tagged ones
-// (one tag pair per argument: Qwen3-Coder, GLM, MiniMax-M2, Seed-OSS, DeepSeek-V3.2's DSML), and
-// those it cannot read, which fall back to the generic format: Gemma 4's own argument syntax,
-// templates that never write a call (Granite 3.3, LFM2) or refuse to (Kimi-K2-Instruct appends
-// to a list, which transformers' sandbox forbids).
+// (one tag pair per argument: Qwen3-Coder, GLM, MiniMax-M2, Seed-OSS, DeepSeek-V3.2's DSML),
+// framed ones whose arguments are in the template's own notation (Gemma 4), and those it cannot
+// read, which fall back to the generic format: templates that never write a call (Granite 3.3,
+// LFM2) or refuse to (Kimi-K2-Instruct appends to a list, which transformers' sandbox forbids).
 const ojson& more_expected() {
   static const ojson j = ojson::parse(read_file(std::string(OG_TEST_DATA) + "/chat/tool_syntax.json"));
   return j;
@@ -350,6 +350,11 @@ TEST(ToolCallSyntax, StoredFormRefusesWhatItCannotHonour) {
   EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "mid": "\u0001"})")).is_ok());
   EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"reasoning_open": "<think>"})")).is_ok());
   EXPECT_TRUE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "mid": " "})")).is_ok());
+  // A notation for the arguments: framed calls only, and sorted only with a quote.
+  EXPECT_TRUE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "args_quote": "'", "args_sorted": true})")).is_ok());
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "args_sorted": true})")).is_ok());
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "generic_json", "args_quote": "'"})")).is_ok());
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "args_quote": 1})")).is_ok());
   EXPECT_FALSE(parse_tool_call_format("/no/such/file.json").is_ok());
   EXPECT_TRUE(parse_tool_call_format("generic_json").is_ok());
 }
