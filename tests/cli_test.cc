@@ -424,14 +424,11 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   const Patches mixtral = {{{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
                            {{{"num_local_experts", 0}}, "num_local_experts"},
                            {{{"hidden_act", "relu2"}}, "hidden_act"}};
-  // StableLM's per-head q/k LayerNorms (separate tensors per head), a head_dim Cohere2 would
-  // ignore, a logit scale of 0.
+  // A head_dim Cohere2 would ignore, a logit scale of 0.
   const Patches cohere = {{{{"logit_scale", 0}}, "logit_scale"}};
   const Patches cohere2 = {{{{"head_dim", 8}}, "head_dim"}};
-  const Patches stablelm = {{{{"qk_layernorm", true}}, "qk_layernorm"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
-           {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
-           {"stablelm", stablelm}}) {
+           {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

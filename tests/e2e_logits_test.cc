@@ -264,7 +264,8 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                                       "smollm3_nope_list_biases"},
                                            // LayerNorm decoders: StarCoder2 (window 6; and unbiased with the
                                            // exact gelu), Phi's parallel block with partial rotary (and its q/k
-                                           // LayerNorms), StableLM sequential with q/k/v biases and parallel.
+                                           // LayerNorms), StableLM sequential with q/k/v biases and parallel (and
+                                           // its per-head q/k LayerNorms, StableLM 2 12B's).
                                            FamilyCase{"starcoder2", 40},
                                            FamilyCase{"starcoder2", 41, {{"use_bias", false}, {"hidden_act", "gelu"}},
                                                       "starcoder2_unbiased_gelu"},
@@ -272,6 +273,7 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"stablelm", 44},
                                            FamilyCase{"stablelm", 45, {{"use_parallel_residual", true}, {"use_qkv_bias", false}},
                                                       "stablelm_parallel"},
+                                           FamilyCase{"stablelm", 46, {{"qk_layernorm", true}}, "stablelm_qk_layernorm"},
                                            // Cohere: the parallel block from a weight-only LayerNorm, the rope
                                            // on interleaved pairs (q's and k's rows and biases reordered at
                                            // export), logit_scale; Cohere2: NoPE full layers every 4th.

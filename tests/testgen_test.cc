@@ -129,8 +129,9 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   }
   if (family == "phi")  // q k v dense fc1 fc2, all biased; input LayerNorm (+ q/k LayerNorms); biased head
     return 1 + L * (12 + 2 + (flag("qk_layernorm", false) ? 4 : 0)) + 2 + 2 * head;
-  if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel)
-    return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4)) + 2 + head;
+  if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel) (+ a weight per q and k head)
+    return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4) +
+                    (flag("qk_layernorm", false) ? c.num_attention_heads + c.num_key_value_heads : 0)) + 2 + head;
   if (family == "gpt_neox")  // 2 LayerNorms, query_key_value, dense, 2 MLP projections (all w + b), final norm w + b
     return 1 + L * (4 + (flag("attention_bias", true) ? 4 : 2) + 4) + 2 + head;
   if (family == "ernie4_5")  // q k v o, gate up down (+ a bias each iff use_bias), 2 norms

@@ -1,6 +1,9 @@
 #include "export/decoder.h"
 
 #include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "base/check.h"
 #include "base/half.h"
@@ -109,6 +112,22 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   OG_CHECK(!(o.parallel && (o.sandwich_norms || o.post_norms_only || o.residual_scale != 1.0f || o.mlp)));
   OG_CHECK(!o.parallel_two_norms || o.parallel);
   OG_CHECK(!o.qk_norm_per_head || (o.qk_norm && o.layer_norm && !o.qk_norm_whole));
+  // A LayerNorm per head whose weights are tensors of their own, NAME.LIST.{h}.weight [dim]:
+  // gathered into one [groups * dim] f32 weight (the layer_norm op's per-group form); no bias
+  // (a bias tensor, or a weight for a head beyond `groups`, stays unread and is refused).
+  auto heads_list_norm = [&](ValueId x, const std::string& name, int64_t dim, int64_t groups,
+                             const WeightOptions& wo) -> Result<ValueId> {
+    OG_CHECK(wo.pairs_block == 0);  // the heads' rows are not permuted (no interleaved rope here)
+    std::vector<float> w;  // [groups, dim]
+    w.reserve(static_cast<size_t>(groups * dim));
+    for (int64_t h = 0; h < groups; ++h) {
+      OG_ASSIGN_OR_RETURN(const hf::TensorView* t, ctx.tensor(fmt::format("{}.{}.{}.weight", name, o.qk_norm_heads_list, h), {dim}));
+      for (float v : hf::to_f32(*t)) w.push_back((v + wo.add) * wo.mul);
+      g.mark_ignored(t->name);  // read here, into the gathered weight
+    }
+    OG_ASSIGN_OR_RETURN(WeightId wid, g.weight_f32(ctx.prefix + name + ".weight", w, {groups * dim}));
+    return g.layer_norm(x, wid, kNoWeight, eps, static_cast<int32_t>(dim));
+  };
   // rows of `dim` of x normed by NAME.weight (and NAME.bias for a LayerNorm with biases):
   // [T, width of x]; the weights [dim] (or [groups, dim], one per group, stored flat) kept f32,
   // their elements in `order`'s row order
@@ -119,6 +138,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     wo.add = o.norm_offset;
     wo.flatten = groups > 0;
     const std::vector<int64_t> shape = groups > 0 ? std::vector<int64_t>{groups, dim} : std::vector<int64_t>{dim};
+    if (groups > 0 && o.qk_norm_heads_list != nullptr) return heads_list_norm(x, name, dim, groups, wo);
     OG_ASSIGN_OR_RETURN(WeightId w, ctx.weight(name + ".weight", shape, wo));
     if (!o.layer_norm) return g.rms_norm(x, w, eps, static_cast<int32_t>(dim));
     WeightId b = kNoWeight;

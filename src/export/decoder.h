@@ -35,6 +35,9 @@ struct DecoderOptions {
   // With qk_norm and layer_norm: NAME.weight is [heads, head_dim], a LayerNorm of its own per
   // head (stored flat; the layer_norm op's per-group weights).
   bool qk_norm_per_head = false;
+  // With qk_norm_per_head: each head's weight is a tensor of its own, NAME.LIST.{h}.weight [head_dim]
+  // (a ModuleList of weight-only LayerNorms), gathered into the [heads, head_dim] weight.
+  const char* qk_norm_heads_list = nullptr;
   const char* q_norm_name = "q_norm";  // self_attn.NAME.weight (and .bias with layer_norm)
   const char* k_norm_name = "k_norm";
   // Attention and MLP both read input_layernorm's output and join the residual together,

@@ -179,8 +179,9 @@ class GraphBuilder {
   // a multiple of the group size.
   int64_t n_quantized() const { return n_quantized_; }
   int64_t n_not_quantizable() const { return n_not_quantizable_; }
-  // Records a checkpoint tensor that transformers loads but ignores (so the unused-tensor
-  // check accepts it), e.g. k/v projections kept on KV-shared layers by older exports.
+  // Records a checkpoint tensor as accounted for without weight() (so the unused-tensor check
+  // accepts it): one transformers loads but ignores, e.g. k/v projections kept on KV-shared
+  // layers by older exports, or one read into a weight made here (weight_f32).
   void mark_ignored(const std::string& name) { used_.insert(name); }
   // Checkpoint tensors consumed so far (to reject checkpoints with tensors no op uses).
   const std::set<std::string>& used_tensors() const { return used_; }

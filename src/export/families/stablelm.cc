@@ -1,7 +1,8 @@
 // StableLM (model_type stablelm; StableLM-3B-4E1T, StableLM 2): Llama's gated MLP and
 // attention over torch LayerNorms (eps layer_norm_eps), q/k/v biases iff use_qkv_bias (the
 // output projection never), partial rotary, and with use_parallel_residual the parallel
-// block x + attn(n) + mlp(n). transformers' StableLmModel.
+// block x + attn(n) + mlp(n); with qk_layernorm a LayerNorm per head on q and k. transformers'
+// StableLmModel.
 #include "export/decoder.h"
 #include "export/family.h"
 
@@ -14,12 +15,14 @@ Status build(BuildContext& ctx) {
   o.layer_norm = true;
   OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("use_qkv_bias", false));
   OG_ASSIGN_OR_RETURN(o.parallel, t.get_bool("use_parallel_residual", false));
-  // StableLmLayerNormPerHead: a LayerNorm of its own for each head, which the layer_norm op
-  // (one weight for every group) does not express.
-  OG_ASSIGN_OR_RETURN(bool qk_layernorm, t.get_bool("qk_layernorm", false));
-  if (qk_layernorm)
-    return unsupported("{}: field '{}' is true: StableLM's per-head q/k LayerNorms are not supported", ctx.config.path,
-                       t.field_name("qk_layernorm"));
+  // StableLmLayerNormPerHead (qk_layernorm, StableLM 2 12B): a weight-only LayerNorm of its own
+  // for each head of q and of k, after the head split and before the rotation, one module per
+  // head (q_layernorm.norms.{h}.weight).
+  OG_ASSIGN_OR_RETURN(o.qk_norm, t.get_bool("qk_layernorm", false));
+  o.qk_norm_per_head = o.qk_norm;
+  o.qk_norm_heads_list = "norms";
+  o.q_norm_name = "q_layernorm";
+  o.k_norm_name = "k_layernorm";
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
   return build_decoder(ctx, o);
 }

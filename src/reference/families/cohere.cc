@@ -12,7 +12,7 @@ namespace {
 constexpr LnVariant kVariant{.family = "cohere", .eps_key = "layer_norm_eps", .o_proj = "o_proj", .final_norm = "norm",
                              .parallel = Parallel::kAlways, .attention_bias_key = "attention_bias", .norm_bias = false,
                              .rope_pairs = true, .logit_scale_key = "logit_scale", .qk_layernorm_key = "use_qk_norm",
-                             .qk_layernorm_supported = true, .q_norm = "q_norm", .k_norm = "k_norm",
+                             .q_norm = "q_norm", .k_norm = "k_norm",
                              .qk_norm_per_head = true};
 constexpr ModelType kTypes[] = {{"cohere", false}};
 

@@ -76,9 +76,6 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
   if (var.parallel == Parallel::kField) { OG_ASSIGN_OR_RETURN(parallel, t.get_bool("use_parallel_residual", false)); }
   bool qk_layernorm = false;
   if (var.qk_layernorm_key != nullptr) { OG_ASSIGN_OR_RETURN(qk_layernorm, t.get_bool(var.qk_layernorm_key, false)); }
-  if (qk_layernorm && !var.qk_layernorm_supported)
-    return unsupported("{}: field '{}' is true: the reference does not run {}'s per-head q/k LayerNorms", c.path,
-                       t.field_name(var.qk_layernorm_key), var.family);
   OG_ASSIGN_OR_RETURN(std::string act_name, t.get_string("hidden_act"));
   OG_ASSIGN_OR_RETURN(Activation act, parse_activation(act_name, c.path + ": field '" + t.field_name("hidden_act") + "'"));
   OG_ASSIGN_OR_RETURN(std::vector<int64_t> windows, layer_norm_like_windows(var, c));
@@ -122,7 +119,20 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
       aw.qk_layer_norm = true;
       aw.qk_norm_eps = eps;
       LayerNormWeights qn, kn;
-      if (var.qk_norm_per_head) {  // weight-only, [heads, D]
+      if (var.qk_norm_heads_list != nullptr) {  // weight-only, one [D] tensor per head
+        const auto heads = [&](const char* name, int64_t n) -> Result<std::vector<double>> {
+          std::vector<double> w;
+          for (int64_t h = 0; h < n; ++h) {
+            OG_ASSIGN_OR_RETURN(const hf::TensorView* t,
+                                tensor(at + name + "." + var.qk_norm_heads_list + "." + std::to_string(h) + ".weight", {D}));
+            const std::vector<double> v = hf::to_f64(*t);
+            w.insert(w.end(), v.begin(), v.end());
+          }
+          return w;
+        };
+        OG_ASSIGN_OR_RETURN(qn.w, heads(var.q_norm, Hq));
+        OG_ASSIGN_OR_RETURN(kn.w, heads(var.k_norm, Hkv));
+      } else if (var.qk_norm_per_head) {  // weight-only, [heads, D]
         OG_ASSIGN_OR_RETURN(const hf::TensorView* qw, tensor(at + var.q_norm + ".weight", {Hq, D}));
         OG_ASSIGN_OR_RETURN(const hf::TensorView* kw, tensor(at + var.k_norm + ".weight", {Hkv, D}));
         qn.w = hf::to_f64(*qw), kn.w = hf::to_f64(*kw);

@@ -53,12 +53,12 @@ struct LnVariant {
   const char* logit_scale_key = nullptr;  // cohere: the logits times logit_scale (default 0.0625)
   bool partial_rotary = false;       // phi, stablelm: partial_rotary_factor
   // phi: qk_layernorm puts LayerNorms over head_dim (q_layernorm, k_layernorm) on q and k
-  // before the rotation; stablelm: its per-head form is refused.
+  // before the rotation; stablelm: one per head.
   const char* qk_layernorm_key = nullptr;
-  bool qk_layernorm_supported = false;
   const char* q_norm = "q_layernorm";  // self_attn.NAME
   const char* k_norm = "k_layernorm";
   bool qk_norm_per_head = false;       // cohere: NAME.weight [heads, head_dim], a LayerNorm per head
+  const char* qk_norm_heads_list = nullptr;  // stablelm: instead NAME.LIST.{h}.weight [head_dim] per head
 };
 
 Result<std::vector<double>> layer_norm_like_forward(const LnVariant& variant, const hf::ModelConfig& c,

@@ -10,8 +10,7 @@ namespace {
 
 constexpr LnVariant kVariant{.family = "phi", .eps_key = "layer_norm_eps", .o_proj = "dense", .mlp_up = "fc1",
                              .mlp_down = "fc2", .final_norm = "final_layernorm", .parallel = Parallel::kAlways,
-                             .always_bias = true, .partial_rotary = true, .qk_layernorm_key = "qk_layernorm",
-                             .qk_layernorm_supported = true};
+                             .always_bias = true, .partial_rotary = true, .qk_layernorm_key = "qk_layernorm"};
 constexpr ModelType kTypes[] = {{"phi", false}};
 
 }  // namespace

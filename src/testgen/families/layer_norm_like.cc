@@ -26,7 +26,12 @@ Result<std::vector<TensorSpec>> layer_norm_tensors(const Json& text, const Famil
     s.linear(p + "self_attn.k_proj", kv_out, d.hidden, shape.qkv_bias, kQkGain);
     s.linear(p + "self_attn.v_proj", kv_out, d.hidden, shape.qkv_bias);
     s.linear(p + "self_attn." + shape.o_proj, d.hidden, q_out, shape.o_bias);
-    if (shape.qk_layernorm) {
+    if (shape.qk_layernorm && shape.qk_norm_heads_list != nullptr) {
+      for (int64_t h = 0; h < d.heads; ++h)
+        s.norm(fmt::format("{}self_attn.q_layernorm.{}.{}", p, shape.qk_norm_heads_list, h), d.head_dim, kUnitNormInit);
+      for (int64_t h = 0; h < d.kv_heads; ++h)
+        s.norm(fmt::format("{}self_attn.k_layernorm.{}.{}", p, shape.qk_norm_heads_list, h), d.head_dim, kUnitNormInit);
+    } else if (shape.qk_layernorm) {
       layer_norm(s, p + "self_attn.q_layernorm", d.head_dim, shape.norm_bias);
       layer_norm(s, p + "self_attn.k_layernorm", d.head_dim, shape.norm_bias);
     }

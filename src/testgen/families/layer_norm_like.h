@@ -20,6 +20,8 @@ struct LayerNormShape {
   const char* final_norm = "norm";
   bool parallel = false;               // no post_attention_layernorm
   bool qk_layernorm = false;           // self_attn.q_layernorm / k_layernorm over head_dim
+  // With qk_layernorm: a weight-only LayerNorm per head instead, q_layernorm.LIST.{h}.weight.
+  const char* qk_norm_heads_list = nullptr;
   bool head_bias = false;
   bool norm_bias = true;               // false: LayerNorms with a weight only (Cohere)
 };

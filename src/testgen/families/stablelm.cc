@@ -4,13 +4,16 @@
 namespace og::testgen {
 namespace {
 
-// StableLmAttention: q/k/v biases iff use_qkv_bias, o_proj none; StableLmMLP: Llama's,
-// unbiased; no post_attention_layernorm when use_parallel_residual.
+// StableLmAttention: q/k/v biases iff use_qkv_bias, o_proj none, with qk_layernorm a
+// weight-only LayerNorm per head (q_layernorm.norms.{h}); StableLmMLP: Llama's, unbiased; no
+// post_attention_layernorm when use_parallel_residual.
 Result<std::vector<TensorSpec>> stablelm_tensors(const Json& text, const FamilyContext& ctx) {
   const hf::JsonFields t(text, ctx.what);
   OG_ASSIGN_OR_RETURN(bool qkv_bias, t.get_bool("use_qkv_bias", false));
   OG_ASSIGN_OR_RETURN(bool parallel, t.get_bool("use_parallel_residual", false));
-  return layer_norm_tensors(text, ctx, {.qkv_bias = qkv_bias, .parallel = parallel});
+  OG_ASSIGN_OR_RETURN(bool qk_layernorm, t.get_bool("qk_layernorm", false));
+  return layer_norm_tensors(text, ctx, {.qkv_bias = qkv_bias, .parallel = parallel, .qk_layernorm = qk_layernorm,
+                                        .qk_norm_heads_list = "norms"});
 }
 
 // stablelm-2-1_6b's field set (q/k/v biases, partial_rotary_factor 0.25: 4 of head_dim 16
