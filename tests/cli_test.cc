@@ -375,6 +375,19 @@ TEST(CliLayout, GraniteAndOlmo2RealConfigs) {
   expect_real_fields_match_reference("olmo2", "OLMo-2-0425-1B.json", {"rms_norm_eps", "rope_theta", "tie_word_embeddings"});
 }
 
+// OLMoE-1B-7B (tests/data/configs): 16 full caches of 16 heads × 128, and a tiny model with its
+// expert count, top-k, renormalization and norm fields run against the reference.
+TEST(CliLayout, OlmoeRealConfig) {
+  using V = std::vector<int>;
+  auto olmoe = run_offgraph("layout --json " + kConfigs + "OLMoE-1B-7B-0125-Instruct.json");
+  ASSERT_EQ(olmoe.exit_code, 0) << olmoe.err;
+  expect_layout(nlohmann::json::parse(olmoe.out),
+                {"OLMoE-1B-7B-0125-Instruct.json", "olmoe", 16, iota(16), V(16, 16), V(16, 128), V(16, 0)},
+                "OLMoE-1B-7B-0125-Instruct.json");
+  expect_real_fields_match_reference("olmoe", "OLMoE-1B-7B-0125-Instruct.json",
+                                     {"num_experts_per_tok", "norm_topk_prob", "rms_norm_eps", "rope_theta", "clip_qkv"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -411,7 +424,7 @@ TEST(CliLayout, LayerNormFamiliesRealConfigs) {
 }
 
 // Config fields offgraph cannot honour are errors naming the field: of qwen3_moe (and of
-// qwen2_moe and mixtral, which share its block or its checks), cohere, cohere2 and stablelm.
+// qwen2_moe and mixtral, which share its block or its checks), cohere, cohere2 and olmoe.
 TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   using Patches = std::vector<std::pair<nlohmann::json, std::string>>;
   const Patches qwen = {{{{"use_sliding_window", true}, {"sliding_window", 8}}, "use_sliding_window"},
@@ -427,8 +440,12 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   // A head_dim Cohere2 would ignore, a logit scale of 0.
   const Patches cohere = {{{{"logit_scale", 0}}, "logit_scale"}};
   const Patches cohere2 = {{{{"head_dim", 8}}, "head_dim"}};
+  // OLMoE's q/k/v clipping, more experts per token than there are.
+  const Patches olmoe = {{{{"clip_qkv", 8.0}}, "clip_qkv"}, {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
+                         {{{"num_experts", 0}}, "num_experts"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
-           {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2}}) {
+           {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
+           {"olmoe", olmoe}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

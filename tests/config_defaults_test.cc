@@ -276,6 +276,11 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
   // num_local_experts (4, against the tiny config's 8) in place of num_experts, no kv heads.
   expect_program_matches_reference("qwen3_moe", {{"num_experts", nullptr}, {"num_key_value_heads", nullptr}}, 55,
                                    {{"num_local_experts", 4}});
+  // OlmoeConfig: eps 1e-5, not renormalized, kv heads = heads, num_local_experts its alias.
+  expect_program_matches_reference("olmoe",
+                                   {{"num_experts", nullptr}, {"num_key_value_heads", nullptr}, {"rms_norm_eps", nullptr},
+                                    {"norm_topk_prob", nullptr}, {"clip_qkv", nullptr}, {"attention_bias", nullptr}},
+                                   57, {{"num_local_experts", 4}});
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

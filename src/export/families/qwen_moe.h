@@ -1,6 +1,6 @@
 // The sparse mixture-of-experts block Qwen2-MoE and Qwen3-MoE share (transformers'
 // Qwen2MoeSparseMoeBlock, of which Qwen3MoeSparseMoeBlock is the one without a shared
-// expert): on layer l when l is not in mlp_only_layers, num_experts > 0 and
+// expert; OLMoE's OlmoeSparseMoeBlock is that one too, on every layer): on layer l when l is not in mlp_only_layers, num_experts > 0 and
 // (l + 1) % decoder_sparse_step == 0, router logits = mlp.gate(x) [num_experts]; softmax over
 // all experts, the num_experts_per_tok largest, renormalized to sum 1 when norm_topk_prob;
 // experts mlp.experts.E.{gate,up,down}_proj with moe_intermediate_size, as the published

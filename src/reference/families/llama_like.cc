@@ -1,10 +1,10 @@
-// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, Phi3 and SmolLM3: pre-norm decoders with
+// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, OLMoE, Phi3 and SmolLM3: pre-norm decoders with
 // llama-style RMSNorm (w * x̂), a gated MLP, scale head_dim^-0.5 and no embedding scale.
 // transformers generates them from the same modules (modular_mistral/qwen2/qwen3/phi3/smollm3
 // inherit Llama's, Mistral's and Qwen2's), so one decoder with per-family switches mirrors
 // how they relate. Qwen3-MoE is Qwen3's attention with a sparse mixture-of-experts block
 // (blocks.h sparse_moe) on the layers its config makes sparse. Followed:
-// models/{llama,mistral,qwen2,qwen3,qwen3_moe,phi3,smollm3}/modeling_*.py + configuration_*.py,
+// models/{llama,mistral,qwen2,qwen3,qwen3_moe,olmoe,phi3,smollm3}/modeling_*.py + configuration_*.py,
 // masking_utils.py.
 #include <algorithm>
 #include <cmath>
@@ -162,6 +162,19 @@ Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
     p.norm_topk_prob = true;
     if (p.experts < 1) return t.invalid("num_local_experts", "positive");
     if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_local_experts]");
+    return Status::ok();
+  }
+  if (var.moe == MoeKind::kOlmoe) {
+    // OlmoeConfig: num_experts (num_local_experts its alias), num_experts_per_tok, the experts
+    // intermediate_size wide, renormalized iff norm_topk_prob; every layer sparse.
+    OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_experts"));
+    OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
+    OG_ASSIGN_OR_RETURN(p.norm_topk_prob, t.get_bool("norm_topk_prob", false));
+    p.moe_intermediate = c.intermediate_size[0];
+    if (p.experts < 1) return t.invalid("num_experts", "positive");
+    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_experts]");
+    if (t.has("clip_qkv"))
+      return unsupported("{}: field '{}' is set: the reference does not clip q/k/v", c.path, t.field_name("clip_qkv"));
     return Status::ok();
   }
   // Qwen3MoeConfig / Qwen2MoeConfig. use_sliding_window is refused: transformers 4.5x
@@ -339,8 +352,8 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
     if (p.attention_bias) {
       OG_ASSIGN_OR_RETURN(aw.o_bias, tensor(at + "o_proj.bias", {H}));
     }
-    if (var.qk_norm || var.post_norms) {
-      aw.qk_norm_whole = var.post_norms;
+    if (var.qk_norm || var.post_norms || var.qk_norm_whole) {
+      aw.qk_norm_whole = var.post_norms || var.qk_norm_whole;
       OG_ASSIGN_OR_RETURN(aw.q_norm, vector_f64(ckpt, at + "q_norm.weight", aw.qk_norm_whole ? p.heads * D : D));
       OG_ASSIGN_OR_RETURN(aw.k_norm, vector_f64(ckpt, at + "k_norm.weight", aw.qk_norm_whole ? p.kv_heads * D : D));
       aw.qk_norm_style = NormStyle::kWeight;

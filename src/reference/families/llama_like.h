@@ -31,6 +31,7 @@ enum class MoeKind {
              // sigmoid(mlp.shared_expert_gate(x))
   kMixtral,  // mixtral: block_sparse_moe.gate, block_sparse_moe.experts.E.{w1,w3,w2} (gate,
              // up, down) on every layer, always renormalized
+  kOlmoe,    // olmoe: kQwen3's block on every layer, the experts intermediate_size wide
 };
 
 struct Variant {
@@ -60,6 +61,7 @@ struct Variant {
   // olmo2: no input_layernorm; post_attention_layernorm and post_feedforward_layernorm on the
   // sublayers' outputs inside the residual; q_norm/k_norm over the whole projection.
   bool post_norms = false;
+  bool qk_norm_whole = false;         // olmoe: q_norm/k_norm over the whole projection, pre-norm block
   // olmo3: sliding layers rotate with the default rope of rope_theta, full layers with the
   // configured rope (rope_scaling, or rope_parameters' per-layer-type entries).
   bool rope_by_layer_type = false;

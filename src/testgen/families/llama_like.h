@@ -16,6 +16,7 @@ struct LlamaShape {
   bool o_bias = false;
   bool mlp_bias = false;
   bool qk_norm = false;  // Qwen3: self_attn.q_norm / k_norm over head_dim, x * w
+  bool qk_norm_whole = false;  // with qk_norm, OLMoE: over the whole q (k) projection instead
   bool fused = false;    // Phi-3: self_attn.qkv_proj and mlp.gate_up_proj
   bool fused_gate_up = false;  // GLM: mlp.gate_up_proj beside separate q/k/v projections
   bool glm4_norms = false;     // GLM-4-0414: post_self_attn_layernorm and post_mlp_layernorm too
