@@ -388,6 +388,17 @@ TEST(CliLayout, OlmoeRealConfig) {
                                      {"num_experts_per_tok", "norm_topk_prob", "rms_norm_eps", "rope_theta", "clip_qkv"});
 }
 
+// Granite 3.1 3B-A800M (tests/data/configs: its architecture fields): 32 full caches of 8 heads
+// × 64, and a tiny model with its top-k, rope and tying run against the reference.
+TEST(CliLayout, GraniteMoeRealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "granite-3.1-3b-a800m-instruct.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "granitemoe", 32, iota(32), V(32, 8), V(32, 64), V(32, 0)}, file);
+  expect_real_fields_match_reference("granitemoe", file, {"num_experts_per_tok", "rope_theta", "tie_word_embeddings"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -424,7 +435,8 @@ TEST(CliLayout, LayerNormFamiliesRealConfigs) {
 }
 
 // Config fields offgraph cannot honour are errors naming the field: of qwen3_moe (and of
-// qwen2_moe and mixtral, which share its block or its checks), cohere, cohere2 and olmoe.
+// qwen2_moe and mixtral, which share its block or its checks), cohere, cohere2, olmoe and
+// granitemoe.
 TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   using Patches = std::vector<std::pair<nlohmann::json, std::string>>;
   const Patches qwen = {{{{"use_sliding_window", true}, {"sliding_window", 8}}, "use_sliding_window"},
@@ -443,9 +455,12 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   // OLMoE's q/k/v clipping, more experts per token than there are.
   const Patches olmoe = {{{{"clip_qkv", 8.0}}, "clip_qkv"}, {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
                          {{{"num_experts", 0}}, "num_experts"}};
+  const Patches granitemoe = {{{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
+                              {{{"num_local_experts", 0}}, "num_local_experts"},
+                              {{{"residual_multiplier", -1}}, "residual_multiplier"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
-           {"olmoe", olmoe}}) {
+           {"olmoe", olmoe}, {"granitemoe", granitemoe}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

@@ -281,6 +281,12 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    {{"num_experts", nullptr}, {"num_key_value_heads", nullptr}, {"rms_norm_eps", nullptr},
                                     {"norm_topk_prob", nullptr}, {"clip_qkv", nullptr}, {"attention_bias", nullptr}},
                                    57, {{"num_local_experts", 4}});
+  // GraniteMoeConfig: eps 1e-6, every multiplier 1.0, kv heads = heads, no attention biases.
+  expect_program_matches_reference("granitemoe",
+                                   {{"rms_norm_eps", nullptr}, {"num_key_value_heads", nullptr}, {"attention_bias", nullptr},
+                                    {"embedding_multiplier", nullptr}, {"attention_multiplier", nullptr},
+                                    {"residual_multiplier", nullptr}, {"logits_scaling", nullptr}},
+                                   59);
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

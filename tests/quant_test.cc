@@ -20,6 +20,8 @@
 
 #include <hwy/targets.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -571,6 +573,13 @@ ProgramQ read_quantized(const program::ProgramFile& pf, uint32_t i) {
   return p;
 }
 
+// The shape of checkpoint tensor `name` of g.
+std::vector<int64_t> fused_shape(const testing::Generated& g, const std::string& name) {
+  auto ck = hf::Checkpoint::open(g.model_dir());
+  if (!ck.is_ok() || ck->find(name) == nullptr) return {};
+  return ck->find(name)->shape;
+}
+
 // The checkpoint with every weight the program stores quantized replaced (as f32) by the
 // values it stores, decoded by the test from the program file.
 std::string dequantized_checkpoint(const testing::Generated& g, const std::string& program, const std::string& dir,
@@ -584,14 +593,24 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     if (t->dtype() != fb::DType::Q8 && t->dtype() != fb::DType::Q4) continue;
     ++*n_quantized;
     const ProgramQ q = read_quantized(**pf, i);
-    // Back to the checkpoint's rows: a row slice ("...gate_up_proj.weight[256:512]", step
-    // optional) and rows stored paired (".pairs(B,W)": in each block of B rows the first W in
-    // the order 0, 2, ..., 1, 3, ...). (Expert slices and transposes are not read here.)
+    // Back to the checkpoint's rows: an expert of a fused [E, R, C] tensor ("...input_linear.weight[3]",
+    // its [R, C] matrix), a row slice ("...gate_up_proj.weight[256:512]", step optional) and rows
+    // stored paired (".pairs(B,W)": in each block of B rows the first W in the order 0, 2, ...,
+    // 1, 3, ...). (Transposes are not read here.)
     const std::string full = t->name()->str();
     int64_t begin = 0, end = 0, step = 1, block = 0, width = 0;
     int64_t run = 1;  // "[begin:end:step x run]": runs of `run` rows every `step`
-    if (const size_t at = full.find('['); at != std::string::npos)
-      EXPECT_GE(std::sscanf(full.c_str() + at, "[%ld:%ld:%ldx%ld]", &begin, &end, &step, &run), 2) << full;
+    int64_t expert_offset = 0;  // the expert's first element in the fused tensor
+    size_t slice_at = full.find('[');
+    if (int64_t e = 0; slice_at != std::string::npos && full.find(':', slice_at) > full.find(']', slice_at) &&
+                       std::sscanf(full.c_str() + slice_at, "[%ld]", &e) == 1) {
+      const std::vector<int64_t>& shape = fused_shape(g, testing::checkpoint_name_of(full));
+      EXPECT_EQ(shape.size(), 3u) << full;
+      if (shape.size() == 3) expert_offset = e * shape[1] * shape[2];
+      slice_at = full.find('[', slice_at + 1);
+    }
+    if (slice_at != std::string::npos)
+      EXPECT_GE(std::sscanf(full.c_str() + slice_at, "[%ld:%ld:%ldx%ld]", &begin, &end, &step, &run), 2) << full;
     if (const size_t at = full.find(".pairs("); at != std::string::npos)
       EXPECT_EQ(std::sscanf(full.c_str() + at, ".pairs(%ld,%ld)", &block, &width), 2) << full;
     auto source_row = [&](int64_t r) {
@@ -601,7 +620,7 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     };
     std::map<int64_t, float>& v = values[testing::checkpoint_name_of(full)];
     for (int64_t r = 0; r < q.q.rows; ++r)
-      for (int64_t c = 0; c < q.q.cols; ++c) v[source_row(r) * q.q.cols + c] = static_cast<float>(q.value(r, c));
+      for (int64_t c = 0; c < q.q.cols; ++c) v[expert_offset + source_row(r) * q.q.cols + c] = static_cast<float>(q.value(r, c));
   }
   return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t k, float f) {
     auto it = values.find(name);
@@ -678,6 +697,13 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
     EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.experts.7.gate_proj.weight"), lin);
     EXPECT_EQ(dt.at(p + "mlp.gate.weight"), fb::DType::F32);
+  } else if (dt.contains(p + "block_sparse_moe.router.layer.weight")) {  // Granite MoE's fused experts, sliced
+    const std::string in = p + "block_sparse_moe.input_linear.weight", out = p + "block_sparse_moe.output_linear.weight";
+    const int64_t I = g->config.intermediate_size[0];
+    EXPECT_EQ(dt.at(fmt::format("{}[0][0:{}]", in, I)), lin);
+    EXPECT_EQ(dt.at(fmt::format("{}[7][{}:{}]", in, I, 2 * I)), lin);
+    EXPECT_EQ(dt.at(out + "[7]"), lin);
+    EXPECT_EQ(dt.at(p + "block_sparse_moe.router.layer.weight"), fb::DType::F32);
   } else if (dt.contains(p + "block_sparse_moe.gate.weight")) {  // Mixtral's names
     EXPECT_EQ(dt.at(p + "block_sparse_moe.experts.0.w2.weight"), lin);
     EXPECT_EQ(dt.at(p + "block_sparse_moe.experts.7.w1.weight"), lin);
@@ -822,7 +848,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"phi", false, "8w", "8w", 32}, QCase{"stablelm", false, "4w", "", 64},
                                            QCase{"cohere", true, "8w", "", 32}, QCase{"cohere2", true, "4w", "8w", 32},
                                            QCase{"glm4", false, "4w", "", 32}, QCase{"phi3", false, "8w", "", 32},
-                                           QCase{"gpt_neox", false, "8w", "", 32}, QCase{"olmoe", false, "4w", "", 32}),
+                                           QCase{"gpt_neox", false, "8w", "", 32}, QCase{"olmoe", false, "4w", "", 32},
+                                           QCase{"granitemoe", false, "8w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

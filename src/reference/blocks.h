@@ -5,6 +5,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -81,6 +83,9 @@ struct MoeWeights {
   bool normalize = false;
   std::optional<MlpWeights> shared;             // the always-on expert
   const hf::TensorView* shared_gate = nullptr;  // [1, hidden]
+  // Views into fused expert tensors ([E, R, C] sliced to each expert's [R, C]) that
+  // `experts` points at, when the checkpoint stores them so (a deque: stable addresses).
+  std::shared_ptr<std::deque<hf::TensorView>> slices;
 };
 Mat sparse_moe(const Mat& x, const MoeWeights& w);
 

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "export/decoder.h"
+#include "export/families/granite.h"
 #include "export/family.h"
 
 namespace og::exporter {
@@ -19,22 +20,27 @@ Result<float> positive_field(const hf::JsonFields& t, const char* key) {
 }
 
 Status build(BuildContext& ctx) {
-  const hf::JsonFields t = ctx.config.text_fields();
   DecoderOptions o;
+  OG_TRY(read_granite_block(ctx.config, o));
+  OG_ASSIGN_OR_RETURN(o.mlp_bias, ctx.config.text_fields().get_bool("mlp_bias", false));
+  return build_decoder(ctx, o);
+}
+
+}  // namespace
+
+Status read_granite_block(const hf::ModelConfig& c, DecoderOptions& o) {
+  const hf::JsonFields t = c.text_fields();
   OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
   o.o_bias = o.qkv_bias;
-  OG_ASSIGN_OR_RETURN(o.mlp_bias, t.get_bool("mlp_bias", false));
-  OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
+  OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
   OG_ASSIGN_OR_RETURN(o.embed_scale, positive_field(t, "embedding_multiplier"));
   OG_ASSIGN_OR_RETURN(o.attn_scale, positive_field(t, "attention_multiplier"));
   OG_ASSIGN_OR_RETURN(o.residual_scale, positive_field(t, "residual_multiplier"));
   OG_ASSIGN_OR_RETURN(double logits_scaling, t.get_double("logits_scaling", 1.0));
   if (!(logits_scaling > 0) || !std::isfinite(logits_scaling)) return t.invalid("logits_scaling", "a positive number");
   o.logits_scale = static_cast<float>(1.0 / logits_scaling);
-  return build_decoder(ctx, o);
+  return Status::ok();
 }
-
-}  // namespace
 
 const Family& granite_family() {
   static constexpr ModelType kTypes[] = {{"granite", false}};

@@ -1,4 +1,4 @@
-// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, OLMoE, Phi3 and SmolLM3: pre-norm decoders with
+// Llama, Mistral, Mixtral, Qwen2, Qwen2-MoE, Qwen3, Qwen3-MoE, OLMoE, Granite (MoE), Phi3 and SmolLM3: pre-norm decoders with
 // llama-style RMSNorm (w * x̂), a gated MLP, scale head_dim^-0.5 and no embedding scale.
 // transformers generates them from the same modules (modular_mistral/qwen2/qwen3/phi3/smollm3
 // inherit Llama's, Mistral's and Qwen2's), so one decoder with per-family switches mirrors
@@ -164,6 +164,18 @@ Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
     if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_local_experts]");
     return Status::ok();
   }
+  if (var.moe == MoeKind::kGraniteMoe) {
+    // GraniteMoeConfig: num_local_experts, num_experts_per_tok, the experts intermediate_size
+    // wide; JetMoeTopKGating softmaxes the k largest logits, which is the softmax over all
+    // renormalized over the k (the same k: softmax is monotonic).
+    OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_local_experts"));
+    OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
+    p.moe_intermediate = c.intermediate_size[0];
+    p.norm_topk_prob = true;
+    if (p.experts < 1) return t.invalid("num_local_experts", "positive");
+    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_local_experts]");
+    return Status::ok();
+  }
   if (var.moe == MoeKind::kOlmoe) {
     // OlmoeConfig: num_experts (num_local_experts its alias), num_experts_per_tok, the experts
     // intermediate_size wide, renormalized iff norm_topk_prob; every layer sparse.
@@ -304,6 +316,24 @@ Result<MoeWeights> moe_weights(const Variant& var, const Plan& p, const hf::Chec
     return w;
   };
   MoeWeights moe{.top_k = p.top_k, .normalize = p.norm_topk_prob};
+  if (var.moe == MoeKind::kGraniteMoe) {  // each expert's matrices are slices of the fused tensors
+    const int64_t E = p.experts, I = p.moe_intermediate;
+    const std::string gb = pre + "block_sparse_moe.";
+    OG_ASSIGN_OR_RETURN(moe.router, tensor(gb + "router.layer.weight", {E, H}));
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* in, tensor(gb + "input_linear.weight", {E, 2 * I, H}));
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* out, tensor(gb + "output_linear.weight", {E, H, I}));
+    moe.slices = std::make_shared<std::deque<hf::TensorView>>();
+    const auto slice = [&](const hf::TensorView& t, int64_t e) -> const hf::TensorView* {
+      const size_t bytes = t.nbytes / static_cast<size_t>(t.shape[0]);
+      // (Named as the whole tensor: what options keyed by checkpoint tensor name look up.)
+      moe.slices->push_back({.name = t.name, .dtype = t.dtype, .shape = {t.shape[1], t.shape[2]},
+                             .data = t.data + static_cast<size_t>(e) * bytes, .nbytes = bytes, .file = t.file});
+      return &moe.slices->back();
+    };
+    for (int64_t e = 0; e < E; ++e)  // gate rows, then up rows: MlpWeights' gate_up
+      moe.experts.push_back({.gate_up = slice(*in, e), .down = slice(*out, e), .intermediate = I, .act = p.act});
+    return moe;
+  }
   OG_ASSIGN_OR_RETURN(moe.router, tensor(block + "gate.weight", {p.experts, H}));
   for (int64_t e = 0; e < p.experts; ++e) {
     OG_ASSIGN_OR_RETURN(MlpWeights ew, mlp(block + "experts." + std::to_string(e) + ".", p.moe_intermediate));

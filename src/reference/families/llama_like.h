@@ -32,6 +32,9 @@ enum class MoeKind {
   kMixtral,  // mixtral: block_sparse_moe.gate, block_sparse_moe.experts.E.{w1,w3,w2} (gate,
              // up, down) on every layer, always renormalized
   kOlmoe,    // olmoe: kQwen3's block on every layer, the experts intermediate_size wide
+  kGraniteMoe,  // granitemoe: block_sparse_moe.router.layer, the top-k logits softmaxed, experts
+                // fused in block_sparse_moe.input_linear [E, 2I, H] (gate rows, then up) and
+                // output_linear [E, H, I], on every layer
 };
 
 struct Variant {
