@@ -207,8 +207,12 @@ std::optional<std::pair<TaggedFrame, Located>> read_tagged(const std::string& r,
   const std::string between = r.substr(v1 + v1s.size(), k2 - v1 - v1s.size());
   const std::string tail = r.substr(v2 + v2s.size());
   if (mid1.empty() || mid2.empty() || (mid1 != mid2 && !number)) return std::nullopt;
-  // between = after + before; tail = after + the call's end.
-  const size_t n_after = std::min(common_prefix(between, tail), between.size());
+  // between = after + before; tail = after + the call's end. Never cut inside a tag: after
+  // "</parameter>\n" come "<parameter=" and "</function>", which share "<" and no frame.
+  size_t n_after = std::min(common_prefix(between, tail), between.size());
+  if (const size_t lt = n_after ? between.rfind('<', n_after - 1) : std::string::npos;
+      lt != std::string::npos && between.find('>', lt) >= n_after)
+    n_after = lt;
   TaggedFrame f{.before = between.substr(n_after), .mid = mid1, .after = between.substr(0, n_after),
                 .mid_json = mid2 == mid1 ? "" : mid2};
   if (f.before.empty() || f.after.empty()) return std::nullopt;

@@ -163,8 +163,12 @@ class FramedParser final : public ReplyParser {
             if (end) return cut_short();
             return;
           }
-          // (No `mid`: the arguments' opening brace ends the name.)
-          const int64_t r = mid_head_.empty() ? (buf_[k] == '{' ? 0 : kNo) : match(buf_, k, mid_head_, id_length_);
+          // (No `mid`: the arguments' opening brace ends the name, or in a tagged call the first
+          // argument's tag or the call's end.)
+          const auto opens = [&](const std::string& frame) { return !frame.empty() && buf_[k] == frame[0]; };
+          const int64_t r = !mid_head_.empty() ? match(buf_, k, mid_head_, id_length_)
+                            : tagged_          ? (opens(param_before_) || opens(after_) ? 0 : kNo)
+                                               : (buf_[k] == '{' ? 0 : kNo);
           if (r == kPartial && end) return cut_short();
           if (r == kNo) {
             abandon(out);  // and read on
