@@ -513,6 +513,53 @@ TEST(NotationGrammar, ValuesAreWrittenInTheNotationAndHeldToTheirSchema) {
   }
 }
 
+// A template that prints a tagged value that is not a string with Python's str() has it
+// written and read so: True/False/None, strings in repr's quotes and escapes, ", " and ": ".
+TEST(NotationGrammar, PythonValuesAreWrittenAsStrPrintsThemAndReadBack) {
+  const constrain::ValueNotation py{.python = true};
+  const ojson v = ojson::parse(R"({"a": [1, true, null, "x'y", "q\"r'", "t\tn\n\\"], "b": {"c": -2.5}})");
+  EXPECT_EQ(constrain::notation_text(v, py), R"({'a': [1, True, None, "x'y", 'q"r\'', 't\tn\n\\'], 'b': {'c': -2.5}})");
+  EXPECT_EQ(python_literal(constrain::notation_text(v, py)), v);  // what the parser reads back
+
+  ToolCallSyntax s;
+  s.format = "tagged", s.before = "<call=", s.mid = ">", s.after = "</call>";
+  s.param_before = "<p=", s.param_mid = ">", s.param_after = "</p>", s.python_values = true;
+  ASSERT_TRUE(syntax_from_json(to_json(s)).is_ok());
+  ToolSet tools;
+  tools.tools.push_back({"f", ojson::parse(R"({"type": "object", "properties": {
+      "cfg": {"type": "object", "properties": {"name": {"type": "string", "maxLength": 4},
+              "code": {"type": "string", "pattern": "^[a-z']+$"}}, "required": ["name"], "additionalProperties": false},
+      "flags": {"type": "array", "items": {"type": "boolean"}}, "none": {"type": "null"}, "open": {"type": "object"},
+      "meta": {"type": "object", "properties": {"id": {"type": "integer"}}},
+      "text": {"type": "string"}}, "required": ["cfg"]})")});
+  tools.choice = ToolSet::Choice::kRequired;
+  auto g = constrain::compile_framed_json(*framed_grammar(s, tools, {}).framed);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const auto accepts = [&](const std::string& text) {
+    constrain::Matcher m(*g);
+    return m.advance(text) && m.accepting();
+  };
+  EXPECT_TRUE(accepts(R"(<call=f><p=cfg>{'name': 'it\'s'}</p><p=flags>[True, False]</p><p=none>None</p></call>)"));
+  EXPECT_TRUE(accepts(R"(<call=f><p=cfg>{'name': 'a"b', 'code': 'it\'s'}</p><p=open>{'k': [1, 'v', None]}</p><p=text>a 'b'</p></call>)"));
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{"name": "a"}</p></call>)"));                // JSON is not what str() prints
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{'name':'a'}</p></call>)"));                 // nor without its spaces
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{'name': 'a'}</p><p=flags>[true]</p></call>)"));
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{'name': 'a'}</p><p=none>null</p></call>)"));
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{'name': 'abcde'}</p></call>)"));           // maxLength 4
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{'name': 'a', 'code': 'A'}</p></call>)"));   // the pattern
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{'name': 'a', 'x': 1}</p></call>)"));        // no other keys
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{'name': 'a'b'}</p></call>)"));              // the quote ends the string
+  EXPECT_TRUE(accepts(R"(<call=f><p=cfg>{'name': 'a'}</p><p=meta>{'id': 1, 'idx': 'i', 'i': 2}</p></call>)"));
+  EXPECT_FALSE(accepts(R"(<call=f><p=cfg>{'name': 'a'}</p><p=meta>{'id': 1, 'id': 2}</p></call>)"));  // a key once
+  // Its calls read back as JSON.
+  const Reply r = fold(parse_in_chunks(s, tools, R"(<call=f><p=cfg>{'name': 'it\'s', 'code': 'x'}</p><p=flags>[True]</p><p=none>None</p></call>)", 3));
+  ASSERT_EQ(r.calls.size(), 1u);
+  EXPECT_EQ(ojson::parse(r.calls[0].arguments),
+            ojson::parse(R"({"cfg": {"name": "it's", "code": "x"}, "flags": [true], "none": null})"));
+  // python_values belongs to the tagged format.
+  EXPECT_FALSE(syntax_from_json(ojson::parse(R"({"format": "framed", "before": "<c>", "python_values": true})")).is_ok());
+}
+
 // The reader turns the notation into JSON as it streams: any chunking gives the same JSON,
 // Python's literals read as JSON's, and a reply cut short inside the value still closes.
 TEST(NotationReader, StreamsTheNotationAsJson) {

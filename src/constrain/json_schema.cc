@@ -141,8 +141,68 @@ class Compiler {
   // Where a value is written in a template's notation (value_notation.h) instead of JSON:
   // no whitespace, strings between its quote, bare keys.
   ExprPtr ws() const { return notation_ ? seq({}) : json_.ws; }
-  ExprPtr quote() const { return notation_ ? lit(notation_->quote) : ch('"'); }
+  ExprPtr quote() const { return python() ? ch('\'') : notation_ ? lit(notation_->quote) : ch('"'); }
   ExprPtr any_value() { return notation_ ? call(notation_rules().value) : call(json_.value); }
+  // Python's str() of a value (value_notation.h `python`): ", " and ": " between the pieces,
+  // True, False and None, strings as repr writes them.
+  bool python() const { return notation_ && notation_->python; }
+  ExprPtr comma() const { return python() ? lit(", ") : ch(','); }
+  ExprPtr colon() const { return python() ? lit(": ") : ch(':'); }
+  ExprPtr null_literal() const { return lit(python() ? "None" : "null"); }
+  ExprPtr boolean_literals() const { return python() ? alt({lit("True"), lit("False")}) : alt({lit("true"), lit("false")}); }
+  // One character of a string in single quotes as Python writes it: any but the quote, the
+  // backslash and controls, or the escapes \\ \' \n \r \t (repr's own; a model writes no others).
+  // (`excluded`: first bytes it may not start with.)
+  static ExprPtr python_char(const std::vector<uint8_t>& excluded = {}) {
+    const ExprPtr tail = byte_ranges({{0x80, 0xBF}});
+    const auto first = [&](std::vector<std::pair<uint8_t, uint8_t>> ranges) {
+      std::vector<std::pair<uint8_t, uint8_t>> kept;
+      for (auto [lo, hi] : ranges)
+        for (int b = lo; b <= hi; ++b)
+          if (std::find(excluded.begin(), excluded.end(), static_cast<uint8_t>(b)) == excluded.end()) {
+            if (!kept.empty() && kept.back().second + 1 == b) kept.back().second = static_cast<uint8_t>(b);
+            else kept.emplace_back(static_cast<uint8_t>(b), static_cast<uint8_t>(b));
+          }
+      return kept.empty() ? nothing() : byte_ranges(std::move(kept));
+    };
+    return alt({first({{0x20, 0x26}, {0x28, 0x5B}, {0x5D, 0x7E}}), seq({first({{0xC2, 0xDF}}), tail}),
+                seq({first({{0xE0, 0xEF}}), tail, tail}), seq({first({{0xF0, 0xF4}}), tail, tail, tail}),
+                seq({first({{'\\', '\\'}}), byte_ranges({{'\'', '\''}, {'\\', '\\'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}})})});
+  }
+  // A key in Python's notation that is none of `names`: a trie of the names as the grammar
+  // writes them (single quotes), left at any character no name has there, ended where no name
+  // ends. Names that need an escape leave no extra keys at all (nothing()).
+  static ExprPtr python_key_except(std::vector<std::string> names) {
+    for (const std::string& n : names)
+      for (const char c : n)
+        if (c == '\'' || c == '\\' || static_cast<uint8_t>(c) < 0x20 || c == 0x7F) return nothing();
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    std::function<ExprPtr(size_t, size_t, size_t)> node = [&](size_t begin, size_t end, size_t depth) -> ExprPtr {
+      std::vector<uint8_t> next;
+      bool a_name_ends = false;
+      for (size_t i = begin; i < end; ++i) {
+        if (names[i].size() == depth) a_name_ends = true;
+        else next.push_back(static_cast<uint8_t>(names[i][depth]));
+      }
+      std::vector<ExprPtr> alts;
+      if (!a_name_ends) alts.push_back(ch('\''));
+      alts.push_back(seq({python_char(next), star(python_char()), ch('\'')}));
+      for (size_t i = begin; i < end;) {
+        if (names[i].size() == depth) {
+          ++i;
+          continue;
+        }
+        const char b = names[i][depth];
+        size_t j = i;
+        while (j < end && names[j].size() > depth && names[j][depth] == b) ++j;
+        alts.push_back(seq({ch(b), node(i, j, depth + 1)}));
+        i = j;
+      }
+      return alt(std::move(alts));
+    };
+    return seq({ch('\''), node(0, names.size(), 0)});
+  }
   // A bare key's characters (an identifier's, as templates' keys are).
   static std::vector<std::pair<uint8_t, uint8_t>> key_bytes() { return {{'$', '$'}, {'-', '.'}, {'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; }
   // A bare key that is none of `names` (additional properties beside the declared ones): a trie
@@ -185,7 +245,7 @@ class Compiler {
     int32_t string = -1, value = -1;
   };
   const NotationRules& notation_rules() {
-    auto [it, fresh] = notation_rules_.try_emplace(notation_->quote);
+    auto [it, fresh] = notation_rules_.try_emplace(python() ? std::string("\x01python") : notation_->quote);
     if (!fresh) return it->second;
     NotationRules& r = it->second;
     r.string = g_->add_rule("notation string");
@@ -193,11 +253,13 @@ class Compiler {
     const int32_t object = g_->add_rule("notation object"), array = g_->add_rule("notation array");
     const ExprPtr q = quote();
     // (A definition over the state budget leaves its rule undefined, which finish() reports.)
-    (void)g_->define(r.string, seq({q, text_without(notation_->quote), q}));
-    const ExprPtr member = seq({repeat(byte_ranges(key_bytes()), 1, -1), ch(':'), call(r.value)});
-    (void)g_->define(object, seq({ch('{'), opt(seq({member, star(seq({ch(','), member}))})), ch('}')}));
-    (void)g_->define(array, seq({ch('['), opt(seq({call(r.value), star(seq({ch(','), call(r.value)}))})), ch(']')}));
-    (void)g_->define(r.value, alt({call(object), call(array), call(r.string), call(json_.number), lit("true"), lit("false"), lit("null")}));
+    (void)g_->define(r.string, seq({q, python() ? star(python_char()) : text_without(notation_->quote), q}));
+    // Keys: Python's are strings; a template's own notation writes them bare.
+    const ExprPtr key = python() ? call(r.string) : repeat(byte_ranges(key_bytes()), 1, -1);
+    const ExprPtr member = seq({key, colon(), call(r.value)});
+    (void)g_->define(object, seq({ch('{'), opt(seq({member, star(seq({comma(), member}))})), ch('}')}));
+    (void)g_->define(array, seq({ch('['), opt(seq({call(r.value), star(seq({comma(), call(r.value)}))})), ch(']')}));
+    (void)g_->define(r.value, alt({call(object), call(array), call(r.string), call(json_.number), boolean_literals(), null_literal()}));
     return r;
   }
 
@@ -241,7 +303,7 @@ class Compiler {
           const json::json_pointer ptr(p.pointer);
           if (!p.schema.contains(ptr)) return bad_input("framed JSON: no schema at '{}'", p.pointer);
           notation_ = p.notation ? &*p.notation : nullptr;
-          if (notation_ && notation_->quote.empty()) return bad_input("framed JSON: a notation without a string quote");
+          if (notation_ && notation_->quote.empty() && !notation_->python) return bad_input("framed JSON: a notation without a string quote");
           OG_ASSIGN_OR_RETURN(ExprPtr e, value_rule(p.schema.at(ptr), fmt::format("{}/{}", path, k), 0));
           pieces.push_back(e);
           OG_TRY(define_pending());
@@ -348,8 +410,8 @@ class Compiler {
   }
 
   Result<ExprPtr> typed(const json& s, const std::string& type, const std::string& path, int32_t depth) {
-    if (type == "null") return lit("null");
-    if (type == "boolean") return alt({lit("true"), lit("false")});
+    if (type == "null") return null_literal();
+    if (type == "boolean") return boolean_literals();
     if (type == "integer" || type == "number") {
       OG_ASSIGN_OR_RETURN(std::optional<NumberBounds> b, bounds(s, path));
       if (!b) return call(type == "integer" ? json_.integer : json_.number);
@@ -371,13 +433,14 @@ class Compiler {
       }
       if (!pattern.empty()) {
         if (min != 0 || max >= 0) return at(path, "'pattern' or 'format' together with 'minLength'/'maxLength' is not supported");
-        auto contents = regex_string_contents(pattern, notation_ ? std::string_view(notation_->quote) : std::string_view());
+        auto contents = python() ? regex_python_string_contents(pattern)
+                                 : regex_string_contents(pattern, notation_ ? std::string_view(notation_->quote) : std::string_view());
         if (!contents.is_ok()) return at(path + (s.contains("pattern") ? "/pattern" : "/format"), contents.status().message());
         return seq({quote(), *contents, quote()});
       }
       if (notation_) {  // raw text that cannot hold the quote (bounded: nor its first character)
         if (min == 0 && max < 0) return call(notation_rules().string);
-        return seq({quote(), repeat(raw_char_outside(notation_->quote), min, max), quote()});
+        return seq({quote(), repeat(python() ? python_char() : raw_char_outside(notation_->quote), min, max), quote()});
       }
       if (min == 0 && max < 0) return call(json_.string);
       return seq({ch('"'), repeat(json_.chr, min, max), ch('"')});
@@ -458,7 +521,8 @@ class Compiler {
     std::vector<ExprPtr> member;  // [props] key ws ':' ws value
     for (const auto& [name, sub] : props) {
       OG_ASSIGN_OR_RETURN(ExprPtr v, value_rule(*sub, path + "/properties/" + name, depth));
-      member.push_back(seq({lit(notation_ ? name : json_key_literal(name)), ws, ch(':'), ws, v}));
+      const std::string key = python() ? python_string_repr(name) : notation_ ? name : json_key_literal(name);
+      member.push_back(seq({lit(key), ws, colon(), ws, v}));
     }
     ExprPtr extra = nothing();  // additional members
     const json add = s.contains("additionalProperties") ? s["additionalProperties"] : json(true);
@@ -466,16 +530,20 @@ class Compiler {
       OG_ASSIGN_OR_RETURN(ExprPtr v, value_rule(add, path + "/additionalProperties", depth));
       std::vector<std::string> names;
       for (const auto& p : props) names.push_back(p.first);
-      const ExprPtr key = notation_ ? bare_key_except(names) : names.empty() ? call(json_.string) : key_except(names, json_.chr);
-      extra = seq({key, ws, ch(':'), ws, v});
+      // (Never a declared key again: a dict's last value would stand for it.)
+      const ExprPtr key = python()     ? python_key_except(names)
+                          : notation_ ? bare_key_except(names)
+                          : names.empty() ? call(json_.string)
+                                          : key_except(names, json_.chr);
+      extra = seq({key, ws, colon(), ws, v});
     }
     // rest[i]: members i.. after at least one was written; first[i]: none written yet.
     const size_t n = props.size();
-    ExprPtr rest = star(seq({ch(','), ws, extra, ws}));
-    ExprPtr first = opt(seq({extra, ws, star(seq({ch(','), ws, extra, ws}))}));
+    ExprPtr rest = star(seq({comma(), ws, extra, ws}));
+    ExprPtr first = opt(seq({extra, ws, star(seq({comma(), ws, extra, ws}))}));
     for (size_t i = n; i-- > 0;) {
       const bool req = required.count(props[i].first) > 0;
-      const ExprPtr here = seq({ch(','), ws, member[i], ws});
+      const ExprPtr here = seq({comma(), ws, member[i], ws});
       const ExprPtr first_here = seq({member[i], ws, rest});
       first = req ? first_here : alt({first_here, first});
       rest = req ? seq({here, rest}) : seq({opt(here), rest});
@@ -515,11 +583,11 @@ class Compiler {
     ExprPtr tail;  // the elements after position j, each preceded by a comma
     const auto more_rest = [&](int32_t from) {  // positions from.. all `rest`
       if (!rest_allowed || (hi >= 0 && hi <= from)) return from >= lo ? seq({}) : nothing();
-      return repeat(seq({ch(','), ws, rest, ws}), std::max(0, lo - from), hi < 0 ? -1 : hi - from);
+      return repeat(seq({comma(), ws, rest, ws}), std::max(0, lo - from), hi < 0 ? -1 : hi - from);
     };
     tail = more_rest(std::max(k, 1));
     for (int32_t j = k - 1; j >= 1; --j) {
-      const ExprPtr here = seq({ch(','), ws, elem(j), ws, tail});
+      const ExprPtr here = seq({comma(), ws, elem(j), ws, tail});
       tail = j >= lo ? opt(here) : here;
     }
     ExprPtr body = (hi == 0 || (k == 0 && !rest_allowed)) ? nothing() : seq({elem(0), ws, tail});

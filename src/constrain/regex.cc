@@ -128,9 +128,34 @@ ExprPtr json_chars(const Ranges& r, std::optional<char32_t> raw_without = std::n
   return alt(std::move(alts));
 }
 
+// The characters of `r` as Python's repr writes them in single quotes: ' and \ escaped, \n
+// \r \t by name and other controls as \xHH, the rest as themselves.
+ExprPtr python_chars(const Ranges& r) {
+  std::vector<ExprPtr> alts;
+  for (auto [lo, hi] : normalized(r)) {
+    for (char32_t c = lo; c <= std::min<char32_t>(hi, 0x7F); ++c) {
+      if (c >= 0x20 && c != '\'' && c != '\\' && c != 0x7F) continue;
+      if (c == '\'' || c == '\\') alts.push_back(lit(std::string{'\\', static_cast<char>(c)}));
+      else if (c == '\n') alts.push_back(lit("\\n"));
+      else if (c == '\r') alts.push_back(lit("\\r"));
+      else if (c == '\t') alts.push_back(lit("\\t"));
+      else alts.push_back(lit(fmt::format("\\x{:02x}", static_cast<unsigned>(c))));
+    }
+  }
+  Ranges kept;  // r without the characters escaped above
+  for (auto [lo, hi] : normalized(r))
+    for (auto [a, b] : complement({{0, 0x1F}, {'\'', '\''}, {'\\', '\\'}, {0x7F, 0x7F}})) {
+      const char32_t x = std::max(lo, a), y = std::min(hi, b);
+      if (x <= y) kept.emplace_back(x, y);
+    }
+  for (auto [lo, hi] : normalized(kept)) utf8_ranges(lo, hi, alts);
+  return alt(std::move(alts));
+}
+
 class Parser {
  public:
-  Parser(std::u32string p, std::optional<char32_t> raw_without) : p_(std::move(p)), raw_without_(raw_without) {}
+  Parser(std::u32string p, std::optional<char32_t> raw_without, bool python = false)
+      : p_(std::move(p)), raw_without_(raw_without), python_(python) {}
 
   // Top-level branches each take their own anchors: "^a|b$" is (^a)|(b$).
   Result<ExprPtr> whole() {
@@ -336,10 +361,11 @@ class Parser {
   }
 
   // The characters of `r` as the string writes them (JSON-escaped, or raw).
-  ExprPtr chars(const Ranges& r) const { return json_chars(r, raw_without_); }
+  ExprPtr chars(const Ranges& r) const { return python_ ? python_chars(r) : json_chars(r, raw_without_); }
 
   std::u32string p_;
   std::optional<char32_t> raw_without_;
+  bool python_ = false;
   size_t i_ = 0;
 };
 
@@ -371,6 +397,10 @@ std::optional<char32_t> first_character(std::string_view quote) {
 
 Result<ExprPtr> regex_string_contents(std::string_view pattern, std::string_view raw_quote) {
   return Parser(code_points(pattern), first_character(raw_quote)).whole();
+}
+
+Result<ExprPtr> regex_python_string_contents(std::string_view pattern) {
+  return Parser(code_points(pattern), std::nullopt, /*python=*/true).whole();
 }
 
 ExprPtr raw_char_outside(std::string_view quote) { return json_chars({{0, kMaxCode}}, first_character(quote).value_or(kMaxCode + 1)); }

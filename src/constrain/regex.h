@@ -23,6 +23,10 @@ namespace og::constrain {
 // into its closing quote.
 Result<ExprPtr> regex_string_contents(std::string_view pattern, std::string_view raw_quote = {});
 
+// The same for a string as Python's repr writes it in single quotes: ' and \ escaped, \n \r
+// \t and \xHH for control characters, every other character as itself.
+Result<ExprPtr> regex_python_string_contents(std::string_view pattern);
+
 // One character of a string in a notation between `quote`, as UTF-8: any but the quote's first.
 ExprPtr raw_char_outside(std::string_view quote);
 

@@ -180,9 +180,9 @@ std::optional<Located> locate_notation(const std::string& r, int i, size_t from,
 
 // `tagged` probes: two string arguments per call (then one a number: a template whose frame
 // depends on the value's type is not one frame).
-ojson tagged_call(int i, bool number = false) {
+ojson tagged_call(int i, bool number = false, const ojson* second = nullptr) {
   ojson args = {{"ogprobe_arg", fmt::format("ogprobe_v{}", i)}};
-  args["ogprobe_arh"] = number ? ojson(7) : ojson(fmt::format("ogprobe_w{}", i));
+  args["ogprobe_arh"] = second ? *second : number ? ojson(7) : ojson(fmt::format("ogprobe_w{}", i));
   return {{"id", kIds[i]}, {"type", "function"}, {"function", {{"name", kNames[i]}, {"arguments", args}}}};
 }
 
@@ -334,6 +334,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
   // No JSON arguments: each argument between tags of its own (`tagged`)?
   std::optional<TaggedFrame> tagged;
   std::string tagged_why;
+  bool python_values = false;
   if (!one && !dialect) {
     for (const ojson& c : {ojson(nullptr), ojson("")}) {
       auto r = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({tagged_call(0)})}});
@@ -352,6 +353,10 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
       }
       tagged = f->first;
       tagged->mid_json = g->first.mid_json;
+      // A value that is not a string printed by Python's str() ({{ value }}) rather than as JSON.
+      const ojson rich = ojson::parse(R"([{"ogprobe_k": true, "ogprobe_j": null, "ogprobe_s": "it's"}, 1.5])");
+      if (auto pr = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({tagged_call(0, false, &rich)})}}))
+        python_values = pr->find(constrain::notation_text(rich, constrain::ValueNotation{.python = true})) != std::string::npos;
       one = r;
       two = p.reply({{"role", "assistant"}, {"content", c}, {"tool_calls", ojson::array({tagged_call(0), tagged_call(1)})}});
       break;
@@ -446,6 +451,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     s.format = "tagged";
     s.param_before = tagged->before, s.param_mid = tagged->mid, s.param_after = tagged->after;
     s.param_mid_json = tagged->mid_json;
+    s.python_values = python_values;
   }
   if (!s.has_reasoning()) {
     // A template that writes reasoning only before tool calls (one that keeps it on turns that

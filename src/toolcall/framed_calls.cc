@@ -511,7 +511,8 @@ std::string closing_tag(const std::string& after) {
 
 // A `tagged` call's arguments: the schema's properties in its order, each
 // param_before KEY param_mid VALUE param_after, optional unless `required` names it; a string
-// (or an enum of strings) as itself, any other value as JSON of its schema.
+// (or an enum of strings) as itself, any other value as JSON of its schema (or, python_values,
+// as Python's str() prints it).
 template <typename Mark>
 void tagged_arguments(const ToolCallSyntax& s, const nlohmann::ordered_json& params, const Mark& m, std::vector<FramePiece>& frame) {
   if (!params.is_object() || !params.contains("properties") || !params["properties"].is_object()) return;
@@ -533,6 +534,7 @@ void tagged_arguments(const ToolCallSyntax& s, const nlohmann::ordered_json& par
       for (const auto& e : sub["enum"]) value.choices.push_back(e.template get<std::string>());
     } else if (!typed_string && sub.is_object() && sub.contains("type")) {
       value = {.kind = FramePiece::Kind::kJson, .schema = params, .pointer = "/properties/" + pointer_token(key)};
+      if (s.python_values) value.notation = constrain::ValueNotation{.python = true};  // as str() prints it
     }
     if (value.kind == FramePiece::Kind::kJson && !s.param_mid_json.empty())
       group.front().text = m(s.param_before + key + s.param_mid_json);  // the frame's mark of a non-string

@@ -26,6 +26,7 @@ ojson to_json(const ToolCallSyntax& s) {
   if (s.arguments_as_string) j["arguments_as_string"] = true;
   put("args_quote", s.args_quote);
   if (s.args_sorted) j["args_sorted"] = true;
+  if (s.python_values) j["python_values"] = true;
   put("reasoning_open", s.reasoning_open), put("reasoning_close", s.reasoning_close), put("content_open", s.content_open);
   if (s.starts_in_reasoning) j["starts_in_reasoning"] = true;
   return j;
@@ -58,9 +59,12 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
       if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() > 64)
         return bad_input("tool-call format: '{}' must be an integer in [0, 64]", key);
       (key == "max_calls" ? s.max_calls : s.id_length) = v.get<int32_t>();
-    } else if (key == "arguments_as_string" || key == "starts_in_reasoning" || key == "args_sorted") {
+    } else if (key == "arguments_as_string" || key == "starts_in_reasoning" || key == "args_sorted" || key == "python_values") {
       if (!v.is_boolean()) return bad_input("tool-call format: '{}' must be a boolean", key);
-      (key == "arguments_as_string" ? s.arguments_as_string : key == "args_sorted" ? s.args_sorted : s.starts_in_reasoning) = v.get<bool>();
+      (key == "arguments_as_string" ? s.arguments_as_string
+       : key == "args_sorted"       ? s.args_sorted
+       : key == "python_values"     ? s.python_values
+                                    : s.starts_in_reasoning) = v.get<bool>();
     } else {
       return bad_input("tool-call format: unknown key '{}'", key);
     }
@@ -74,6 +78,8 @@ Result<ToolCallSyntax> syntax_from_json(const ojson& j) {
     return bad_input("tool-call format: a tagged format needs 'param_before', 'param_mid' and 'param_after' (the text around each argument)");
   if (!s.args_quote.empty() && s.format != "framed")
     return bad_input("tool-call format: 'args_quote' (arguments in the template's notation) belongs to the framed format");
+  if (s.python_values && s.format != "tagged")
+    return bad_input("tool-call format: 'python_values' (values printed by Python's str()) belongs to the tagged format");
   if (s.args_sorted && s.args_quote.empty())
     return bad_input("tool-call format: 'args_sorted' needs 'args_quote' (JSON arguments keep the schema's order)");
   if (s.reasoning_open.empty() != s.reasoning_close.empty())

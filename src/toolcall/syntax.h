@@ -24,6 +24,8 @@
 // and where the template marks a value's kind in its frame, param_mid_json before any value
 // that is not a string:
 //   <｜DSML｜parameter name="KEY" string="true">TEXT</｜DSML｜parameter>  ... string="false">JSON...
+// and where the template prints a value that is not a string with Python's str()
+// (`python_values`), that value in Python's notation:  <parameter=f>[{'k': 1}, True]</parameter>
 // `generic_json` (templates with no tool syntax): the reply is one JSON object,
 //   {"tool_calls": [{"name": NAME, "arguments": ARGS}, ...]} or {"response": TEXT},
 // and the system message says so (llama-server's generic format).
@@ -55,6 +57,7 @@ struct ToolCallSyntax {
   bool arguments_as_string = false;  // the template reads `arguments` as JSON text, not a mapping
   std::string args_quote;  // `framed`: ARGUMENTS in the template's notation, strings between this
   bool args_sorted = false;  // ... its members in dictsort's order
+  bool python_values = false;  // `tagged`: a VALUE that is not a string as Python's str() prints it
   std::string reasoning_open, reasoning_close, content_open;
   bool starts_in_reasoning = false;  // the generation prompt opens the reasoning itself
 
