@@ -287,6 +287,8 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                     {"embedding_multiplier", nullptr}, {"attention_multiplier", nullptr},
                                     {"residual_multiplier", nullptr}, {"logits_scaling", nullptr}},
                                    59);
+  // GraniteMoeSharedConfig: shared_intermediate_size 0 (no shared expert) when absent.
+  expect_program_matches_reference("granitemoeshared", {{"shared_intermediate_size", nullptr}, {"rms_norm_eps", nullptr}}, 60);
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

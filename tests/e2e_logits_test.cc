@@ -36,7 +36,7 @@ struct FamilyCase {
 void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << c.overrides.dump(); }
 // Families whose MoE routing makes logits discontinuous in the weights.
 bool routed(const std::string& family) {
-  return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe";
+  return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared";
 }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
@@ -87,7 +87,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -306,7 +306,8 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            // the softmax over the top-k logits (and top-1, biased).
                                            FamilyCase{"granitemoe", 64},
                                            FamilyCase{"granitemoe", 65, {{"num_experts_per_tok", 1}, {"attention_bias", true}},
-                                                      "granitemoe_top1_biased"}),
+                                                      "granitemoe_top1_biased"},
+                                           FamilyCase{"granitemoeshared", 66}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

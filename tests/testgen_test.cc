@@ -103,8 +103,10 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   if (family == "olmo2" || family == "olmo3") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // q k v o, q/k norms, gate up down, 2 output norms
   if (family == "olmoe")  // q k v o (+ 4 biases), q/k norms, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + (c.text.value("attention_bias", false) ? 4 : 0) + 2 + 1 + 3 * text_int(c, "num_experts") + 2) + 1 + head;
-  if (family == "granitemoe")  // q k v o (+ 4 biases), router and the two fused expert tensors, 2 norms
-    return 1 + L * (4 + (c.text.value("attention_bias", false) ? 4 : 0) + 3 + 2) + 1 + head;
+  if (family == "granitemoe" || family == "granitemoeshared")  // q k v o (+ 4 biases), router and the two fused
+    // expert tensors (+ the shared MLP's two), 2 norms
+    return 1 + L * (4 + (c.text.value("attention_bias", false) ? 4 : 0) + 3 +
+                    (c.text.value("shared_intermediate_size", 0) > 0 ? 2 : 0) + 2) + 1 + head;
   if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
@@ -227,7 +229,8 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
     if (family != "qwen3_moe" && family != "qwen2_moe" && family != "gpt_oss" && family != "mixtral" &&
-        family != "starcoder2" && family != "phi" && family != "glm" && family != "glm4" && family != "olmoe" && family != "granitemoe") {
+        family != "starcoder2" && family != "phi" && family != "glm" && family != "glm4" && family != "olmoe" && family != "granitemoe" &&
+        family != "granitemoeshared") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
     }
   }
@@ -281,11 +284,16 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_norm.weight"), (Shape{c.num_attention_heads * D}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_norm.weight"), (Shape{c.num_key_value_heads * D}));
     EXPECT_EQ(m.checkpoint.find(l0 + "mlp.down_proj.weight"), nullptr);
-  } else if (family == "granitemoe") {  // every layer sparse; experts fused as the hub stores them
+  } else if (family == "granitemoe" || family == "granitemoeshared") {  // every layer sparse; experts fused as stored
     const int64_t E = text_int(c, "num_local_experts"), I = c.intermediate_size[0], H = c.hidden_size;
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.router.layer.weight"), (Shape{E, H}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.input_linear.weight"), (Shape{E, 2 * I, H}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.output_linear.weight"), (Shape{E, H, I}));
+    if (family == "granitemoeshared") {
+      const int64_t S = text_int(c, "shared_intermediate_size");
+      EXPECT_EQ(shape_of(m.checkpoint, l0 + "shared_mlp.input_linear.weight"), (Shape{2 * S, H}));
+      EXPECT_EQ(shape_of(m.checkpoint, l0 + "shared_mlp.output_linear.weight"), (Shape{H, S}));
+    }
     EXPECT_EQ(m.checkpoint.find(l0 + "mlp.down_proj.weight"), nullptr);
   } else if (family == "gpt_oss") {  // MXFP4 experts as the hub stores them
     const int64_t E = text_int(c, "num_local_experts"), H = c.hidden_size, I = c.intermediate_size[0];
@@ -355,7 +363,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"cohere2", "cohere2", "cohere2", "cohere2"}, Case{"glm", "glm", "glm", "glm"},
                         Case{"glm4", "glm4", "glm4", "glm4"}, Case{"ernie4_5", "ernie4_5", "ernie4_5", "ernie4_5"},
                         Case{"gpt_neox", "gpt_neox", "gpt_neox", "gpt_neox"}, Case{"olmoe", "olmoe", "olmoe", "olmoe"},
-                        Case{"granitemoe", "granitemoe", "granitemoe", "granitemoe"}}) {
+                        Case{"granitemoe", "granitemoe", "granitemoe", "granitemoe"},
+                        Case{"granitemoeshared", "granitemoeshared", "granitemoeshared", "granitemoeshared"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -372,7 +381,8 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"phi3", false}, {"smollm3", true}, {"gemma2", true}, {"gemma3_text", true}, {"gemma3", true}, {"gemma3n", true},
            {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false},
            {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true},
-           {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true}}) {
+           {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
+           {"granitemoeshared", true}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -104,11 +104,11 @@ Mat sparse_moe(const Mat& x, const MoeWeights& w) {
     for (size_t i = 0; i < rows.size(); ++i)
       for (int64_t c = 0; c < x.cols; ++c) out.at(rows[i].first, c) += rows[i].second * ye.at(static_cast<int64_t>(i), c);
   }
-  if (w.shared) {
+  if (w.shared) {  // gated by sigmoid(x · shared_gate) when there is one
     const Mat ys = gated_mlp(x, *w.shared);
-    const Mat gate = linear(x, *w.shared_gate);  // [T, 1]
+    const Mat gate = w.shared_gate ? linear(x, *w.shared_gate) : Mat(T, 1);  // [T, 1]
     for (int64_t t = 0; t < T; ++t) {
-      const double g = 1.0 / (1.0 + std::exp(-gate.at(t, 0)));
+      const double g = w.shared_gate ? 1.0 / (1.0 + std::exp(-gate.at(t, 0))) : 1.0;
       for (int64_t c = 0; c < x.cols; ++c) out.at(t, c) += g * ys.at(t, c);
     }
   }

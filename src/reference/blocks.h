@@ -82,7 +82,7 @@ struct MoeWeights {
   int64_t top_k = 1;
   bool normalize = false;
   std::optional<MlpWeights> shared;             // the always-on expert
-  const hf::TensorView* shared_gate = nullptr;  // [1, hidden]
+  const hf::TensorView* shared_gate = nullptr;  // [1, hidden]; none: the shared expert is ungated
   // Views into fused expert tensors ([E, R, C] sliced to each expert's [R, C]) that
   // `experts` points at, when the checkpoint stores them so (a deque: stable addresses).
   std::shared_ptr<std::deque<hf::TensorView>> slices;

@@ -16,6 +16,7 @@ namespace {
 
 struct GraniteMoe {
   int64_t n_experts = 0, top_k = 0, intermediate = 0;
+  int64_t shared = 0;  // granitemoeshared: shared_mlp's width (0: none)
 };
 
 std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sparse_block(GraniteMoe moe, fb::Activation act) {
@@ -37,15 +38,29 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sparse_block(Gra
       spec.up.push_back(wu);
       spec.down.push_back(wd);
     }
+    if (moe.shared > 0) {  // GraniteMoeSharedMLP on every token, ungated: input_linear [2S, H] (gate, then up)
+      const int64_t S = moe.shared;
+      const std::string sp = fmt::format("layers.{}.shared_mlp.", l);
+      OG_ASSIGN_OR_RETURN(const hf::TensorView* sin, ctx.tensor(sp + "input_linear.weight", {2 * S, H}));
+      OG_ASSIGN_OR_RETURN(spec.shared_gate, ctx.g.weight(*sin, {.row_begin = 0, .row_end = S}));
+      OG_ASSIGN_OR_RETURN(spec.shared_up, ctx.g.weight(*sin, {.row_begin = S, .row_end = 2 * S}));
+      OG_ASSIGN_OR_RETURN(spec.shared_down, ctx.weight(sp + "output_linear.weight", {H, S}));
+    }
     const ValueId logits = ctx.g.router(h, router);  // [T, E]
     return ctx.g.moe(h, logits, spec);               // [T, H]
   };
 }
 
-Status build(BuildContext& ctx) {
+}  // namespace
+
+Status build_granite_moe(BuildContext& ctx, bool shared_mlp) {
   const hf::ModelConfig& c = ctx.config;
   const hf::JsonFields t = c.text_fields();
   GraniteMoe moe;
+  if (shared_mlp) {
+    OG_ASSIGN_OR_RETURN(moe.shared, t.get_int("shared_intermediate_size", 0));
+    if (moe.shared < 0) return t.invalid("shared_intermediate_size", "a non-negative integer");
+  }
   OG_ASSIGN_OR_RETURN(moe.n_experts, t.get_int("num_local_experts"));
   OG_ASSIGN_OR_RETURN(moe.top_k, t.get_int("num_experts_per_tok"));
   moe.intermediate = c.intermediate_size[0];
@@ -58,8 +73,6 @@ Status build(BuildContext& ctx) {
   return build_decoder(ctx, o);
 }
 
-}  // namespace
-
 const Family& granitemoe_family() {
   static constexpr ModelType kTypes[] = {{"granitemoe", false}};
   // transformers' GraniteMoeConfig: rms_norm_eps 1e-6, intermediate_size 11008, 8 experts, 2
@@ -71,7 +84,7 @@ const Family& granitemoe_family() {
                                             {"intermediate_size", 11008},
                                             {"num_local_experts", 8},
                                             {"num_experts_per_tok", 2}},
-                        .build = build};
+                        .build = [](BuildContext& ctx) { return build_granite_moe(ctx, false); }};
   return f;
 }
 

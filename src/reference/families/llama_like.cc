@@ -174,6 +174,10 @@ Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
     p.norm_topk_prob = true;
     if (p.experts < 1) return t.invalid("num_local_experts", "positive");
     if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_local_experts]");
+    if (var.shared_mlp) {  // GraniteMoeSharedConfig: 0 is no shared expert
+      OG_ASSIGN_OR_RETURN(p.shared_intermediate, t.get_int("shared_intermediate_size", 0));
+      if (p.shared_intermediate < 0) return t.invalid("shared_intermediate_size", "non-negative");
+    }
     return Status::ok();
   }
   if (var.moe == MoeKind::kOlmoe) {
@@ -332,6 +336,13 @@ Result<MoeWeights> moe_weights(const Variant& var, const Plan& p, const hf::Chec
     };
     for (int64_t e = 0; e < E; ++e)  // gate rows, then up rows: MlpWeights' gate_up
       moe.experts.push_back({.gate_up = slice(*in, e), .down = slice(*out, e), .intermediate = I, .act = p.act});
+    if (p.shared_intermediate > 0) {  // GraniteMoeSharedMLP: ungated, on every token
+      const int64_t S = p.shared_intermediate;
+      MlpWeights shared{.intermediate = S, .act = p.act};
+      OG_ASSIGN_OR_RETURN(shared.gate_up, tensor(pre + "shared_mlp.input_linear.weight", {2 * S, H}));
+      OG_ASSIGN_OR_RETURN(shared.down, tensor(pre + "shared_mlp.output_linear.weight", {H, S}));
+      moe.shared = shared;
+    }
     return moe;
   }
   OG_ASSIGN_OR_RETURN(moe.router, tensor(block + "gate.weight", {p.experts, H}));

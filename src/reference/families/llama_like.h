@@ -65,6 +65,7 @@ struct Variant {
   // sublayers' outputs inside the residual; q_norm/k_norm over the whole projection.
   bool post_norms = false;
   bool qk_norm_whole = false;         // olmoe: q_norm/k_norm over the whole projection, pre-norm block
+  bool shared_mlp = false;            // granitemoeshared: kGraniteMoe's block plus shared_mlp (shared_intermediate_size)
   // olmo3: sliding layers rotate with the default rope of rope_theta, full layers with the
   // configured rope (rope_scaling, or rope_parameters' per-layer-type entries).
   bool rope_by_layer_type = false;

@@ -6,13 +6,12 @@
 #include "testgen/families/llama_like.h"
 
 namespace og::testgen {
-namespace {
 
 // GraniteMoeDecoderLayer: Llama's attention (biases iff attention_bias), the two norms, and
 // block_sparse_moe in place of the MLP: router.layer [E, hidden] and the fused experts
 // input_linear [E, 2I, hidden] (rows [0, I) of expert e its gate, [I, 2I) its up) and
 // output_linear [E, hidden, I], as the hub stores them.
-Result<std::vector<TensorSpec>> granitemoe_tensors(const Json& text, const FamilyContext& ctx) {
+Result<std::vector<TensorSpec>> granite_moe_tensors(const Json& text, const FamilyContext& ctx, bool shared_mlp) {
   LlamaShape shape;
   OG_ASSIGN_OR_RETURN(shape.qkv_bias, flag(text, ctx, "attention_bias"));
   shape.o_bias = shape.qkv_bias;
@@ -21,14 +20,30 @@ Result<std::vector<TensorSpec>> granitemoe_tensors(const Json& text, const Famil
   hf::JsonFields f(text, ctx.what);
   OG_ASSIGN_OR_RETURN(int64_t experts, f.get_int("num_local_experts"));
   if (experts < 1) return f.invalid("num_local_experts", "positive");
+  int64_t shared = 0;
+  if (shared_mlp) { OG_ASSIGN_OR_RETURN(shared, f.get_int("shared_intermediate_size", 0)); }
   return replace_mlps(std::move(dense), [](int64_t) { return true; }, [&](int64_t layer, SpecList& s) {
     const std::string p = fmt::format("model.layers.{}.block_sparse_moe.", layer);
     const int64_t inter = d.intermediate[static_cast<size_t>(layer)];
     s.linear(p + "router.layer", experts, d.hidden);
     s.add(p + "input_linear.weight", {experts, 2 * inter, d.hidden}, linear_init(d.hidden));
     s.add(p + "output_linear.weight", {experts, d.hidden, inter}, linear_init(inter));
+    if (shared > 0) {  // GraniteMoeSharedMLP: input_linear [2S, hidden] (gate, then up), output_linear
+      const std::string sp = fmt::format("model.layers.{}.shared_mlp.", layer);
+      s.linear(sp + "input_linear", 2 * shared, d.hidden);
+      s.linear(sp + "output_linear", d.hidden, shared);
+    }
   });
 }
+
+namespace {
+
+Result<std::vector<TensorSpec>> granitemoe_tensors(const Json& text, const FamilyContext& ctx) {
+  return granite_moe_tensors(text, ctx, false);
+}
+
+}  // namespace
+
 
 // granite-3.1-3b-a800m-instruct's field set (tied embeddings, rope_theta 1e7, 40 experts of
 // which 8 per token) at 8 experts of which 2, with Granite's multipliers set so that each is
@@ -67,8 +82,6 @@ Json granitemoe_config() {
       {"vocab_size", 320},
   };
 }
-
-}  // namespace
 
 std::vector<FamilyDef> granitemoe_generators() {
   return {

@@ -40,6 +40,12 @@ std::vector<TensorSpec> replace_mlps(std::vector<TensorSpec> dense, const std::f
 Result<std::vector<TensorSpec>> qwen_moe_tensors(const Json& text, const FamilyContext& ctx, const LlamaShape& shape,
                                                  bool shared_expert);
 
+// Granite MoE's tensors (granitemoe.cc): the llama-shaped attention and norms with JetMoE's
+// fused experts on every layer, and with `shared_mlp` GraniteMoeShared's shared expert.
+Result<std::vector<TensorSpec>> granite_moe_tensors(const Json& text, const FamilyContext& ctx, bool shared_mlp);
+// granite-3.1-3b-a800m's tiny field set (granitemoe.cc), which GraniteMoeShared's extends.
+Json granitemoe_config();
+
 // OLMo 2's and OLMo 3's decoder (olmo2.cc): output-only norms, q/k norms over the whole projection.
 Result<std::vector<TensorSpec>> olmo_tensors(const Json& text, const FamilyContext& ctx);
 // OLMo-2-0425-1B's tiny field set (olmo2.cc), which OLMo 3's extends.
