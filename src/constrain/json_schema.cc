@@ -169,76 +169,60 @@ class Compiler {
                 seq({first({{0xE0, 0xEF}}), tail, tail}), seq({first({{0xF0, 0xF4}}), tail, tail, tail}),
                 seq({first({{'\\', '\\'}}), byte_ranges({{'\'', '\''}, {'\\', '\\'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}})})});
   }
-  // A key in Python's notation that is none of `names`: a trie of the names as the grammar
-  // writes them (single quotes), left at any character no name has there, ended where no name
-  // ends. Names that need an escape leave no extra keys at all (nothing()).
-  static ExprPtr python_key_except(std::vector<std::string> names) {
+  // A key in Python's notation that is none of `names`, as the grammar writes it (in single
+  // quotes). Names that need an escape leave no extra keys at all (nothing()).
+  static ExprPtr python_key_except(const std::vector<std::string>& names) {
     for (const std::string& n : names)
       for (const char c : n)
         if (c == '\'' || c == '\\' || static_cast<uint8_t>(c) < 0x20 || c == 0x7F) return nothing();
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
-    std::function<ExprPtr(size_t, size_t, size_t)> node = [&](size_t begin, size_t end, size_t depth) -> ExprPtr {
-      std::vector<uint8_t> next;
-      bool a_name_ends = false;
-      for (size_t i = begin; i < end; ++i) {
-        if (names[i].size() == depth) a_name_ends = true;
-        else next.push_back(static_cast<uint8_t>(names[i][depth]));
-      }
-      std::vector<ExprPtr> alts;
-      if (!a_name_ends) alts.push_back(ch('\''));
-      alts.push_back(seq({python_char(next), star(python_char()), ch('\'')}));
-      for (size_t i = begin; i < end;) {
-        if (names[i].size() == depth) {
-          ++i;
-          continue;
-        }
-        const char b = names[i][depth];
-        size_t j = i;
-        while (j < end && names[j].size() > depth && names[j][depth] == b) ++j;
-        alts.push_back(seq({ch(b), node(i, j, depth + 1)}));
-        i = j;
-      }
-      return alt(std::move(alts));
-    };
-    return seq({ch('\''), node(0, names.size(), 0)});
+    return seq({ch('\''), key_trie_except(names, [](size_t) { return ch('\''); }, [](const std::vector<uint8_t>& next) {
+                  return seq({python_char(next), star(python_char()), ch('\'')});
+                })});
   }
-  // A bare key's characters (an identifier's, as templates' keys are).
-  static std::vector<std::pair<uint8_t, uint8_t>> key_bytes() { return {{'$', '$'}, {'-', '.'}, {'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; }
-  // A bare key that is none of `names` (additional properties beside the declared ones): a trie
-  // of the names, left at any character no name has there, ended where no name ends.
-  static ExprPtr bare_key_except(std::vector<std::string> names) {
+  // A key that is none of `names`: a trie of the names, left (`leave`) at any character no name
+  // has there, ended (`end`, null: not there) where no name ends.
+  static ExprPtr key_trie_except(std::vector<std::string> names, const std::function<ExprPtr(size_t depth)>& end,
+                                 const std::function<ExprPtr(const std::vector<uint8_t>& next)>& leave) {
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
-    const ExprPtr key_char = byte_ranges(key_bytes());
-    std::function<ExprPtr(size_t, size_t, size_t)> node = [&](size_t begin, size_t end, size_t depth) -> ExprPtr {
+    std::function<ExprPtr(size_t, size_t, size_t)> node = [&](size_t begin, size_t stop, size_t depth) -> ExprPtr {
       std::vector<uint8_t> next;
       bool a_name_ends = false;
-      for (size_t i = begin; i < end; ++i) {
+      for (size_t i = begin; i < stop; ++i) {
         if (names[i].size() == depth) a_name_ends = true;
         else next.push_back(static_cast<uint8_t>(names[i][depth]));
       }
       std::vector<ExprPtr> alts;
-      if (depth > 0 && !a_name_ends) alts.push_back(seq({}));
-      std::vector<std::pair<uint8_t, uint8_t>> leave;  // key characters no name has here
-      for (auto [lo, hi] : key_bytes())
-        for (int b = lo; b <= hi; ++b)
-          if (std::find(next.begin(), next.end(), static_cast<uint8_t>(b)) == next.end()) leave.emplace_back(b, b);
-      alts.push_back(seq({byte_ranges(std::move(leave)), star(key_char)}));
-      for (size_t i = begin; i < end;) {
+      if (ExprPtr e = a_name_ends ? nullptr : end(depth)) alts.push_back(e);
+      alts.push_back(leave(next));
+      for (size_t i = begin; i < stop;) {
         if (names[i].size() == depth) {
           ++i;
           continue;
         }
         const char b = names[i][depth];
         size_t j = i;
-        while (j < end && names[j].size() > depth && names[j][depth] == b) ++j;
+        while (j < stop && names[j].size() > depth && names[j][depth] == b) ++j;
         alts.push_back(seq({ch(b), node(i, j, depth + 1)}));
         i = j;
       }
       return alt(std::move(alts));
     };
     return node(0, names.size(), 0);
+  }
+  // A bare key's characters (an identifier's, as templates' keys are).
+  static std::vector<std::pair<uint8_t, uint8_t>> key_bytes() { return {{'$', '$'}, {'-', '.'}, {'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}}; }
+  // A bare key that is none of `names` (additional properties beside the declared ones).
+  static ExprPtr bare_key_except(const std::vector<std::string>& names) {
+    return key_trie_except(
+        names, [](size_t depth) { return depth > 0 ? seq({}) : nullptr; },
+        [](const std::vector<uint8_t>& next) {
+          std::vector<std::pair<uint8_t, uint8_t>> leave;  // key characters no name has here
+          for (auto [lo, hi] : key_bytes())
+            for (int b = lo; b <= hi; ++b)
+              if (std::find(next.begin(), next.end(), static_cast<uint8_t>(b)) == next.end()) leave.emplace_back(b, b);
+          return seq({byte_ranges(std::move(leave)), star(byte_ranges(key_bytes()))});
+        });
   }
   // Any value in the current notation (its rules made once per quote).
   struct NotationRules {
