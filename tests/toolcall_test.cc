@@ -646,6 +646,38 @@ TEST(NotationDetection, ATemplatesOwnNotationIsReadFromItsRendering) {
   EXPECT_EQ(d2.why, "the template writes a call's arguments in a form that is not JSON");
 }
 
+// A call counter the template writes before each call ("n": "0", then "1"): read as an id slot,
+// so a reply with a third call ("2") is accepted and read back.
+TEST(CounterDetection, ACallCounterBeforeEachCallIsAnIdSlot) {
+  auto t = chat::ChatTemplate::parse(R"(
+{%- for m in messages -%}
+{%- if m.role == 'user' -%}U: {{ m.content }}
+{% elif m.role == 'assistant' -%}A: {{ m.content or '' }}
+{%- if m.tool_calls -%}<calls>[{%- for c in m.tool_calls -%}{{ ', ' if not loop.first }}{"n": "{{ loop.index0 }}", "name": "{{ c.function.name }}", "args": {{ c.function.arguments | tojson }}}{%- endfor -%}]</calls>{%- endif -%}
+<end>
+{% endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt -%}A: {% endif -%})");
+  ASSERT_TRUE(t.is_ok()) << t.status().message();
+  const Detection d = detect_syntax(*t, chat::RenderOptions{});
+  ASSERT_EQ(d.syntax.format, "framed") << d.why;
+  EXPECT_EQ(d.syntax.prefix, "<calls>[{\"n\": \"");
+  EXPECT_EQ(d.syntax.before, "\x01\", \"name\": \"");
+  EXPECT_EQ(d.syntax.separator, ", {\"n\": \"");
+  EXPECT_EQ(d.syntax.id_length, 1);
+  const std::string three = R"(<calls>[{"n": "0", "name": "get_weather", "args": {"city": "Oslo", "unit": "celsius"}}, )"
+                            R"({"n": "1", "name": "get_weather", "args": {"city": "Rome", "unit": "celsius"}}, )"
+                            R"({"n": "2", "name": "get_weather", "args": {"city": "Nice", "unit": "fahrenheit"}}]</calls>)";
+  const ToolSet tools = test_tools();
+  auto g = constrain::compile_framed_json(*framed_grammar(d.syntax, tools, {}).framed);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  constrain::Matcher m(*g);
+  EXPECT_TRUE(m.advance(three) && m.accepting());
+  const Reply r = fold(parse_in_chunks(d.syntax, tools, three, 5));
+  ASSERT_EQ(r.calls.size(), 3u);
+  EXPECT_EQ(ojson::parse(r.calls[2].arguments), ojson::parse(R"({"city": "Nice", "unit": "fahrenheit"})"));
+}
+
 TEST(ReplyParser, ReasoningIsNotContentAndACallInsideItIsNotACall) {
   ToolCallSyntax s;
   s.format = "framed", s.before = "<tool_call>\n{\"name\": \"", s.mid = "\", \"arguments\": ", s.after = "}\n</tool_call>";

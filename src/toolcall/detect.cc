@@ -424,6 +424,22 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     s.prefix = lead.substr(0, lead.size() - n_before);
     s.separator = rest.substr(0, rest.size() - n_before);
     s.suffix = tail2.substr(n_after);
+    // A call counter written before each call (Cohere's "tool_call_id": "0", then "1"): the
+    // digits that end the prefix and the separator, one apart, become an id slot that opens
+    // `before`, so a third call's "2" is read too.
+    const auto trailing_digits = [](const std::string& x) {
+      size_t n = 0;
+      while (n < x.size() && x[x.size() - 1 - n] >= '0' && x[x.size() - 1 - n] <= '9') ++n;
+      return n;
+    };
+    const size_t dp = trailing_digits(s.prefix), ds = trailing_digits(s.separator);
+    const auto number = [](const std::string& x, size_t n) { return n > 0 && n <= 6 ? std::stol(x.substr(x.size() - n)) : -1L; };
+    if (counter_digits == 0 && dp > 0 && dp == ds && !trim(s.prefix.substr(0, s.prefix.size() - dp)).empty() &&
+        number(s.separator, ds) == number(s.prefix, dp) + 1 && (s.before + s.mid).find(kIdSlot) == std::string::npos) {
+      counter_digits = static_cast<int32_t>(dp);
+      s.prefix.resize(s.prefix.size() - dp), s.separator.resize(s.separator.size() - ds);
+      s.before = std::string(1, kIdSlot) + s.before;
+    }
   } else {
     s.before = lead, s.after = tail, s.max_calls = 1;
   }

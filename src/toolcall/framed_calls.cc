@@ -588,10 +588,10 @@ ReplyGrammar framed_grammar(const ToolCallSyntax& s, const ToolSet& t, const con
     return g;
   }
   if (t.choice == ToolSet::Choice::kAuto) {
-    // Lazy: the trigger is the call's opening up to its first whitespace after any; the
+    // Lazy: the trigger is the call's opening up to its first whitespace (or id slot) after any; the
     // grammar starts where the trigger does (leading whitespace is the free text's).
     const std::string open = trim_left(s.prefix + s.before);
-    g.trigger = m(open.substr(0, std::find_if(open.begin(), open.end(), is_ws) - open.begin()));
+    g.trigger = m(open.substr(0, std::find_if(open.begin(), open.end(), [](char c) { return is_ws(c) || c == kIdSlot; }) - open.begin()));
     const size_t ws = s.prefix.size() + s.before.size() - open.size();
     if (ws > 0 && ws <= s.prefix.size()) {
       g.framed->prefix = m(s.prefix.substr(ws));
