@@ -424,7 +424,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     s.prefix = lead.substr(0, lead.size() - n_before);
     s.separator = rest.substr(0, rest.size() - n_before);
     s.suffix = tail2.substr(n_after);
-    // A call counter written before each call (Cohere's "tool_call_id": "0", then "1"): the
+    // A call counter written before each call ("tool_call_id": "0", then "1"): the
     // digits that end the prefix and the separator, one apart, become an id slot that opens
     // `before`, so a third call's "2" is read too.
     const auto trailing_digits = [](const std::string& x) {
