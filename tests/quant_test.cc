@@ -573,13 +573,6 @@ ProgramQ read_quantized(const program::ProgramFile& pf, uint32_t i) {
   return p;
 }
 
-// The shape of checkpoint tensor `name` of g.
-std::vector<int64_t> fused_shape(const testing::Generated& g, const std::string& name) {
-  auto ck = hf::Checkpoint::open(g.model_dir());
-  if (!ck.is_ok() || ck->find(name) == nullptr) return {};
-  return ck->find(name)->shape;
-}
-
 // The checkpoint with every weight the program stores quantized replaced (as f32) by the
 // values it stores, decoded by the test from the program file.
 std::string dequantized_checkpoint(const testing::Generated& g, const std::string& program, const std::string& dir,
@@ -587,6 +580,8 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
   auto pf = program::ProgramFile::open(program);
   EXPECT_TRUE(pf.is_ok()) << pf.status().message();
   std::map<std::string, std::map<int64_t, float>> values;  // checkpoint tensor -> element -> stored value
+  auto source = hf::Checkpoint::open(g.model_dir());  // the fused tensors' shapes
+  EXPECT_TRUE(source.is_ok()) << source.status().message();
   *n_quantized = 0;
   for (uint32_t i = 0; i < (*pf)->program().tensors()->size(); ++i) {
     const fb::Tensor* t = (*pf)->program().tensors()->Get(i);
@@ -604,9 +599,9 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     size_t slice_at = full.find('[');
     if (int64_t e = 0; slice_at != std::string::npos && full.find(':', slice_at) > full.find(']', slice_at) &&
                        std::sscanf(full.c_str() + slice_at, "[%ld]", &e) == 1) {
-      const std::vector<int64_t>& shape = fused_shape(g, testing::checkpoint_name_of(full));
-      EXPECT_EQ(shape.size(), 3u) << full;
-      if (shape.size() == 3) expert_offset = e * shape[1] * shape[2];
+      const hf::TensorView* fused = source.is_ok() ? source->find(testing::checkpoint_name_of(full)) : nullptr;
+      EXPECT_TRUE(fused && fused->shape.size() == 3) << full;
+      if (fused && fused->shape.size() == 3) expert_offset = e * fused->shape[1] * fused->shape[2];
       slice_at = full.find('[', slice_at + 1);
     }
     if (slice_at != std::string::npos)

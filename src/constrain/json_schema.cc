@@ -155,19 +155,11 @@ class Compiler {
   // (`excluded`: first bytes it may not start with.)
   static ExprPtr python_char(const std::vector<uint8_t>& excluded = {}) {
     const ExprPtr tail = byte_ranges({{0x80, 0xBF}});
-    const auto first = [&](std::vector<std::pair<uint8_t, uint8_t>> ranges) {
-      std::vector<std::pair<uint8_t, uint8_t>> kept;
-      for (auto [lo, hi] : ranges)
-        for (int b = lo; b <= hi; ++b)
-          if (std::find(excluded.begin(), excluded.end(), static_cast<uint8_t>(b)) == excluded.end()) {
-            if (!kept.empty() && kept.back().second + 1 == b) kept.back().second = static_cast<uint8_t>(b);
-            else kept.emplace_back(static_cast<uint8_t>(b), static_cast<uint8_t>(b));
-          }
-      return kept.empty() ? nothing() : byte_ranges(std::move(kept));
-    };
-    return alt({first({{0x20, 0x26}, {0x28, 0x5B}, {0x5D, 0x7E}}), seq({first({{0xC2, 0xDF}}), tail}),
-                seq({first({{0xE0, 0xEF}}), tail, tail}), seq({first({{0xF0, 0xF4}}), tail, tail, tail}),
-                seq({first({{'\\', '\\'}}), byte_ranges({{'\'', '\''}, {'\\', '\\'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}})})});
+    std::vector<uint8_t> ascii_out = excluded;
+    ascii_out.insert(ascii_out.end(), {'\'', '\\'});
+    return alt({bytes_in_except(0x20, 0x7E, ascii_out), seq({bytes_in_except(0xC2, 0xDF, excluded), tail}),
+                seq({bytes_in_except(0xE0, 0xEF, excluded), tail, tail}), seq({bytes_in_except(0xF0, 0xF4, excluded), tail, tail, tail}),
+                seq({bytes_in_except('\\', '\\', excluded), byte_ranges({{'\'', '\''}, {'\\', '\\'}, {'n', 'n'}, {'r', 'r'}, {'t', 't'}})})});
   }
   // A key in Python's notation that is none of `names`, as the grammar writes it (in single
   // quotes). Names that need an escape leave no extra keys at all (nothing()).

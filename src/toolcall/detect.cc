@@ -104,6 +104,12 @@ std::string trim(std::string_view s) {
   return std::string(s);
 }
 
+// `n`, or where the tag it cuts into opens: a frame never ends inside a <...> tag of `s`.
+size_t outside_tag(const std::string& s, size_t n) {
+  const size_t lt = n ? s.rfind('<', n - 1) : std::string::npos;
+  return lt != std::string::npos && s.find('>', lt) >= n ? lt : n;
+}
+
 size_t common_prefix(std::string_view a, std::string_view b) {
   size_t n = 0;
   while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
@@ -209,10 +215,7 @@ std::optional<std::pair<TaggedFrame, Located>> read_tagged(const std::string& r,
   if (mid1.empty() || mid2.empty() || (mid1 != mid2 && !number)) return std::nullopt;
   // between = after + before; tail = after + the call's end. Never cut inside a tag: after
   // "</parameter>\n" come "<parameter=" and "</function>", which share "<" and no frame.
-  size_t n_after = std::min(common_prefix(between, tail), between.size());
-  if (const size_t lt = n_after ? between.rfind('<', n_after - 1) : std::string::npos;
-      lt != std::string::npos && between.find('>', lt) >= n_after)
-    n_after = lt;
+  const size_t n_after = outside_tag(between, std::min(common_prefix(between, tail), between.size()));
   TaggedFrame f{.before = between.substr(n_after), .mid = mid1, .after = between.substr(0, n_after),
                 .mid_json = mid2 == mid1 ? "" : mid2};
   if (f.before.empty() || f.after.empty()) return std::nullopt;
@@ -411,12 +414,9 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     const std::string between = with_id_slots(r2.substr(a2->args_end, b->name - a2->args_end));
     const std::string tail2 = with_id_slots(r2.substr(b->args_end));
     // between = after + separator + before; lead = prefix + before; tail = after + suffix.
-    size_t n_after = std::min(common_prefix(tail2, between), between.size());
     // Never inside a tag: "<|tool_call>" after one call and "<|tool_response>" after the last
     // share "<|tool_", which is no frame of either.
-    if (const size_t lt = n_after ? between.rfind('<', n_after - 1) : std::string::npos;
-        lt != std::string::npos && between.find('>', lt) >= n_after)
-      n_after = lt;
+    const size_t n_after = outside_tag(between, std::min(common_prefix(tail2, between), between.size()));
     s.after = between.substr(0, n_after);
     const std::string rest = between.substr(n_after);
     const size_t n_before = common_suffix(lead, rest);

@@ -153,43 +153,27 @@ struct Plan {
 // The mixture-of-experts fields of the variant's config class.
 Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
   const hf::JsonFields t = c.text_fields();
-  if (var.moe == MoeKind::kMixtral) {
-    // MixtralConfig: num_local_experts (num_experts is its alias), num_experts_per_tok; the
-    // experts are intermediate_size wide; MixtralSparseMoeBlock renormalizes unconditionally.
-    OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_local_experts"));
+  if (var.moe == MoeKind::kMixtral || var.moe == MoeKind::kGraniteMoe || var.moe == MoeKind::kOlmoe) {
+    // Every layer sparse, the experts intermediate_size wide, num_experts_per_tok of them.
+    // MixtralConfig and GraniteMoeConfig count them in num_local_experts (Mixtral's num_experts
+    // is its alias) and always renormalize: MixtralSparseMoeBlock does, and JetMoeTopKGating's
+    // softmax over the k largest logits is the softmax over all renormalized over the k (the
+    // same k: softmax is monotonic). OlmoeConfig counts them in num_experts (num_local_experts
+    // its alias) and renormalizes iff norm_topk_prob.
+    const bool olmoe = var.moe == MoeKind::kOlmoe;
+    const std::string count = olmoe ? "num_experts" : "num_local_experts";
+    OG_ASSIGN_OR_RETURN(p.experts, t.get_int(count));
     OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
     p.moe_intermediate = c.intermediate_size[0];
     p.norm_topk_prob = true;
-    if (p.experts < 1) return t.invalid("num_local_experts", "positive");
-    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_local_experts]");
-    return Status::ok();
-  }
-  if (var.moe == MoeKind::kGraniteMoe) {
-    // GraniteMoeConfig: num_local_experts, num_experts_per_tok, the experts intermediate_size
-    // wide; JetMoeTopKGating softmaxes the k largest logits, which is the softmax over all
-    // renormalized over the k (the same k: softmax is monotonic).
-    OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_local_experts"));
-    OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
-    p.moe_intermediate = c.intermediate_size[0];
-    p.norm_topk_prob = true;
-    if (p.experts < 1) return t.invalid("num_local_experts", "positive");
-    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_local_experts]");
+    if (olmoe) { OG_ASSIGN_OR_RETURN(p.norm_topk_prob, t.get_bool("norm_topk_prob", false)); }
+    if (p.experts < 1) return t.invalid(count, "positive");
+    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, " + count + "]");
     if (var.shared_mlp) {  // GraniteMoeSharedConfig: 0 is no shared expert
       OG_ASSIGN_OR_RETURN(p.shared_intermediate, t.get_int("shared_intermediate_size", 0));
       if (p.shared_intermediate < 0) return t.invalid("shared_intermediate_size", "non-negative");
     }
-    return Status::ok();
-  }
-  if (var.moe == MoeKind::kOlmoe) {
-    // OlmoeConfig: num_experts (num_local_experts its alias), num_experts_per_tok, the experts
-    // intermediate_size wide, renormalized iff norm_topk_prob; every layer sparse.
-    OG_ASSIGN_OR_RETURN(p.experts, t.get_int("num_experts"));
-    OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
-    OG_ASSIGN_OR_RETURN(p.norm_topk_prob, t.get_bool("norm_topk_prob", false));
-    p.moe_intermediate = c.intermediate_size[0];
-    if (p.experts < 1) return t.invalid("num_experts", "positive");
-    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, num_experts]");
-    if (t.has("clip_qkv"))
+    if (olmoe && t.has("clip_qkv"))
       return unsupported("{}: field '{}' is set: the reference does not clip q/k/v", c.path, t.field_name("clip_qkv"));
     return Status::ok();
   }
