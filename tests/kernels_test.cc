@@ -1087,6 +1087,7 @@ struct MoeCase {
   // scales and gpt-oss's clamped SwiGLU. Empty vectors: absent.
   std::vector<float> gate_bias, up_bias, down_bias;  // [E, I], [E, I], [E, H]
   std::vector<float> expert_scale;                   // [E]
+  std::vector<float> choice_bias;                    // [E], SigmoidTopK's
   bool clamped = false;
   double alpha = 1.702, limit = 7.0;
 
@@ -1137,6 +1138,36 @@ struct MoeCase {
     return y;
   }
 
+  // SigmoidTopK's choice (program.fbs RouterScoring) in float64, for one row: the chosen
+  // experts in order and their sigmoids.
+  std::pair<std::vector<int64_t>, std::vector<double>> sigmoid_choice(const float* r) const {
+    std::vector<double> sig(static_cast<size_t>(E)), c(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) {
+      sig[e] = 1 / (1 + std::exp(-static_cast<double>(r[e])));
+      c[e] = sig[e] + (choice_bias.empty() ? 0.0 : choice_bias[e]);
+    }
+    const int64_t G = p.n_group, per = E / G;
+    std::vector<std::pair<double, int64_t>> groups;  // (score, group)
+    for (int64_t g = 0; g < G; ++g) {
+      std::vector<double> v(c.begin() + g * per, c.begin() + (g + 1) * per);
+      std::sort(v.rbegin(), v.rend());
+      groups.push_back({v[0] + v[1], g});
+    }
+    std::stable_sort(groups.begin(), groups.end(), [](auto a, auto b) { return a.first > b.first; });
+    for (int64_t e = 0; e < E; ++e) {
+      bool kept = false;
+      for (int64_t j = 0; j < p.topk_group; ++j) kept |= groups[j].second == e / per;
+      if (!kept) c[e] = 0;
+    }
+    std::vector<int64_t> idx(static_cast<size_t>(E));
+    for (int64_t e = 0; e < E; ++e) idx[e] = e;
+    std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return c[a] > c[b]; });
+    idx.resize(static_cast<size_t>(K));
+    std::vector<double> w;
+    for (int64_t e : idx) w.push_back(sig[e]);
+    return {idx, w};
+  }
+
   // The op's definition (program.fbs MoeAttrs) in float64, for one row.
   std::vector<double> reference(const float* x, const float* r) const {
     std::vector<int64_t> idx(static_cast<size_t>(E));
@@ -1150,6 +1181,11 @@ struct MoeCase {
     for (int64_t j = 0; j < K; ++j) {
       w[j] = std::exp(r[idx[j]] - top) / (p.scoring == kernels::RouterScoring::kSoftmaxTopK ? all : picked);
       sum += w[j];
+    }
+    if (p.scoring == kernels::RouterScoring::kSigmoidTopK) {
+      std::tie(idx, w) = sigmoid_choice(r);
+      sum = 1e-20;
+      for (double v : w) sum += v;
     }
     std::vector<double> y(static_cast<size_t>(H), 0.0);
     for (int64_t j = 0; j < K; ++j) {
@@ -1253,6 +1289,61 @@ TEST(Moe, ClampedSwigluPropagatesNaNAndClampsInfinities) {
   EXPECT_TRUE(std::isnan(y[1]));
   EXPECT_FLOAT_EQ(y[2], static_cast<float>(1.5 / (1 + std::exp(-1.702 * 1.5))));  // gate clamped to the limit
   EXPECT_FLOAT_EQ(y[3], static_cast<float>(-0.5 * 1.5 / (1 + std::exp(-1.702 * 1.5))));  // up clamped to -1.5
+}
+
+// GLM-4.5's and DeepSeek-V3's router: experts picked by sigmoid + choice bias within the best
+// groups, weighted by their sigmoids.
+TEST(Moe, SigmoidTopKWithChoiceBiasAndGroupsMatchesFloat64) {
+  for (auto [groups, topk_group] : {std::pair{1, 1}, std::pair{4, 2}, std::pair{2, 1}})
+    for (bool normalize : {false, true})
+      for (bool shared : {false, true})
+        for (int64_t T : {int64_t{1}, int64_t{33}}) {
+          MoeCase m(8, 3, shared, 29);
+          m.p.scoring = kernels::RouterScoring::kSigmoidTopK;
+          m.choice_bias = random_floats(8, 77, -0.3, 0.3);
+          m.p.choice_bias = m.choice_bias.data();
+          m.p.n_group = groups;
+          m.p.topk_group = topk_group;
+          m.p.normalize_top_k = normalize;
+          m.p.routed_scale = 2.5f;
+          expect_moe_matches_float64(m, T, 9, "groups " + std::to_string(groups) + "/" + std::to_string(topk_group) +
+                                                  " normalize " + std::to_string(normalize));
+        }
+}
+
+// The choice bias picks, the sigmoid weighs; outside the chosen groups an expert's choice score
+// reads 0 (transformers' masked_fill(0.0)), so it wins over chosen-group experts whose biased
+// score is negative.
+TEST(Moe, SigmoidTopKPicksByBiasedScoreWeighsBySigmoidAndMasksOtherGroupsToZero) {
+  MoeCase m(8, 2, false, 3);
+  m.p.scoring = kernels::RouterScoring::kSigmoidTopK;
+  m.p.normalize_top_k = false;
+  const auto x = random_floats(static_cast<size_t>(m.H), 1);
+  std::vector<float> y(static_cast<size_t>(m.H));
+  kernels::MoeScratch s;
+  auto sig = [](double v) { return 1 / (1 + std::exp(-v)); };
+  // Without groups: expert 6's bias lifts it over expert 0's larger logit.
+  std::vector<float> r = {2.0f, 1.5f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f, 0.0f};
+  m.choice_bias = {0, 0, 0, 0, 0, 0, 0.5f, 0};
+  m.p.choice_bias = m.choice_bias.data();
+  kernels::moe(m.p, x.data(), r.data(), 1, y.data(), s);
+  EXPECT_EQ(s.chosen[0], 6);
+  EXPECT_EQ(s.chosen[1], 0);
+  EXPECT_FLOAT_EQ(s.weight[0], static_cast<float>(sig(1.0)));
+  EXPECT_FLOAT_EQ(s.weight[1], static_cast<float>(sig(2.0)));
+  // Four groups of two, the best one kept: group 1 (experts 2, 3; keys sigmoid(3) - 1 < 0, the
+  // others' sigmoid(-4) - 1). Every key there is negative, so experts 0 and 1 of group 0 (keys
+  // read as 0) are picked, ties to the lower index.
+  m.p.n_group = 4;
+  m.p.topk_group = 1;
+  r = {-4.0f, -4.0f, 3.0f, 3.0f, -4.0f, -4.0f, -4.0f, -4.0f};
+  m.choice_bias.assign(8, -1.0f);
+  kernels::moe(m.p, x.data(), r.data(), 1, y.data(), s);
+  EXPECT_EQ(s.chosen[0], 0);
+  EXPECT_EQ(s.chosen[1], 1);
+  EXPECT_FLOAT_EQ(s.weight[0], static_cast<float>(sig(-4.0)));
+  const auto want = m.reference(x.data(), r.data());
+  for (int64_t c = 0; c < m.H; ++c) EXPECT_NEAR(y[c], want[c], 1e-5);
 }
 
 TEST(Moe, TiesGoToTheLowerExpertIndex) {

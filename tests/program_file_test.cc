@@ -172,7 +172,24 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(0, true), 3u);
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
-  EXPECT_EQ(program::kFormatVersion, 7u);
+  EXPECT_EQ(program::kFormatVersion, 8u);
+  {  // version 8: a sigmoid-routed mixture, or one with a choice bias or expert groups (a
+     // version-7 reader would ignore the bias and the groups and pick other experts)
+    auto with = [](auto set) {
+      fb::ProgramT program;
+      auto op = std::make_unique<fb::OpT>();
+      fb::MoeAttrsT m;
+      set(m);
+      op->attrs.Set(std::move(m));
+      program.ops.push_back(std::move(op));
+      return program::required_format_version(program);
+    };
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::SigmoidTopK; }), 8u);
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.choice_bias = 3; }), 8u);
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.n_group = 4; }), 8u);
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.topk_group = 2; }), 8u);
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::TopKSoftmax; }), 2u);
+  }
   {  // version 7: a layer_norm op, or the exact Gelu in an activation or a mixture's experts
     auto with = [](fb::OpAttrsUnion attrs) {
       fb::ProgramT program;

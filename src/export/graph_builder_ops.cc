@@ -95,6 +95,9 @@ ValueId GraphBuilder::moe(ValueId x, ValueId router_logits, const MoeSpec& s) {
   a.down_bias = s.down_bias;
   a.swiglu_alpha = s.swiglu_alpha;
   a.swiglu_limit = s.swiglu_limit;
+  a.choice_bias = s.choice_bias;
+  a.n_group = s.n_group;
+  a.topk_group = s.topk_group;
   for (const auto* ws : {&s.gate, &s.up, &s.down})
     for (WeightId w : *ws) uses_[w] |= kLinearUse;
   for (WeightId w : {s.shared_gate, s.shared_up, s.shared_down})

@@ -216,7 +216,9 @@ void gaussian_top_k(const float* x, int64_t rows, int64_t dim, float multiplier,
 // Mixture of experts (moe.cc), per token row of x [T, H] with router logits [T, n_experts]:
 // the top_k experts by logit (largest first, ties to the lower index) e_1..e_k, weights
 // w_j from the scoring rule (softmax over all logits then pick, or softmax over the k picked;
-// in double), optionally renormalized to sum 1, times routed_scale and expert_scale[e_j]; then
+// or kSigmoidTopK: w_j = sigmoid(r_{e_j}), the experts picked by sigmoid(r_e) + choice_bias[e]
+// within the topk_group best of n_group groups, program.fbs RouterScoring; in double),
+// optionally renormalized to sum 1, times routed_scale and expert_scale[e_j]; then
 //   y = sum_{j = 1..k in that order} w_j * f_e(x)   (+ shared)
 //   f_e(x) = down_e(act(gate_e x + gate_bias_e, up_e x + up_bias_e)) + down_bias_e
 // (absent biases are 0; act is act(g) * u, or the clamped SwiGLU when `clamped` is set)
@@ -225,7 +227,7 @@ void gaussian_top_k(const float* x, int64_t rows, int64_t dim, float multiplier,
 // gathered and go through its three linears together (kernels::linear, so each row's
 // arithmetic does not depend on which other rows are there), and each row's k outputs are
 // summed in f32 in top-k order. So a row's result is the same in any batch.
-enum class RouterScoring : uint8_t { kSoftmaxTopK, kTopKSoftmax };
+enum class RouterScoring : uint8_t { kSoftmaxTopK, kTopKSoftmax, kSigmoidTopK };
 struct MoeParams {
   int64_t n_experts = 0;
   int64_t top_k = 0;
@@ -236,6 +238,8 @@ struct MoeParams {
   bool clamped = false;          // the experts' activation is act_mul_clamped(swiglu)
   ClampedSwiglu swiglu;
   const float* expert_scale = nullptr;  // [n_experts] or null
+  const float* choice_bias = nullptr;   // [n_experts] or null (kSigmoidTopK's selection only)
+  int32_t n_group = 1, topk_group = 1;  // kSigmoidTopK: experts in n_group equal groups
   const float* gate_bias = nullptr;     // [n_experts, I] or null (routed experts only)
   const float* up_bias = nullptr;       // [n_experts, I] or null
   const float* down_bias = nullptr;     // [n_experts, H] or null

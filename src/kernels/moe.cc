@@ -71,6 +71,46 @@ void gated_mlp(const float* x, int64_t n, const Expert& ex, const MoeParams& p, 
   else linear(h, n, d, ex.down_bias, out, pool);
 }
 
+// order[0..k) = the k largest keys, largest first, ties to the lower index; a NaN key ranks
+// below every number (a strict weak order whatever the values).
+void top_k_of(const std::vector<double>& key, int64_t k, std::vector<int32_t>& order) {
+  for (size_t e = 0; e < order.size(); ++e) order[e] = static_cast<int32_t>(e);
+  auto rank = [&](int32_t e) { return std::isnan(key[static_cast<size_t>(e)]) ? -INFINITY : key[static_cast<size_t>(e)]; };
+  std::partial_sort(order.begin(), order.begin() + k, order.end(),
+                    [&](int32_t a, int32_t b) { return rank(a) > rank(b) || (rank(a) == rank(b) && a < b); });
+}
+
+// SigmoidTopK's pick for router logits r [E]: score[e] = sigmoid(r_e); the choice key
+// score + choice_bias, kept within the topk_group groups whose two best keys sum highest and
+// read as 0 elsewhere (transformers' masked_fill(~mask, 0.0)); order[0..top_k) the chosen.
+void select_sigmoid(const MoeParams& p, const float* r, std::vector<int32_t>& order, std::vector<double>& key,
+                    std::vector<double>& score) {
+  const int64_t E = p.n_experts;
+  for (int64_t e = 0; e < E; ++e) {
+    const size_t i = static_cast<size_t>(e);
+    score[i] = 1.0 / (1.0 + std::exp(-static_cast<double>(r[e])));
+    key[i] = score[i] + (p.choice_bias != nullptr ? static_cast<double>(p.choice_bias[e]) : 0.0);
+  }
+  if (p.n_group > 1) {
+    const int64_t G = p.n_group, per = E / G;
+    std::vector<double> group(static_cast<size_t>(G));
+    std::vector<int32_t> best(static_cast<size_t>(G));
+    std::vector<double> in_group(static_cast<size_t>(per));
+    std::vector<int32_t> in_order(static_cast<size_t>(per));
+    for (int64_t g = 0; g < G; ++g) {  // a group's score: the sum of its two largest keys
+      std::copy(key.begin() + g * per, key.begin() + (g + 1) * per, in_group.begin());
+      top_k_of(in_group, 2, in_order);
+      group[static_cast<size_t>(g)] = in_group[static_cast<size_t>(in_order[0])] + in_group[static_cast<size_t>(in_order[1])];
+    }
+    top_k_of(group, p.topk_group, best);
+    std::vector<bool> kept(static_cast<size_t>(G), false);
+    for (int64_t j = 0; j < p.topk_group; ++j) kept[static_cast<size_t>(best[static_cast<size_t>(j)])] = true;
+    for (int64_t e = 0; e < E; ++e)
+      if (!kept[static_cast<size_t>(e / per)]) key[static_cast<size_t>(e)] = 0.0;
+  }
+  top_k_of(key, p.top_k, order);
+}
+
 }  // namespace
 
 void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, float* y, MoeScratch& s,
@@ -80,29 +120,32 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
   int32_t* chosen = grown(s.chosen, static_cast<size_t>(T * K));  // [T, K]
   float* weight = grown(s.weight, static_cast<size_t>(T * K));    // [T, K]
 
-  // 1. Route each row: top-k by logit (largest first, ties to the lower index), weights in double.
+  // 1. Route each row: top-k by key (largest first, ties to the lower index), weights in double.
   std::vector<int32_t> order(static_cast<size_t>(E));
+  std::vector<double> key(static_cast<size_t>(E)), score(static_cast<size_t>(E));
   for (int64_t t = 0; t < T; ++t) {
     const float* r = logits + t * E;  // [E]
-    for (int64_t e = 0; e < E; ++e) order[static_cast<size_t>(e)] = static_cast<int32_t>(e);
-    // A NaN logit ranks below every number (a strict weak order whatever the values).
-    auto key = [&](int32_t e) { return std::isnan(r[e]) ? -INFINITY : r[e]; };
-    std::partial_sort(order.begin(), order.begin() + K, order.end(), [&](int32_t a, int32_t b) {
-      return key(a) > key(b) || (key(a) == key(b) && a < b);
-    });
-    const double top = r[order[0]];  // the largest logit
-    double denom = 0;
-    if (p.scoring == RouterScoring::kSoftmaxTopK) {
-      for (int64_t e = 0; e < E; ++e) denom += std::exp(static_cast<double>(r[e]) - top);
-    } else {
-      for (int64_t j = 0; j < K; ++j) denom += std::exp(static_cast<double>(r[order[j]]) - top);
-    }
-    double w[64], sum = 0;
+    double w[64];
     OG_CHECK(K <= 64);
-    for (int64_t j = 0; j < K; ++j) {
-      w[j] = std::exp(static_cast<double>(r[order[j]]) - top) / denom;
-      sum += w[j];
+    if (p.scoring == RouterScoring::kSigmoidTopK) {
+      select_sigmoid(p, r, order, key, score);
+      for (int64_t j = 0; j < K; ++j) w[j] = score[static_cast<size_t>(order[static_cast<size_t>(j)])];
+    } else {
+      for (int64_t e = 0; e < E; ++e) key[static_cast<size_t>(e)] = r[e];
+      top_k_of(key, K, order);
+      const double top = r[order[0]];  // the largest logit
+      double denom = 0;
+      if (p.scoring == RouterScoring::kSoftmaxTopK) {
+        for (int64_t e = 0; e < E; ++e) denom += std::exp(static_cast<double>(r[e]) - top);
+      } else {
+        for (int64_t j = 0; j < K; ++j) denom += std::exp(static_cast<double>(r[order[j]]) - top);
+      }
+      for (int64_t j = 0; j < K; ++j) w[j] = std::exp(static_cast<double>(r[order[j]]) - top) / denom;
     }
+    double sum = 0;
+    for (int64_t j = 0; j < K; ++j) sum += w[j];
+    // SigmoidTopK's renormalization adds 1e-20 to the sum (transformers' router does).
+    if (p.scoring == RouterScoring::kSigmoidTopK) sum += 1e-20;
     for (int64_t j = 0; j < K; ++j) {
       double v = p.normalize_top_k ? w[j] / sum : w[j];
       chosen[t * K + j] = order[static_cast<size_t>(j)];

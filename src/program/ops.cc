@@ -241,7 +241,8 @@ void moe_tensors(const fb::Op& op, Uses& out) {
       for (int32_t w : *ws) use(out, w, TensorRead::kMatrix);
   for (int32_t w : {a.shared_gate(), a.shared_up(), a.shared_down()}) use(out, w, TensorRead::kMatrix);
   use(out, a.shared_expert_gate(), TensorRead::kRowMajor);
-  for (int32_t w : {a.expert_scale(), a.gate_bias(), a.up_bias(), a.down_bias()}) use(out, w, TensorRead::kF32);
+  for (int32_t w : {a.expert_scale(), a.gate_bias(), a.up_bias(), a.down_bias(), a.choice_bias()})
+    use(out, w, TensorRead::kF32);
 }
 Status moe_check(OpCheck& c) {
   const fb::MoeAttrs& a = *c.op.attrs_as_MoeAttrs();
@@ -281,6 +282,15 @@ Status moe_check(OpCheck& c) {
   if (a.gate_bias() >= 0) OG_TRY(c.shape(a.gate_bias(), {E, I}));
   if (a.up_bias() >= 0) OG_TRY(c.shape(a.up_bias(), {E, I}));
   if (a.down_bias() >= 0) OG_TRY(c.shape(a.down_bias(), {E, H}));
+  // SigmoidTopK's selection: the bias per expert and the groups (a group's score sums its two
+  // best experts, so a group holds at least two unless there is one group).
+  if (a.scoring() != fb::RouterScoring::SigmoidTopK && (a.choice_bias() >= 0 || a.n_group() != 1 || a.topk_group() != 1))
+    return bad_input("op {} (moe): choice_bias and expert groups need SigmoidTopK scoring", i);
+  if (a.choice_bias() >= 0) OG_TRY(c.shape(a.choice_bias(), {E}));
+  if (a.n_group() < 1 || E % a.n_group() != 0 || (a.n_group() > 1 && E / a.n_group() < 2) || a.topk_group() < 1 ||
+      a.topk_group() > a.n_group())
+    return bad_input("op {} (moe): {} experts in n_group {} groups (each of at least 2 when several), topk_group {}",
+                     i, E, a.n_group(), a.topk_group());
   if (a.activation() == fb::Activation::ClampedSwiglu &&
       !(std::isfinite(a.swiglu_alpha()) && std::isfinite(a.swiglu_limit()) && a.swiglu_limit() > 0))
     return bad_input("op {} (moe): ClampedSwiglu needs a finite swiglu_alpha ({}) and a finite swiglu_limit > 0 ({})",

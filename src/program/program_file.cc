@@ -108,6 +108,10 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
 }
 
 uint32_t required_format_version(const fb::ProgramT& program) {
+  for (const auto& op : program.ops)
+    if (const fb::MoeAttrsT* a = op->attrs.AsMoeAttrs())
+      if (a->scoring == fb::RouterScoring::SigmoidTopK || a->choice_bias >= 0 || a->n_group != 1 || a->topk_group != 1)
+        return 8;
   for (const auto& op : program.ops) {
     if (op->attrs.AsLayerNormAttrs() != nullptr) return 7;
     const fb::ActAttrsT* act = op->attrs.AsActAttrs();

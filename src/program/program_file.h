@@ -31,8 +31,8 @@ namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // The newest version this build reads and writes. A program is written as the oldest version
-// that can express it (required_format_version): 7 with a layer_norm op or the exact
-// Gelu, else 6 when a rope has a second frequency
+// that can express it (required_format_version): 8 with a sigmoid-routed mixture of experts,
+// else 7 with a layer_norm op or the exact Gelu, else 6 when a rope has a second frequency
 // table, else 5 when a linear takes bf16 activations, else
 // 4 when a tensor is interleaved, else 3 when
 // an op uses a version-3 field, else 2. FlatBuffers lets an older reader skip unknown fields
@@ -45,7 +45,9 @@ inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // positions past long_from with the other table).
 // Version 7: the layer_norm op and the Gelu activation (an older reader's op table and
 // activation switch would refuse or misread them).
-inline constexpr uint32_t kFormatVersion = 7;
+// Version 8: MoeAttrs scoring SigmoidTopK, choice_bias, n_group / topk_group (a reader that
+// ignored the bias or the groups would pick other experts).
+inline constexpr uint32_t kFormatVersion = 8;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;
 inline constexpr size_t kTensorAlignment = 64;
@@ -63,7 +65,7 @@ struct Preamble {
 };
 static_assert(sizeof(Preamble) == kPreambleSize);
 
-// The oldest format version that expresses `program` (2 to 7; see kFormatVersion).
+// The oldest format version that expresses `program` (2 to 8; see kFormatVersion).
 uint32_t required_format_version(const fb::ProgramT& program);
 
 // Tensor::row_block of an interleaved matrix (program.fbs; kernels::kRowBlock).

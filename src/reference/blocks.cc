@@ -73,20 +73,67 @@ Mat plain_mlp(const Mat& x, const MlpWeights& w) {
   return linear(h, *w.down, w.down_bias);
 }
 
+namespace {
+
+// Expert indices by value, largest first, ties to the lower index.
+std::vector<int64_t> ranked(const std::vector<double>& v) {
+  std::vector<int64_t> idx(v.size());
+  std::iota(idx.begin(), idx.end(), int64_t{0});
+  std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return v[static_cast<size_t>(a)] > v[static_cast<size_t>(b)]; });
+  return idx;
+}
+
+// One token's (expert, weight) pairs under the sigmoid router (Glm4MoeTopkRouter.forward and
+// get_topk_indices, step by step).
+std::vector<std::pair<int64_t, double>> sigmoid_route(const Mat& logits, int64_t t, const MoeWeights& w,
+                                                      const std::vector<double>& bias) {
+  const int64_t E = logits.cols, G = w.n_group, per = E / G;
+  std::vector<double> scores(static_cast<size_t>(E)), choice(static_cast<size_t>(E));
+  for (int64_t e = 0; e < E; ++e) {
+    scores[static_cast<size_t>(e)] = 1.0 / (1.0 + std::exp(-logits.at(t, e)));
+    choice[static_cast<size_t>(e)] = scores[static_cast<size_t>(e)] + (bias.empty() ? 0.0 : bias[static_cast<size_t>(e)]);
+  }
+  std::vector<double> group_scores(static_cast<size_t>(G));
+  for (int64_t g = 0; g < G; ++g) {
+    std::vector<double> members(choice.begin() + g * per, choice.begin() + (g + 1) * per);
+    std::sort(members.begin(), members.end(), std::greater<>());
+    group_scores[static_cast<size_t>(g)] = members[0] + members[1];
+  }
+  const std::vector<int64_t> groups = ranked(group_scores);
+  std::vector<bool> keep(static_cast<size_t>(G), false);
+  for (int64_t j = 0; j < w.topk_group; ++j) keep[static_cast<size_t>(groups[static_cast<size_t>(j)])] = true;
+  for (int64_t e = 0; e < E; ++e)
+    if (!keep[static_cast<size_t>(e / per)]) choice[static_cast<size_t>(e)] = 0.0;
+  const std::vector<int64_t> idx = ranked(choice);
+  double sum = 0;
+  for (int64_t j = 0; j < w.top_k; ++j) sum += scores[static_cast<size_t>(idx[static_cast<size_t>(j)])];
+  std::vector<std::pair<int64_t, double>> out;
+  for (int64_t j = 0; j < w.top_k; ++j) {
+    const int64_t e = idx[static_cast<size_t>(j)];
+    const double s = scores[static_cast<size_t>(e)];
+    out.push_back({e, (w.normalize ? s / (sum + 1e-20) : s) * w.routed_scale});
+  }
+  return out;
+}
+
+}  // namespace
+
 Mat sparse_moe(const Mat& x, const MoeWeights& w) {
   const int64_t T = x.rows, E = static_cast<int64_t>(w.experts.size()), K = w.top_k;
   const Mat logits = linear(x, *w.router);  // [T, E]
   // routing[e] = (token, weight) pairs of the tokens that chose expert e.
   std::vector<std::vector<std::pair<int64_t, double>>> routing(static_cast<size_t>(E));
   for (int64_t t = 0; t < T; ++t) {
+    if (w.sigmoid) {
+      for (const auto& [e, weight] : sigmoid_route(logits, t, w, w.choice_bias)) routing[static_cast<size_t>(e)].push_back({t, weight});
+      continue;
+    }
     std::vector<double> prob(static_cast<size_t>(E));
     double top = logits.at(t, 0), sum = 0;
     for (int64_t e = 0; e < E; ++e) top = std::max(top, logits.at(t, e));
     for (int64_t e = 0; e < E; ++e) sum += prob[static_cast<size_t>(e)] = std::exp(logits.at(t, e) - top);
     for (double& p : prob) p /= sum;
-    std::vector<int64_t> idx(static_cast<size_t>(E));
-    std::iota(idx.begin(), idx.end(), int64_t{0});
-    std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return prob[a] > prob[b]; });
+    const std::vector<int64_t> idx = ranked(prob);
     double chosen = 0;
     for (int64_t j = 0; j < K; ++j) chosen += prob[static_cast<size_t>(idx[j])];
     for (int64_t j = 0; j < K; ++j) {

@@ -76,6 +76,11 @@ Mat plain_mlp(const Mat& x, const MlpWeights& w);
 // probabilities renormalized to sum 1 when `normalize`; the output is the sum over the chosen
 // experts of probability * expert(x), each expert a gated MLP. With a shared expert (Qwen2-MoE)
 // the output adds sigmoid(x shared_gate^T) * shared(x) for every token.
+// With `sigmoid` (DeepseekV3TopkRouter, Glm4MoeTopkRouter) the router logits (f32 in
+// transformers) go through a sigmoid instead: the experts are chosen by sigmoid + choice_bias
+// within the topk_group groups (of n_group) whose two best choice scores sum highest, choice
+// scores outside them read as 0; the weights are the chosen sigmoids, over their sum + 1e-20
+// when `normalize`, times routed_scale.
 struct MoeWeights {
   const hf::TensorView* router = nullptr;  // [n_experts, hidden]
   std::vector<MlpWeights> experts;         // [n_experts]
@@ -83,6 +88,10 @@ struct MoeWeights {
   bool normalize = false;
   std::optional<MlpWeights> shared;             // the always-on expert
   const hf::TensorView* shared_gate = nullptr;  // [1, hidden]; none: the shared expert is ungated
+  bool sigmoid = false;
+  std::vector<double> choice_bias;  // [n_experts] or empty, with sigmoid
+  int64_t n_group = 1, topk_group = 1;
+  double routed_scale = 1.0;
   // Views into fused expert tensors ([E, R, C] sliced to each expert's [R, C]) that
   // `experts` points at, when the checkpoint stores them so (a deque: stable addresses).
   std::shared_ptr<std::deque<hf::TensorView>> slices;

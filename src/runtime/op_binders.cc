@@ -187,8 +187,14 @@ Status bind_moe(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   kernels::MoeParams& mp = m->params;
   mp.n_experts = static_cast<int64_t>(m->gate.size());
   mp.top_k = a->top_k();
-  mp.scoring = a->scoring() == fb::RouterScoring::TopKSoftmax ? kernels::RouterScoring::kTopKSoftmax
-                                                               : kernels::RouterScoring::kSoftmaxTopK;
+  switch (a->scoring()) {
+    case fb::RouterScoring::TopKSoftmax: mp.scoring = kernels::RouterScoring::kTopKSoftmax; break;
+    case fb::RouterScoring::SigmoidTopK: mp.scoring = kernels::RouterScoring::kSigmoidTopK; break;
+    default: mp.scoring = kernels::RouterScoring::kSoftmaxTopK; break;
+  }
+  mp.choice_bias = ctx.f32(a->choice_bias());
+  mp.n_group = a->n_group();
+  mp.topk_group = a->topk_group();
   mp.normalize_top_k = a->normalize_top_k();
   mp.routed_scale = a->routed_scale();
   mp.act = activation(a->activation());

@@ -143,6 +143,10 @@ struct Plan {
   int64_t experts = 0, top_k = 0, moe_intermediate = 0, sparse_step = 1;
   int64_t shared_intermediate = 0;  // qwen2_moe's shared expert
   bool norm_topk_prob = false;
+  // glm4_moe's sigmoid router: its expert groups and the routed experts' factor.
+  int64_t n_group = 1, topk_group = 1;
+  double routed_scale = 1.0;
+  bool qk_norm = false;  // the variant's, or use_qk_norm
   std::vector<int64_t> mlp_only_layers;
   bool sparse(int64_t layer) const {
     return experts > 0 && (layer + 1) % sparse_step == 0 &&
@@ -153,6 +157,30 @@ struct Plan {
 // The mixture-of-experts fields of the variant's config class.
 Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
   const hf::JsonFields t = c.text_fields();
+  if (var.moe == MoeKind::kGlm4Moe) {
+    // Glm4MoeConfig: layers from first_k_dense_replace on are sparse (the dense ones are
+    // mlp_only_layers here), every sparse one with a shared expert n_shared_experts wide.
+    int64_t n_shared = 0, first_dense = 0;
+    OG_ASSIGN_OR_RETURN(p.experts, t.get_int("n_routed_experts"));
+    OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("num_experts_per_tok"));
+    OG_ASSIGN_OR_RETURN(p.moe_intermediate, t.get_int("moe_intermediate_size"));
+    OG_ASSIGN_OR_RETURN(n_shared, t.get_int("n_shared_experts"));
+    OG_ASSIGN_OR_RETURN(first_dense, t.get_int("first_k_dense_replace"));
+    OG_ASSIGN_OR_RETURN(p.norm_topk_prob, t.get_bool("norm_topk_prob", true));
+    OG_ASSIGN_OR_RETURN(p.n_group, t.get_int("n_group"));
+    OG_ASSIGN_OR_RETURN(p.topk_group, t.get_int("topk_group"));
+    OG_ASSIGN_OR_RETURN(p.routed_scale, t.get_double("routed_scaling_factor"));
+    if (p.experts < 1) return t.invalid("n_routed_experts", "positive");
+    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("num_experts_per_tok", "in [1, n_routed_experts]");
+    if (n_shared < 0) return t.invalid("n_shared_experts", "non-negative");
+    // topk(2) within each group: a group needs two experts.
+    if (p.n_group < 1 || p.experts % p.n_group != 0 || p.experts / p.n_group < 2)
+      return t.invalid("n_group", "a divisor of n_routed_experts with at least 2 experts a group");
+    if (p.topk_group < 1 || p.topk_group > p.n_group) return t.invalid("topk_group", "in [1, n_group]");
+    p.shared_intermediate = p.moe_intermediate * n_shared;
+    for (int64_t l = 0; l < std::min(first_dense, c.num_hidden_layers); ++l) p.mlp_only_layers.push_back(l);
+    return Status::ok();
+  }
   if (var.moe == MoeKind::kMixtral || var.moe == MoeKind::kGraniteMoe || var.moe == MoeKind::kOlmoe) {
     // Every layer sparse, the experts intermediate_size wide, num_experts_per_tok of them.
     // MixtralConfig and GraniteMoeConfig count them in num_local_experts (Mixtral's num_experts
@@ -232,6 +260,8 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_act") + "'"));
   OG_ASSIGN_OR_RETURN(p.windows, windows_for(var, c));
   if (var.moe != MoeKind::kNone) OG_TRY(read_moe(var, c, p));
+  p.qk_norm = var.qk_norm;
+  if (var.reads_use_qk_norm) { OG_ASSIGN_OR_RETURN(p.qk_norm, t.get_bool("use_qk_norm", false)); }
   if (var.multipliers) {
     for (auto [key, field] : {std::pair{"embedding_multiplier", &p.embedding_multiplier},
                               std::pair{"attention_multiplier", &p.attention_scale},
@@ -334,6 +364,14 @@ Result<MoeWeights> moe_weights(const Variant& var, const Plan& p, const hf::Chec
     OG_ASSIGN_OR_RETURN(MlpWeights ew, mlp(block + "experts." + std::to_string(e) + ".", p.moe_intermediate));
     moe.experts.push_back(ew);
   }
+  if (var.moe == MoeKind::kGlm4Moe) {  // Glm4MoeTopkRouter; shared_experts ungated
+    moe.sigmoid = true;
+    OG_ASSIGN_OR_RETURN(moe.choice_bias, vector_f64(ckpt, block + "gate.e_score_correction_bias", p.experts));
+    moe.n_group = p.n_group;
+    moe.topk_group = p.topk_group;
+    moe.routed_scale = p.routed_scale;
+    if (p.shared_intermediate > 0) { OG_ASSIGN_OR_RETURN(moe.shared, mlp(block + "shared_experts.", p.shared_intermediate)); }
+  }
   if (var.moe == MoeKind::kQwen2) {
     OG_ASSIGN_OR_RETURN(moe.shared, mlp(block + "shared_expert.", p.shared_intermediate));
     OG_ASSIGN_OR_RETURN(moe.shared_gate, tensor(block + "shared_expert_gate.weight", {1, H}));
@@ -377,7 +415,7 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
     if (p.attention_bias) {
       OG_ASSIGN_OR_RETURN(aw.o_bias, tensor(at + "o_proj.bias", {H}));
     }
-    if (var.qk_norm || var.post_norms || var.qk_norm_whole) {
+    if (p.qk_norm || var.post_norms || var.qk_norm_whole) {
       aw.qk_norm_whole = var.post_norms || var.qk_norm_whole;
       OG_ASSIGN_OR_RETURN(aw.q_norm, vector_f64(ckpt, at + "q_norm.weight", aw.qk_norm_whole ? p.heads * D : D));
       OG_ASSIGN_OR_RETURN(aw.k_norm, vector_f64(ckpt, at + "k_norm.weight", aw.qk_norm_whole ? p.kv_heads * D : D));

@@ -1,5 +1,6 @@
 // The llama-like decoder the reference families llama, mistral, mixtral, qwen2, qwen2_moe,
-// qwen3, qwen3_moe, phi3, smollm3, granite, olmo2, olmo3, glm, glm4 and ernie4_5 share, with the switches by which they differ (transformers generates
+// qwen3, qwen3_moe, phi3, smollm3, granite, olmo2, olmo3, olmoe, granitemoe, glm, glm4, glm4_moe
+// and ernie4_5 share, with the switches by which they differ (transformers generates
 // them from the same modules). Each family's file holds its Variant and its entry.
 #pragma once
 
@@ -35,6 +36,10 @@ enum class MoeKind {
   kGraniteMoe,  // granitemoe: block_sparse_moe.router.layer, the top-k logits softmaxed, experts
                 // fused in block_sparse_moe.input_linear [E, 2I, H] (gate rows, then up) and
                 // output_linear [E, H, I], on every layer
+  kGlm4Moe,  // glm4_moe: from layer first_k_dense_replace on, mlp.gate (+ e_score_correction_bias)
+             // as a sigmoid router over n_routed_experts in n_group groups, experts
+             // mlp.experts.E.{gate,up,down}_proj and the ungated mlp.shared_experts
+             // (moe_intermediate_size * n_shared_experts)
 };
 
 struct Variant {
@@ -42,6 +47,7 @@ struct Variant {
   SlidingRule sliding = SlidingRule::kNone;
   bool fused = false;                 // phi3: qkv_proj and gate_up_proj
   bool qk_norm = false;               // qwen3: q_norm/k_norm over head_dim before RoPE
+  bool reads_use_qk_norm = false;     // glm4_moe: qk_norm iff use_qk_norm
   bool qkv_bias = false;              // qwen2: q/k/v always biased, o_proj never
   bool reads_qkv_bias = false;        // qwen2_moe: q/k/v biased iff qkv_bias (default true), o_proj never
   // glm, glm4: q/k/v biased iff attention_bias (default true), o_proj never.
