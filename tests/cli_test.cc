@@ -399,6 +399,23 @@ TEST(CliLayout, GraniteMoeRealConfig) {
   expect_real_fields_match_reference("granitemoe", file, {"num_experts_per_tok", "rope_theta", "tie_word_embeddings"});
 }
 
+// GLM-4.5-Air (tests/data/configs): 46 full caches of 8 kv heads × 128 (head_dim given; 4096 /
+// 96 would not divide), and a tiny model with its attention, rope and router fields (the
+// sigmoid router's groups, renormalization and factor, one dense layer first, one shared
+// expert, one prediction layer skipped) run against the reference.
+TEST(CliLayout, Glm45AirRealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "GLM-4.5-Air.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "glm4_moe", 46, iota(46), V(46, 8), V(46, 128), V(46, 0)}, file);
+  expect_real_fields_match_reference(
+      "glm4_moe", file,
+      {"attention_bias", "partial_rotary_factor", "rope_theta", "rms_norm_eps", "norm_topk_prob", "routed_scaling_factor",
+       "n_group", "topk_group", "first_k_dense_replace", "use_qk_norm", "n_shared_experts", "num_nextn_predict_layers",
+       "tie_word_embeddings", "hidden_act"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -458,9 +475,15 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   const Patches granitemoe = {{{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
                               {{{"num_local_experts", 0}}, "num_local_experts"},
                               {{{"residual_multiplier", -1}}, "residual_multiplier"}};
+  // GLM-4.5's router: groups that do not divide the experts, more groups kept than there are,
+  // more experts per token than there are, more dense layers than layers.
+  const Patches glm4_moe = {{{{"n_group", 3}}, "n_group"},
+                            {{{"topk_group", 2}}, "topk_group"},
+                            {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
+                            {{{"first_k_dense_replace", 99}}, "first_k_dense_replace"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
-           {"olmoe", olmoe}, {"granitemoe", granitemoe}}) {
+           {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

@@ -289,6 +289,15 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    59);
   // GraniteMoeSharedConfig: shared_intermediate_size 0 (no shared expert) when absent.
   expect_program_matches_reference("granitemoeshared", {{"shared_intermediate_size", nullptr}, {"rms_norm_eps", nullptr}}, 60);
+  // Glm4MoeConfig: eps 1e-5, half the head rotated, rope_theta 1e4, no biases, no q/k norms,
+  // renormalized, factor 1, one group, one shared expert, the first layer dense; no head_dim
+  // (hidden_size / heads = 16 against the tiny config's 32).
+  expect_program_matches_reference("glm4_moe",
+                                   {{"rms_norm_eps", nullptr}, {"partial_rotary_factor", nullptr}, {"rope_theta", nullptr},
+                                    {"attention_bias", nullptr}, {"use_qk_norm", nullptr}, {"norm_topk_prob", nullptr},
+                                    {"routed_scaling_factor", nullptr}, {"n_group", nullptr}, {"topk_group", nullptr},
+                                    {"n_shared_experts", nullptr}, {"first_k_dense_replace", nullptr}, {"head_dim", nullptr}},
+                                   61);
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

@@ -36,7 +36,7 @@ struct FamilyCase {
 void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << c.overrides.dump(); }
 // Families whose MoE routing makes logits discontinuous in the weights.
 bool routed(const std::string& family) {
-  return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared";
+  return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared" || family == "glm4_moe";
 }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
@@ -87,7 +87,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -307,7 +307,18 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"granitemoe", 64},
                                            FamilyCase{"granitemoe", 65, {{"num_experts_per_tok", 1}, {"attention_bias", true}},
                                                       "granitemoe_top1_biased"},
-                                           FamilyCase{"granitemoeshared", 66}),
+                                           FamilyCase{"granitemoeshared", 66},
+                                           // GLM-4.5: q/k/v biases, half the head rotated, a dense first
+                                           // layer, the sigmoid router with its choice bias and a shared
+                                           // expert (and GLM-4.5's q/k norms with expert groups, two shared
+                                           // experts, the routed weights scaled, every layer sparse).
+                                           FamilyCase{"glm4_moe", 67},
+                                           FamilyCase{"glm4_moe", 68,
+                                                      {{"use_qk_norm", true}, {"n_group", 4}, {"topk_group", 2},
+                                                       {"routed_scaling_factor", 2.5}, {"first_k_dense_replace", 0},
+                                                       {"n_shared_experts", 2}, {"num_experts_per_tok", 3},
+                                                       {"attention_bias", false}},
+                                                      "glm4_moe_grouped_qk_norm"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

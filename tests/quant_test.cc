@@ -845,7 +845,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"glm4", false, "4w", "", 32}, QCase{"phi3", false, "8w", "", 32},
                                            QCase{"gpt_neox", false, "8w", "", 32}, QCase{"olmoe", false, "4w", "", 32},
                                            QCase{"granitemoe", false, "8w", "", 32},
-                                           QCase{"granitemoeshared", false, "4w", "", 32}),
+                                           QCase{"granitemoeshared", false, "4w", "", 32},
+                                           QCase{"glm4_moe", false, "4w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -107,6 +107,13 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     // expert tensors (+ the shared MLP's two), 2 norms
     return 1 + L * (4 + (c.text.value("attention_bias", false) ? 4 : 0) + 3 +
                     (c.text.value("shared_intermediate_size", 0) > 0 ? 2 : 0) + 2) + 1 + head;
+  if (family == "glm4_moe") {  // q k v o (+ 3 biases, + q/k norms), 2 norms; dense: gate up down; sparse: router,
+    // its choice bias, 3 per expert, the shared expert's 3; the prediction layers: sparse ones + 4 extras
+    const int64_t mtp = c.text.value("num_nextn_predict_layers", 0), dense = text_int(c, "first_k_dense_replace");
+    const int64_t attn = 4 + (c.text.value("attention_bias", false) ? 3 : 0) + (c.text.value("use_qk_norm", false) ? 2 : 0) + 2;
+    const int64_t sparse = 2 + 3 * text_int(c, "n_routed_experts") + (c.text.value("n_shared_experts", 1) > 0 ? 3 : 0);
+    return 1 + (L + mtp) * attn + dense * 3 + (L + mtp - dense) * sparse + mtp * 4 + 1 + head;
+  }
   if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
@@ -284,6 +291,18 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_norm.weight"), (Shape{c.num_attention_heads * D}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_norm.weight"), (Shape{c.num_key_value_heads * D}));
     EXPECT_EQ(m.checkpoint.find(l0 + "mlp.down_proj.weight"), nullptr);
+  } else if (family == "glm4_moe") {  // layer 0 dense; layer 1 sparse with the router's bias and the
+    // shared expert; the prediction layer after the last
+    const int64_t E = text_int(c, "n_routed_experts"), I = text_int(c, "moe_intermediate_size"), H = c.hidden_size;
+    const std::string l1 = "model.layers.1.", last = "model.layers." + std::to_string(c.num_hidden_layers) + ".";
+    EXPECT_EQ(shape_of(m.checkpoint, l1 + "mlp.gate.weight"), (Shape{E, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, l1 + "mlp.gate.e_score_correction_bias"), (Shape{E}));
+    EXPECT_EQ(shape_of(m.checkpoint, l1 + "mlp.experts." + std::to_string(E - 1) + ".down_proj.weight"), (Shape{H, I}));
+    EXPECT_EQ(shape_of(m.checkpoint, l1 + "mlp.shared_experts.up_proj.weight"),
+              (Shape{I * text_int(c, "n_shared_experts"), H}));
+    EXPECT_EQ(m.checkpoint.find(l1 + "mlp.gate_proj.weight"), nullptr);
+    EXPECT_EQ(shape_of(m.checkpoint, last + "eh_proj.weight"), (Shape{H, 2 * H}));
+    EXPECT_EQ(shape_of(m.checkpoint, last + "mlp.gate.weight"), (Shape{E, H}));
   } else if (family == "granitemoe" || family == "granitemoeshared") {  // every layer sparse; experts fused as stored
     const int64_t E = text_int(c, "num_local_experts"), I = c.intermediate_size[0], H = c.hidden_size;
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.router.layer.weight"), (Shape{E, H}));
@@ -364,7 +383,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"glm4", "glm4", "glm4", "glm4"}, Case{"ernie4_5", "ernie4_5", "ernie4_5", "ernie4_5"},
                         Case{"gpt_neox", "gpt_neox", "gpt_neox", "gpt_neox"}, Case{"olmoe", "olmoe", "olmoe", "olmoe"},
                         Case{"granitemoe", "granitemoe", "granitemoe", "granitemoe"},
-                        Case{"granitemoeshared", "granitemoeshared", "granitemoeshared", "granitemoeshared"}}) {
+                        Case{"granitemoeshared", "granitemoeshared", "granitemoeshared", "granitemoeshared"},
+                        Case{"glm4_moe", "glm4_moe", "glm4_moe", "glm4_moe"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -382,7 +402,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false},
            {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true},
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
-           {"granitemoeshared", true}}) {
+           {"granitemoeshared", true}, {"glm4_moe", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -86,7 +86,7 @@ Json glm4_moe_config() {
       {"norm_topk_prob", true},
       {"num_attention_heads", 4},
       {"num_experts_per_tok", 2},
-      {"num_hidden_layers", 3},
+      {"num_hidden_layers", 4},
       {"num_key_value_heads", 2},
       {"num_nextn_predict_layers", 1},
       {"pad_token_id", 300},
