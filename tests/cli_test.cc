@@ -416,6 +416,21 @@ TEST(CliLayout, Glm45AirRealConfig) {
        "tie_word_embeddings", "hidden_act"});
 }
 
+// ERNIE-4.5-21B-A3B-Thinking (tests/data/configs): 28 full caches of 4 kv heads × 128, and a
+// tiny model with its rope, norm, router and layer-range fields (and Baidu's own keys, which
+// transformers ignores) run against the reference.
+TEST(CliLayout, Ernie45MoeRealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "ERNIE-4.5-21B-A3B-Thinking.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "ernie4_5_moe", 28, iota(28), V(28, 4), V(28, 128), V(28, 0)}, file);
+  expect_real_fields_match_reference(
+      "ernie4_5_moe", file,
+      {"rope_theta", "rms_norm_eps", "moe_num_shared_experts", "moe_layer_start_index", "moe_layer_interval",
+       "moe_capacity", "moe_gate", "moe_use_aux_free", "use_bias", "tie_word_embeddings", "hidden_act"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -481,9 +496,15 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
                             {{{"topk_group", 2}}, "topk_group"},
                             {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
                             {{{"first_k_dense_replace", 99}}, "first_k_dense_replace"}};
+  // ERNIE 4.5 MoE: biases (its shared experts would carry them), per-modality layer bounds, a
+  // renormalization floor other than the default, more experts per token than there are.
+  const Patches ernie4_5_moe = {{{{"use_bias", true}}, "use_bias"},
+                                {{{"moe_layer_start_index", {1, 2}}}, "moe_layer_start_index"},
+                                {{{"moe_norm_min", 1e-6}}, "moe_norm_min"},
+                                {{{"moe_k", 9}}, "moe_k"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
-           {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}}) {
+           {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

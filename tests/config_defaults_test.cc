@@ -298,6 +298,13 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                     {"routed_scaling_factor", nullptr}, {"n_group", nullptr}, {"topk_group", nullptr},
                                     {"n_shared_experts", nullptr}, {"first_k_dense_replace", nullptr}, {"head_dim", nullptr}},
                                    61);
+  // Ernie4_5_MoeConfig: eps 1e-5, rope_theta 5e5, two shared experts, sparse from layer 1 to the
+  // last, every layer, the 1e-12 floor, a tied head; num_experts / num_experts_per_tok its aliases.
+  expect_program_matches_reference("ernie4_5_moe",
+                                   {{"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"moe_num_shared_experts", nullptr},
+                                    {"moe_layer_start_index", nullptr}, {"moe_layer_interval", nullptr},
+                                    {"tie_word_embeddings", nullptr}, {"moe_num_experts", nullptr}, {"moe_k", nullptr}},
+                                   62, {{"num_experts", 4}, {"num_experts_per_tok", 3}});
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

@@ -36,7 +36,8 @@ struct FamilyCase {
 void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << c.overrides.dump(); }
 // Families whose MoE routing makes logits discontinuous in the weights.
 bool routed(const std::string& family) {
-  return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared" || family == "glm4_moe";
+  return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared" || family == "glm4_moe" ||
+         family == "ernie4_5_moe";
 }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
@@ -87,7 +88,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -318,7 +319,17 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                                        {"routed_scaling_factor", 2.5}, {"first_k_dense_replace", 0},
                                                        {"n_shared_experts", 2}, {"num_experts_per_tok", 3},
                                                        {"attention_bias", false}},
-                                                      "glm4_moe_grouped_qk_norm"}),
+                                                      "glm4_moe_grouped_qk_norm"},
+                                           // ERNIE 4.5 MoE: the rope on interleaved pairs, a dense first layer,
+                                           // experts picked by probability + bias, two shared experts (and
+                                           // every other layer sparse up to layer 2, no shared expert, three
+                                           // per token, the -PT checkpoints' prediction weights skipped).
+                                           FamilyCase{"ernie4_5_moe", 69},
+                                           FamilyCase{"ernie4_5_moe", 70,
+                                                      {{"moe_layer_interval", 2}, {"moe_layer_end_index", 2},
+                                                       {"moe_num_shared_experts", 0}, {"moe_k", 3},
+                                                       {"num_nextn_predict_layers", 1}},
+                                                      "ernie4_5_moe_interval_unshared_mtp"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

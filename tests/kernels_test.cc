@@ -1186,6 +1186,17 @@ struct MoeCase {
       std::tie(idx, w) = sigmoid_choice(r);
       sum = 1e-20;
       for (double v : w) sum += v;
+    } else if (!choice_bias.empty()) {  // SoftmaxTopK picking by probability + bias
+      std::vector<double> prob(static_cast<size_t>(E)), c(static_cast<size_t>(E));
+      for (int64_t e = 0; e < E; ++e) {
+        prob[e] = std::exp(r[e] - top) / all;
+        c[e] = prob[e] + choice_bias[e];
+      }
+      for (int64_t e = 0; e < E; ++e) idx[e] = e;
+      std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return c[a] > c[b]; });
+      sum = 0;
+      for (int64_t j = 0; j < K; ++j) sum += w[j] = prob[idx[j]];
+      sum = std::max(sum, 1e-12);
     }
     std::vector<double> y(static_cast<size_t>(H), 0.0);
     for (int64_t j = 0; j < K; ++j) {
@@ -1309,6 +1320,29 @@ TEST(Moe, SigmoidTopKWithChoiceBiasAndGroupsMatchesFloat64) {
           expect_moe_matches_float64(m, T, 9, "groups " + std::to_string(groups) + "/" + std::to_string(topk_group) +
                                                   " normalize " + std::to_string(normalize));
         }
+}
+
+// ERNIE 4.5 MoE's router: the softmax's probabilities plus a choice bias pick the experts, the
+// probabilities weigh them.
+TEST(Moe, SoftmaxTopKWithAChoiceBiasMatchesFloat64AndTheBiasPicks) {
+  for (bool normalize : {false, true})
+    for (int64_t T : {int64_t{1}, int64_t{33}}) {
+      MoeCase m(8, 3, true, 31);
+      m.choice_bias = random_floats(8, 78, -0.3, 0.3);
+      m.p.choice_bias = m.choice_bias.data();
+      m.p.normalize_top_k = normalize;
+      expect_moe_matches_float64(m, T, 10, "softmax + bias, normalize " + std::to_string(normalize));
+    }
+  MoeCase m(8, 1, false, 3);
+  m.choice_bias = {0, 0, 0, 0, 0, 0.5f, 0, 0};
+  m.p.choice_bias = m.choice_bias.data();
+  const auto x = random_floats(static_cast<size_t>(m.H), 1);
+  std::vector<float> r = {2.0f, 0, 0, 0, 0, 1.0f, 0, 0}, y(static_cast<size_t>(m.H));
+  kernels::MoeScratch s;
+  kernels::moe(m.p, x.data(), r.data(), 1, y.data(), s);
+  EXPECT_EQ(s.chosen[0], 5);  // probability e / (e^2 + e + 6) = 0.16, + 0.5 beats expert 0's 0.44
+  const double all = std::exp(2.0) + std::exp(1.0) + 6;
+  EXPECT_FLOAT_EQ(s.weight[0], static_cast<float>(std::exp(1.0) / all));
 }
 
 // The choice bias picks, the sigmoid weighs; outside the chosen groups an expert's choice score

@@ -114,6 +114,16 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t sparse = 2 + 3 * text_int(c, "n_routed_experts") + (c.text.value("n_shared_experts", 1) > 0 ? 3 : 0);
     return 1 + (L + mtp) * attn + dense * 3 + (L + mtp - dense) * sparse + mtp * 4 + 1 + head;
   }
+  if (family == "ernie4_5_moe") {  // q k v o, 2 norms; dense: gate up down; sparse: router, its bias, 3 per expert,
+    // the shared experts' 3; the prediction weights (5 a layer here)
+    int64_t sparse = 0;
+    const int64_t interval = c.text.value("moe_layer_interval", 1), start = c.text.value("moe_layer_start_index", 1);
+    int64_t end = c.text.value("moe_layer_end_index", -1);
+    if (end == -1) end = L - 1;
+    for (int64_t l = 0; l < L; ++l) sparse += (l + 1) % interval == 0 && l >= start && l <= end;
+    const int64_t block = 2 + 3 * text_int(c, "moe_num_experts") + (c.text.value("moe_num_shared_experts", 2) > 0 ? 3 : 0);
+    return 1 + L * (4 + 2) + (L - sparse) * 3 + sparse * block + 5 * c.text.value("num_nextn_predict_layers", 0) + 1 + head;
+  }
   if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
@@ -291,6 +301,15 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_norm.weight"), (Shape{c.num_attention_heads * D}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_norm.weight"), (Shape{c.num_key_value_heads * D}));
     EXPECT_EQ(m.checkpoint.find(l0 + "mlp.down_proj.weight"), nullptr);
+  } else if (family == "ernie4_5_moe") {  // layer 0 dense; layer 1 sparse with the [1, E] bias and shared experts
+    const int64_t E = text_int(c, "moe_num_experts"), I = text_int(c, "moe_intermediate_size"), H = c.hidden_size;
+    const std::string l1 = "model.layers.1.";
+    EXPECT_EQ(shape_of(m.checkpoint, l1 + "mlp.gate.weight"), (Shape{E, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, l1 + "mlp.moe_statics.e_score_correction_bias"), (Shape{1, E}));
+    EXPECT_EQ(shape_of(m.checkpoint, l1 + "mlp.experts.0.gate_proj.weight"), (Shape{I, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, l1 + "mlp.shared_experts.down_proj.weight"),
+              (Shape{H, I * text_int(c, "moe_num_shared_experts")}));
+    EXPECT_EQ(m.checkpoint.find(l1 + "mlp.gate_proj.weight"), nullptr);
   } else if (family == "glm4_moe") {  // layer 0 dense; layer 1 sparse with the router's bias and the
     // shared expert; the prediction layer after the last
     const int64_t E = text_int(c, "n_routed_experts"), I = text_int(c, "moe_intermediate_size"), H = c.hidden_size;
@@ -384,7 +403,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"gpt_neox", "gpt_neox", "gpt_neox", "gpt_neox"}, Case{"olmoe", "olmoe", "olmoe", "olmoe"},
                         Case{"granitemoe", "granitemoe", "granitemoe", "granitemoe"},
                         Case{"granitemoeshared", "granitemoeshared", "granitemoeshared", "granitemoeshared"},
-                        Case{"glm4_moe", "glm4_moe", "glm4_moe", "glm4_moe"}}) {
+                        Case{"glm4_moe", "glm4_moe", "glm4_moe", "glm4_moe"},
+                        Case{"ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -402,7 +422,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false},
            {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true},
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
-           {"granitemoeshared", true}, {"glm4_moe", false}}) {
+           {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -111,6 +111,22 @@ void select_sigmoid(const MoeParams& p, const float* r, std::vector<int32_t>& or
   top_k_of(key, p.top_k, order);
 }
 
+// SoftmaxTopK with a choice bias: score[e] = softmax(r)_e; order[0..top_k) the experts with
+// the largest score + choice_bias.
+void select_softmax_biased(const MoeParams& p, const float* r, std::vector<int32_t>& order, std::vector<double>& key,
+                           std::vector<double>& score) {
+  const int64_t E = p.n_experts;
+  double top = -INFINITY, denom = 0;
+  for (int64_t e = 0; e < E; ++e) top = std::max(top, static_cast<double>(r[e]));
+  for (int64_t e = 0; e < E; ++e) denom += score[static_cast<size_t>(e)] = std::exp(static_cast<double>(r[e]) - top);
+  for (int64_t e = 0; e < E; ++e) {
+    const size_t i = static_cast<size_t>(e);
+    score[i] /= denom;
+    key[i] = score[i] + static_cast<double>(p.choice_bias[e]);
+  }
+  top_k_of(key, p.top_k, order);
+}
+
 }  // namespace
 
 void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, float* y, MoeScratch& s,
@@ -130,6 +146,9 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
     if (p.scoring == RouterScoring::kSigmoidTopK) {
       select_sigmoid(p, r, order, key, score);
       for (int64_t j = 0; j < K; ++j) w[j] = score[static_cast<size_t>(order[static_cast<size_t>(j)])];
+    } else if (p.choice_bias != nullptr) {  // SoftmaxTopK picking by probability + choice bias
+      select_softmax_biased(p, r, order, key, score);
+      for (int64_t j = 0; j < K; ++j) w[j] = score[static_cast<size_t>(order[static_cast<size_t>(j)])];
     } else {
       for (int64_t e = 0; e < E; ++e) key[static_cast<size_t>(e)] = r[e];
       top_k_of(key, K, order);
@@ -144,8 +163,10 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
     }
     double sum = 0;
     for (int64_t j = 0; j < K; ++j) sum += w[j];
-    // SigmoidTopK's renormalization adds 1e-20 to the sum (transformers' router does).
+    // The renormalizations of the biased rules, as transformers' routers write them: SigmoidTopK
+    // adds 1e-20 to the sum, SoftmaxTopK with a choice bias divides by at least 1e-12.
     if (p.scoring == RouterScoring::kSigmoidTopK) sum += 1e-20;
+    else if (p.choice_bias != nullptr) sum = std::max(sum, 1e-12);
     for (int64_t j = 0; j < K; ++j) {
       double v = p.normalize_top_k ? w[j] / sum : w[j];
       chosen[t * K + j] = order[static_cast<size_t>(j)];

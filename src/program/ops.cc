@@ -284,8 +284,10 @@ Status moe_check(OpCheck& c) {
   if (a.down_bias() >= 0) OG_TRY(c.shape(a.down_bias(), {E, H}));
   // SigmoidTopK's selection: the bias per expert and the groups (a group's score sums its two
   // best experts, so a group holds at least two unless there is one group).
-  if (a.scoring() != fb::RouterScoring::SigmoidTopK && (a.choice_bias() >= 0 || a.n_group() != 1 || a.topk_group() != 1))
-    return bad_input("op {} (moe): choice_bias and expert groups need SigmoidTopK scoring", i);
+  if (a.scoring() == fb::RouterScoring::TopKSoftmax && a.choice_bias() >= 0)
+    return bad_input("op {} (moe): a choice_bias needs SigmoidTopK or SoftmaxTopK scoring", i);
+  if (a.scoring() != fb::RouterScoring::SigmoidTopK && (a.n_group() != 1 || a.topk_group() != 1))
+    return bad_input("op {} (moe): expert groups need SigmoidTopK scoring", i);
   if (a.choice_bias() >= 0) OG_TRY(c.shape(a.choice_bias(), {E}));
   if (a.n_group() < 1 || E % a.n_group() != 0 || (a.n_group() > 1 && E / a.n_group() < 2) || a.topk_group() < 1 ||
       a.topk_group() > a.n_group())

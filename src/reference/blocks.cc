@@ -133,9 +133,12 @@ Mat sparse_moe(const Mat& x, const MoeWeights& w) {
     for (int64_t e = 0; e < E; ++e) top = std::max(top, logits.at(t, e));
     for (int64_t e = 0; e < E; ++e) sum += prob[static_cast<size_t>(e)] = std::exp(logits.at(t, e) - top);
     for (double& p : prob) p /= sum;
-    const std::vector<int64_t> idx = ranked(prob);
+    std::vector<double> choice = prob;  // what picks the experts: the probabilities (+ the choice bias)
+    for (size_t e = 0; e < w.choice_bias.size(); ++e) choice[e] += w.choice_bias[e];
+    const std::vector<int64_t> idx = ranked(choice);
     double chosen = 0;
     for (int64_t j = 0; j < K; ++j) chosen += prob[static_cast<size_t>(idx[j])];
+    chosen = std::max(chosen, w.norm_min);
     for (int64_t j = 0; j < K; ++j) {
       const int64_t e = idx[static_cast<size_t>(j)];
       routing[static_cast<size_t>(e)].push_back({t, w.normalize ? prob[e] / chosen : prob[e]});

@@ -89,7 +89,10 @@ struct MoeWeights {
   std::optional<MlpWeights> shared;             // the always-on expert
   const hf::TensorView* shared_gate = nullptr;  // [1, hidden]; none: the shared expert is ungated
   bool sigmoid = false;
-  std::vector<double> choice_bias;  // [n_experts] or empty, with sigmoid
+  // [n_experts] or empty: added to the sigmoids (with `sigmoid`) or to the probabilities (ERNIE
+  // 4.5 MoE's Ernie4_5_MoeStatics) that pick the experts, not to their weights.
+  std::vector<double> choice_bias;
+  double norm_min = 0;  // softmax with normalize: the weights over max(their sum, norm_min)
   int64_t n_group = 1, topk_group = 1;
   double routed_scale = 1.0;
   // Views into fused expert tensors ([E, R, C] sliced to each expert's [R, C]) that

@@ -146,6 +146,7 @@ struct Plan {
   // glm4_moe's sigmoid router: its expert groups and the routed experts' factor.
   int64_t n_group = 1, topk_group = 1;
   double routed_scale = 1.0;
+  double norm_min = 0;  // ernie4_5_moe: the renormalization's floor (moe_norm_min)
   bool qk_norm = false;  // the variant's, or use_qk_norm
   std::vector<int64_t> mlp_only_layers;
   bool sparse(int64_t layer) const {
@@ -157,6 +158,35 @@ struct Plan {
 // The mixture-of-experts fields of the variant's config class.
 Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
   const hf::JsonFields t = c.text_fields();
+  if (var.moe == MoeKind::kErnie45Moe) {
+    // Ernie4_5_MoeConfig: moe_layer_end_index -1 is the last layer; layer l is sparse iff
+    // (l + 1) % moe_layer_interval == 0 and start <= l <= end (the others are mlp_only_layers here).
+    int64_t n_shared = 0, start = 0, end = 0, interval = 1;
+    for (const char* key : {"moe_layer_start_index", "moe_layer_end_index"})
+      if (t.has(key) && !t.raw(key).is_number_integer())
+        return unsupported("{}: field '{}' is not an integer: the reference reads the text model's one bound", c.path,
+                           t.field_name(key));
+    OG_ASSIGN_OR_RETURN(p.experts, t.get_int("moe_num_experts"));
+    OG_ASSIGN_OR_RETURN(p.top_k, t.get_int("moe_k"));
+    OG_ASSIGN_OR_RETURN(p.moe_intermediate, t.get_int("moe_intermediate_size"));
+    OG_ASSIGN_OR_RETURN(n_shared, t.get_int("moe_num_shared_experts"));
+    OG_ASSIGN_OR_RETURN(start, t.get_int("moe_layer_start_index"));
+    OG_ASSIGN_OR_RETURN(end, t.get_int("moe_layer_end_index"));
+    OG_ASSIGN_OR_RETURN(interval, t.get_int("moe_layer_interval"));
+    OG_ASSIGN_OR_RETURN(p.norm_min, t.get_double("moe_norm_min"));
+    if (end == -1) end = c.num_hidden_layers - 1;
+    if (p.experts < 1) return t.invalid("moe_num_experts", "positive");
+    if (p.top_k < 1 || p.top_k > p.experts) return t.invalid("moe_k", "in [1, moe_num_experts]");
+    if (n_shared < 0) return t.invalid("moe_num_shared_experts", "non-negative");
+    if (interval < 1) return t.invalid("moe_layer_interval", "positive");
+    OG_ASSIGN_OR_RETURN(const bool bias, t.get_bool("use_bias", false));
+    if (bias) return unsupported("{}: field '{}' is true: the reference runs ERNIE 4.5 MoE without biases", c.path, t.field_name("use_bias"));
+    p.norm_topk_prob = true;
+    p.shared_intermediate = p.moe_intermediate * n_shared;
+    for (int64_t l = 0; l < c.num_hidden_layers; ++l)
+      if (!((l + 1) % interval == 0 && l >= start && l <= end)) p.mlp_only_layers.push_back(l);
+    return Status::ok();
+  }
   if (var.moe == MoeKind::kGlm4Moe) {
     // Glm4MoeConfig: layers from first_k_dense_replace on are sparse (the dense ones are
     // mlp_only_layers here), every sparse one with a shared expert n_shared_experts wide.
@@ -363,6 +393,12 @@ Result<MoeWeights> moe_weights(const Variant& var, const Plan& p, const hf::Chec
   for (int64_t e = 0; e < p.experts; ++e) {
     OG_ASSIGN_OR_RETURN(MlpWeights ew, mlp(block + "experts." + std::to_string(e) + ".", p.moe_intermediate));
     moe.experts.push_back(ew);
+  }
+  if (var.moe == MoeKind::kErnie45Moe) {  // Ernie4_5_MoeStatics' bias [1, E]; shared_experts ungated
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* statics, tensor(block + "moe_statics.e_score_correction_bias", {1, p.experts}));
+    moe.choice_bias = hf::to_f64(*statics);
+    moe.norm_min = p.norm_min;
+    if (p.shared_intermediate > 0) { OG_ASSIGN_OR_RETURN(moe.shared, mlp(block + "shared_experts.", p.shared_intermediate)); }
   }
   if (var.moe == MoeKind::kGlm4Moe) {  // Glm4MoeTopkRouter; shared_experts ungated
     moe.sigmoid = true;
