@@ -426,6 +426,38 @@ TEST(TaggedGrammar, StringsStopAtTheirClosingTagAndKeepTheirBounds) {
   EXPECT_EQ(ojson::parse(py.calls[0].arguments), ojson::parse(R"({"text": "x", "n": [{"k": true}]})"));
 }
 
+// A string nested in a tagged value that is not a string may hold the tag that closes the value
+// (the grammar lets it: it is JSON of the value's schema), so the parser ends the value at the
+// first closing tag outside its strings: JSON's, Python literals' (either quote), escapes
+// included. A quote inside a word of free text opens nothing.
+TEST(TaggedGrammar, ANonStringValueEndsAtItsClosingTagOutsideItsStrings) {
+  ToolCallSyntax s;
+  s.format = "tagged", s.before = "<call=", s.mid = ">", s.after = "</call>";
+  s.param_before = "<p=", s.param_mid = ">", s.param_after = "</p>";
+  ToolSet tools;
+  tools.tools.push_back({"f", ojson::parse(R"({"type": "object", "properties": {"o": {"type": "object",
+      "properties": {"t": {"type": "string"}}, "required": ["t"]}, "n": {"type": "integer"}}, "required": ["o"]})")});
+  tools.choice = ToolSet::Choice::kRequired;
+  auto g = constrain::compile_framed_json(*framed_grammar(s, tools, {}).framed);
+  ASSERT_TRUE(g.is_ok()) << g.status().message();
+  const std::string reply = R"(<call=f><p=o>{"t": "a</p>b \"</p>\" c"}</p><p=n>3</p></call>)";
+  constrain::Matcher m(*g);
+  EXPECT_TRUE(m.advance(reply) && m.accepting()) << "the grammar writes it";
+  for (size_t chunk : {1, 2, 3, 7, 100}) {
+    const Reply r = fold(parse_in_chunks(s, tools, reply, chunk));
+    ASSERT_EQ(r.calls.size(), 1u) << chunk;
+    EXPECT_EQ(ojson::parse(r.calls[0].arguments), ojson::parse(R"({"o": {"t": "a</p>b \"</p>\" c"}, "n": 3})")) << chunk;
+  }
+  // Python's str() of the value: single-quoted strings, a double-quoted one holding a quote.
+  const Reply py = fold(parse_in_chunks(s, tools, R"(<call=f><p=o>{'t': 'x</p>\'y', 'u': "it's </p>"}</p></call>)", 2));
+  ASSERT_EQ(py.calls.size(), 1u);
+  EXPECT_EQ(ojson::parse(py.calls[0].arguments), ojson::parse(R"({"o": {"t": "x</p>'y", "u": "it's </p>"}})"));
+  // Free text where a value was due: the apostrophe opens no string, the value ends at its tag.
+  const Reply text = fold(parse_in_chunks(s, tools, "<call=f><p=n>it's 3</p><p=o>{}</p></call>", 4));
+  ASSERT_EQ(text.calls.size(), 1u);
+  EXPECT_EQ(ojson::parse(text.calls[0].arguments), ojson::parse(R"({"n": "it's 3", "o": {}})"));
+}
+
 // A frame that marks a value's kind (DSML's string="true" / "false"): non-string values take
 // param_mid_json in the grammar, and the parser reads the mark, not the schema.
 TEST(TaggedGrammar, AFrameThatMarksTheValuesKindHasAMidForEach) {

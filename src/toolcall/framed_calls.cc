@@ -20,6 +20,31 @@ std::string trim_left(std::string s) {
   return s.substr(n);
 }
 
+// Where `tag` first stands outside the strings of a JSON (or Python literal) value that starts
+// text: a '"' or '\'' opens a string where a value may begin (at the start, or after '[', '{',
+// ',' or ':' and blanks), a backslash escapes the next byte and the same quote closes it. npos
+// when the tag stands nowhere outside, or the text ends inside a string. So a string nested in
+// a value may hold the tag that closes the value (the grammar lets it), while a quote inside a
+// word ("it's") opens nothing.
+size_t find_outside_strings(std::string_view text, std::string_view tag) {
+  char quote = 0, last = 0;  // last: the byte before, blanks skipped (0: none yet)
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == '\\') ++i;
+      else if (c == quote) quote = 0, last = c;
+      continue;
+    }
+    if (text.substr(i, tag.size()) == tag) return i;
+    if ((c == '"' || c == '\'') && (last == 0 || last == '[' || last == '{' || last == ',' || last == ':')) {
+      quote = c;
+      continue;
+    }
+    if (!is_ws(c)) last = c;
+  }
+  return std::string_view::npos;
+}
+
 // A literal (with id slots) against text at `pos`: the bytes matched, or kPartial when the text
 // ends while it still matches, or kNo.
 constexpr int64_t kPartial = -1, kNo = -2;
@@ -340,7 +365,10 @@ class FramedParser final : public ReplyParser {
           break;
         }
         case Param::kValue: {
-          const size_t at = buf_.find(param_after_);
+          // A non-string value ends at the first param_after outside its strings (or, when the
+          // reply ends inside one, at the first anywhere).
+          size_t at = value_is_string_ ? buf_.find(param_after_) : find_outside_strings(buf_, param_after_);
+          if (at == std::string::npos && end && !value_is_string_) at = buf_.find(param_after_);
           if (at == std::string::npos && !end) {
             if (value_is_string_) {  // stream all that cannot begin param_after, whole UTF-8 characters only
               size_t n = buf_.size() >= param_after_.size() ? buf_.size() - param_after_.size() + 1 : 0;
