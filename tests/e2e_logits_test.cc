@@ -37,7 +37,7 @@ void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << 
 // Families whose MoE routing makes logits discontinuous in the weights.
 bool routed(const std::string& family) {
   return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared" || family == "glm4_moe" ||
-         family == "ernie4_5_moe";
+         family == "ernie4_5_moe" || family == "deepseek_v3" || family == "moonlight";
 }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
@@ -88,7 +88,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -192,10 +192,16 @@ TEST_P(FamilyE2E, PublishedLayoutHasTheReferencesWindowsAndCacheOwners) {
   ASSERT_TRUE(pf.is_ok());
   const program::CacheLayout l = program::layout_from_fb(*(*pf)->program().layout());
   expect_layout_matches_reference(l, g->config);
-  // Geometry from config.json as every one of these families reads it.
+  // Geometry from config.json as every one of these families reads it: the kv heads and
+  // head_dim, or with latent attention each head's k (and v, as wide) of
+  // qk_nope_head_dim + qk_rope_head_dim.
+  const bool latent = g->config.text.contains("kv_lora_rank");
+  const int64_t head_dim = latent ? g->config.text.at("qk_nope_head_dim").get<int64_t>() +
+                                        g->config.text.at("qk_rope_head_dim").get<int64_t>()
+                                  : g->config.head_dim;
   for (int32_t c = 0; c < l.n_caches(); ++c) {
     EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], g->config.num_key_value_heads) << "cache " << c;
-    EXPECT_EQ(l.head_dims[static_cast<size_t>(c)], g->config.head_dim) << "cache " << c;
+    EXPECT_EQ(l.head_dims[static_cast<size_t>(c)], head_dim) << "cache " << c;
   }
   // One update_and_attend per attention layer, each on the cache its layer reads and writing
   // it (no sharing in these families).
@@ -329,7 +335,18 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                                       {{"moe_layer_interval", 2}, {"moe_layer_end_index", 2},
                                                        {"moe_num_shared_experts", 0}, {"moe_k", 3},
                                                        {"num_nextn_predict_layers", 1}},
-                                                      "ernie4_5_moe_interval_unshared_mtp"}),
+                                                      "ernie4_5_moe_interval_unshared_mtp"},
+                                           // DeepSeek-V3: multi-head latent attention (q and kv latents, the
+                                           // rope on interleaved pairs of the last dims, YaRN's softmax
+                                           // scale) with the grouped sigmoid router; Moonlight: no q latent,
+                                           // one group, two shared experts; and the rope in rotate-half
+                                           // order with v as wide as q·k's heads, every layer sparse.
+                                           FamilyCase{"deepseek_v3", 71},
+                                           FamilyCase{"moonlight", 72},
+                                           FamilyCase{"deepseek_v3", 73,
+                                                      {{"rope_interleave", false}, {"v_head_dim", 24},
+                                                       {"first_k_dense_replace", 0}, {"num_nextn_predict_layers", 0}},
+                                                      "deepseek_v3_rotate_half_wide_v"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

@@ -124,6 +124,13 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t block = 2 + 3 * text_int(c, "moe_num_experts") + (c.text.value("moe_num_shared_experts", 2) > 0 ? 3 : 0);
     return 1 + L * (4 + 2) + (L - sparse) * 3 + sparse * block + 5 * c.text.value("num_nextn_predict_layers", 0) + 1 + head;
   }
+  if (family == "deepseek_v3" || family == "moonlight") {  // the latent attention's 5 (7 with a q latent), 2 norms;
+    // dense: gate up down; sparse: router, its bias, 3 per expert, the shared experts' 3; prediction layers: + 4
+    const int64_t mtp = c.text.value("num_nextn_predict_layers", 0), dense = text_int(c, "first_k_dense_replace");
+    const int64_t attn = (c.text.at("q_lora_rank").is_null() ? 5 : 7) + 2;
+    const int64_t sparse = 2 + 3 * text_int(c, "n_routed_experts") + 3;
+    return 1 + (L + mtp) * attn + dense * 3 + (L + mtp - dense) * sparse + mtp * 4 + 1 + head;
+  }
   if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
@@ -236,6 +243,22 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
   EXPECT_EQ(shape_of(m.checkpoint, p + "embed_tokens.weight"), (Shape{c.vocab_size, c.hidden_size}));
   EXPECT_EQ(shape_of(m.checkpoint, p + (family == "phi" ? "final_layernorm.weight" : "norm.weight")), (Shape{c.hidden_size}));
   const std::string l0 = p + "layers.0.";
+  if (family == "deepseek_v3" || family == "moonlight") {  // the latent attention; layer 1 sparse
+    const int64_t H = c.hidden_size, nh = c.num_attention_heads, R = text_int(c, "kv_lora_rank");
+    const int64_t dn = text_int(c, "qk_nope_head_dim"), dr = text_int(c, "qk_rope_head_dim"), dv = text_int(c, "v_head_dim");
+    if (c.text.at("q_lora_rank").is_null()) {
+      EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_proj.weight"), (Shape{nh * (dn + dr), H}));
+    } else {
+      const int64_t Q = text_int(c, "q_lora_rank");
+      EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_a_proj.weight"), (Shape{Q, H}));
+      EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_b_proj.weight"), (Shape{nh * (dn + dr), Q}));
+    }
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.kv_a_proj_with_mqa.weight"), (Shape{R + dr, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.kv_b_proj.weight"), (Shape{nh * (dn + dv), R}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.o_proj.weight"), (Shape{H, nh * dv}));
+    EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.gate.e_score_correction_bias"), (Shape{text_int(c, "n_routed_experts")}));
+    return;
+  }
   if (family == "phi3") {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.qkv_proj.weight"),
               (Shape{(c.num_attention_heads + 2 * c.num_key_value_heads) * c.head_dim, c.hidden_size}));
@@ -357,7 +380,8 @@ TEST_P(EveryFamily, TinyDefaultsMakeGoodTests) {
   ASSERT_TRUE(c.is_ok()) << c.status().message();
   EXPECT_GE(c->hidden_size, 32);
   EXPECT_LE(c->hidden_size, 128);
-  if (family != "gpt_neox")  // (GPT-NeoX has no num_key_value_heads: every head its own k and v)
+  // (GPT-NeoX has no num_key_value_heads, and latent attention gives every head its own k and v)
+  if (family != "gpt_neox" && family != "deepseek_v3" && family != "moonlight")
     EXPECT_LT(c->num_key_value_heads, c->num_attention_heads) << "GQA: kv heads < q heads";
   EXPECT_GE(c->head_dim, 16);
   EXPECT_LE(c->head_dim, 32);
@@ -404,7 +428,9 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"granitemoe", "granitemoe", "granitemoe", "granitemoe"},
                         Case{"granitemoeshared", "granitemoeshared", "granitemoeshared", "granitemoeshared"},
                         Case{"glm4_moe", "glm4_moe", "glm4_moe", "glm4_moe"},
-                        Case{"ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe"}}) {
+                        Case{"ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe"},
+                        Case{"deepseek_v3", "deepseek_v3", "deepseek_v3", "deepseek_v3"},
+                        Case{"moonlight", "deepseek_v3", "deepseek_v3", "deepseek_v3"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -422,7 +448,8 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"gemma4", true}, {"starcoder2", true}, {"phi", false}, {"stablelm", false},
            {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true},
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
-           {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true}}) {
+           {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
+           {"deepseek_v3", false}, {"moonlight", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -164,84 +164,89 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
 
     ValueId h = x;  // [T, H]: the attention's input
     if (!o.post_norms_only) { OG_ASSIGN_OR_RETURN(h, norm(x, p + "input_layernorm", H)); }
-    // The rope fields are checked for every layer, including those that apply none.
-    OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
-    // q's and k's rows in the order the rope kernel rotates (DecoderOptions::rope_interleaved).
-    const WeightOptions qk_rows = o.rope_interleaved ? WeightOptions{.pairs_block = D, .pairs_width = rope.rotary_dim}
-                                                     : WeightOptions{};
-    const std::string at = p + o.attention_name + ".";  // the attention module's tensors
-    ValueId q, k, v;  // [T, Hq * D], [T, Hkv * D], [T, Hkv * D]
-    if (o.fused_qkv) {
-      // Rows of q, k and v in the fused matrix (and elements of its bias): one block after the
-      // other, or interleaved per head (one run of D rows each every 3D rows).
-      if (o.fused_qkv_per_head && Hkv != Hq)
-        return unsupported("{}: a per-head fused query_key_value needs as many kv heads as heads ({} vs {})", c.path, Hkv, Hq);
-      auto rows_of = [&](int64_t part) {  // part 0: q, 1: k, 2: v
-        WeightOptions wo = part < 2 ? qk_rows : WeightOptions{};
-        if (o.fused_qkv_per_head) {
-          wo.row_begin = part * D, wo.row_end = 3 * Hq * D, wo.row_step = 3 * D, wo.row_run = D;
-        } else {
-          wo.row_begin = part == 0 ? 0 : (Hq + (part - 1) * Hkv) * D;
-          wo.row_end = wo.row_begin + (part == 0 ? Hq : Hkv) * D;
-        }
-        return wo;
-      };
-      const std::string fused = at + o.fused_qkv_name;
-      OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(fused + ".weight", {(Hq + 2 * Hkv) * D, H}));
-      const hf::TensorView* qkv_bias = nullptr;  // [(Hq + 2 Hkv) D]
-      if (o.qkv_bias) { OG_ASSIGN_OR_RETURN(qkv_bias, ctx.tensor(fused + ".bias", {(Hq + 2 * Hkv) * D})); }
-      else if (ctx.has(fused + ".bias"))
-        return unsupported("{}: checkpoint has '{}{}.bias' but the config implies no bias", c.path, ctx.prefix, fused);
-      std::array<ValueId, 3> parts{};
-      for (int64_t part = 0; part < 3; ++part) {
-        OG_ASSIGN_OR_RETURN(WeightId w, g.weight(*qkv, rows_of(part)));
-        WeightId b = kNoWeight;
-        if (qkv_bias != nullptr) {
-          WeightOptions bo = rows_of(part);
-          bo.keep_f32 = true;
-          OG_ASSIGN_OR_RETURN(b, g.weight(*qkv_bias, bo));
-        }
-        parts[static_cast<size_t>(part)] = g.linear(h, w, b);
-      }
-      q = parts[0], k = parts[1], v = parts[2];
+    ValueId attn_out = kNoValue;  // [T, H]
+    if (o.attention) {  // the family's own attention sublayer
+      OG_ASSIGN_OR_RETURN(attn_out, o.attention(ctx, l, h));
     } else {
-      OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(at + "q_proj.weight", {Hq * D, H}, qk_rows));
-      OG_ASSIGN_OR_RETURN(WeightId bq, optional_bias(ctx, o.qkv_bias, at + "q_proj.bias", Hq * D, qk_rows));
-      OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(at + "k_proj.weight", {Hkv * D, H}, qk_rows));
-      OG_ASSIGN_OR_RETURN(WeightId bk, optional_bias(ctx, o.qkv_bias, at + "k_proj.bias", Hkv * D, qk_rows));
-      OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(at + "v_proj.weight", {Hkv * D, H}));
-      OG_ASSIGN_OR_RETURN(WeightId bv, optional_bias(ctx, o.qkv_bias, at + "v_proj.bias", Hkv * D));
-      q = g.linear(h, wq, bq);
-      k = g.linear(h, wk, bk);
-      v = g.linear(h, wv, bv);
+      // The rope fields are checked for every layer, including those that apply none.
+      OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
+      // q's and k's rows in the order the rope kernel rotates (DecoderOptions::rope_interleaved).
+      const WeightOptions qk_rows = o.rope_interleaved ? WeightOptions{.pairs_block = D, .pairs_width = rope.rotary_dim}
+                                                       : WeightOptions{};
+      const std::string at = p + o.attention_name + ".";  // the attention module's tensors
+      ValueId q, k, v;  // [T, Hq * D], [T, Hkv * D], [T, Hkv * D]
+      if (o.fused_qkv) {
+        // Rows of q, k and v in the fused matrix (and elements of its bias): one block after the
+        // other, or interleaved per head (one run of D rows each every 3D rows).
+        if (o.fused_qkv_per_head && Hkv != Hq)
+          return unsupported("{}: a per-head fused query_key_value needs as many kv heads as heads ({} vs {})", c.path, Hkv, Hq);
+        auto rows_of = [&](int64_t part) {  // part 0: q, 1: k, 2: v
+          WeightOptions wo = part < 2 ? qk_rows : WeightOptions{};
+          if (o.fused_qkv_per_head) {
+            wo.row_begin = part * D, wo.row_end = 3 * Hq * D, wo.row_step = 3 * D, wo.row_run = D;
+          } else {
+            wo.row_begin = part == 0 ? 0 : (Hq + (part - 1) * Hkv) * D;
+            wo.row_end = wo.row_begin + (part == 0 ? Hq : Hkv) * D;
+          }
+          return wo;
+        };
+        const std::string fused = at + o.fused_qkv_name;
+        OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(fused + ".weight", {(Hq + 2 * Hkv) * D, H}));
+        const hf::TensorView* qkv_bias = nullptr;  // [(Hq + 2 Hkv) D]
+        if (o.qkv_bias) { OG_ASSIGN_OR_RETURN(qkv_bias, ctx.tensor(fused + ".bias", {(Hq + 2 * Hkv) * D})); }
+        else if (ctx.has(fused + ".bias"))
+          return unsupported("{}: checkpoint has '{}{}.bias' but the config implies no bias", c.path, ctx.prefix, fused);
+        std::array<ValueId, 3> parts{};
+        for (int64_t part = 0; part < 3; ++part) {
+          OG_ASSIGN_OR_RETURN(WeightId w, g.weight(*qkv, rows_of(part)));
+          WeightId b = kNoWeight;
+          if (qkv_bias != nullptr) {
+            WeightOptions bo = rows_of(part);
+            bo.keep_f32 = true;
+            OG_ASSIGN_OR_RETURN(b, g.weight(*qkv_bias, bo));
+          }
+          parts[static_cast<size_t>(part)] = g.linear(h, w, b);
+        }
+        q = parts[0], k = parts[1], v = parts[2];
+      } else {
+        OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(at + "q_proj.weight", {Hq * D, H}, qk_rows));
+        OG_ASSIGN_OR_RETURN(WeightId bq, optional_bias(ctx, o.qkv_bias, at + "q_proj.bias", Hq * D, qk_rows));
+        OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(at + "k_proj.weight", {Hkv * D, H}, qk_rows));
+        OG_ASSIGN_OR_RETURN(WeightId bk, optional_bias(ctx, o.qkv_bias, at + "k_proj.bias", Hkv * D, qk_rows));
+        OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(at + "v_proj.weight", {Hkv * D, H}));
+        OG_ASSIGN_OR_RETURN(WeightId bv, optional_bias(ctx, o.qkv_bias, at + "v_proj.bias", Hkv * D));
+        q = g.linear(h, wq, bq);
+        k = g.linear(h, wk, bk);
+        v = g.linear(h, wv, bv);
+      }
+      if (o.qk_norm) {
+        const int64_t q_groups = o.qk_norm_per_head ? Hq : 0, k_groups = o.qk_norm_per_head ? Hkv : 0;
+        OG_ASSIGN_OR_RETURN(q, norm(q, at + o.q_norm_name, o.qk_norm_whole ? Hq * D : D, qk_rows, q_groups));
+        OG_ASSIGN_OR_RETURN(k, norm(k, at + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D, qk_rows, k_groups));
+      }
+      if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
+        OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
+        q = g.rope(q, tables, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
+                   rope.attention_factor);
+        k = g.rope(k, tables, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
+                   rope.attention_factor);
+      }
+      WeightId sinks = kNoWeight;  // [Hq]
+      if (o.attention_sinks) { OG_ASSIGN_OR_RETURN(sinks, ctx.weight(at + "sinks", {Hq}, {.keep_f32 = true})); }
+      AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
+                      .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
+                      .softcap = o.attn_softcap,
+                      .n_heads = static_cast<int32_t>(Hq),
+                      .n_kv_heads = static_cast<int32_t>(Hkv),
+                      .head_dim = static_cast<int32_t>(D),
+                      .writes_cache = true,
+                      .sinks = sinks};
+      ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
+      const std::string o_proj = at + o.o_name;
+      OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(o_proj + ".weight", {H, Hq * D}));
+      OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, o_proj + ".bias", H));
+      attn_out = g.linear(a, wo, bo);
     }
-    if (o.qk_norm) {
-      const int64_t q_groups = o.qk_norm_per_head ? Hq : 0, k_groups = o.qk_norm_per_head ? Hkv : 0;
-      OG_ASSIGN_OR_RETURN(q, norm(q, at + o.q_norm_name, o.qk_norm_whole ? Hq * D : D, qk_rows, q_groups));
-      OG_ASSIGN_OR_RETURN(k, norm(k, at + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D, qk_rows, k_groups));
-    }
-    if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
-      OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
-      q = g.rope(q, tables, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
-                 rope.attention_factor);
-      k = g.rope(k, tables, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
-                 rope.attention_factor);
-    }
-    WeightId sinks = kNoWeight;  // [Hq]
-    if (o.attention_sinks) { OG_ASSIGN_OR_RETURN(sinks, ctx.weight(at + "sinks", {Hq}, {.keep_f32 = true})); }
-    AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
-                    .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
-                    .softcap = o.attn_softcap,
-                    .n_heads = static_cast<int32_t>(Hq),
-                    .n_kv_heads = static_cast<int32_t>(Hkv),
-                    .head_dim = static_cast<int32_t>(D),
-                    .writes_cache = true,
-                    .sinks = sinks};
-    ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
-    const std::string o_proj = at + o.o_name;
-    OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(o_proj + ".weight", {H, Hq * D}));
-    OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, o_proj + ".bias", H));
-    ValueId attn_out = g.linear(a, wo, bo);  // [T, H]
     if (o.sandwich_norms || o.post_norms_only) {
       OG_ASSIGN_OR_RETURN(attn_out, norm(attn_out, p + o.post_attn_norm_name, H));
     }

@@ -83,6 +83,10 @@ struct DecoderOptions {
   // layer and its normed input [T, H], the block's output [T, H], or kNoValue for the gated
   // MLP (the layers a MoE family keeps dense).
   std::function<Result<ValueId>(BuildContext& ctx, int64_t layer, ValueId h)> mlp;
+  // A layer's attention sublayer in place of the q/k/v/o one (multi-head latent attention):
+  // given the layer and its normed input [T, H], the sublayer's output [T, H], its cache the
+  // layout's for that layer. The norms and the residual around it stay the decoder's.
+  std::function<Result<ValueId>(BuildContext& ctx, int64_t layer, ValueId h)> attention;
   // Each layer's self_attn.sinks [Hq] (kept f32) joins its attention's softmax
   // denominator (program.fbs AttendAttrs.sinks).
   bool attention_sinks = false;

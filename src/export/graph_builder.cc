@@ -80,6 +80,17 @@ Result<WeightId> GraphBuilder::weight(const hf::TensorView& t, const WeightOptio
   return record(t, o, std::move(shape), std::nullopt);
 }
 
+Result<WeightId> GraphBuilder::weight_made(const std::string& name, std::vector<int64_t> shape,
+                                           std::function<Result<std::vector<float>>()> make) {
+  if (shape.size() != 2 || shape[0] < 1 || shape[1] < 1) return bad_input("made weight '{}': not a matrix", name);
+  // A view with no data yet (write_pending fills it from `make`); named as no checkpoint tensor is.
+  const hf::TensorView view{.name = name, .dtype = DType::kF32, .shape = shape, .data = nullptr,
+                            .nbytes = static_cast<size_t>(shape[0] * shape[1]) * sizeof(float), .file = "(made at export)"};
+  OG_ASSIGN_OR_RETURN(WeightId id, record(view, {}, shape, std::nullopt));
+  pending_.at(id).make = std::move(make);
+  return id;
+}
+
 Result<WeightId> GraphBuilder::weight_mxfp4(const hf::TensorView& blocks, const hf::TensorView& scales,
                                             const WeightOptions& o) {
   const auto& b = blocks.shape;
@@ -174,7 +185,14 @@ Status GraphBuilder::write_weights() {
 }
 
 Status GraphBuilder::write_pending(WeightId id) {
-  const Pending& p = pending_.at(id);
+  Pending& p = pending_.at(id);
+  std::vector<float> made;  // weight_made's values, alive while this tensor is written
+  if (p.make) {
+    OG_ASSIGN_OR_RETURN(made, p.make());
+    if (made.size() * sizeof(float) != p.tensor.nbytes)
+      return bad_input("made weight '{}': {} values for {}", p.tensor.name, made.size(), p.tensor.shape_str());
+    p.tensor.data = reinterpret_cast<const uint8_t*>(made.data());
+  }
   const hf::TensorView& t = p.tensor;
   const WeightOptions& o = p.options;
   fb::TensorT& rec = *program_.tensors[static_cast<size_t>(id)];

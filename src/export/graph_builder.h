@@ -127,6 +127,13 @@ class GraphBuilder {
 
   Result<WeightId> weight(const hf::TensorView& t, const WeightOptions& options = {});
   Result<WeightId> weight_f32(const std::string& name, std::span<const float> data, std::vector<int64_t> shape);
+  // A matrix [rows, cols] made here from checkpoint tensors (rows of several, zeros, an
+  // identity block), stored as weight() stores a checkpoint's: `make` gives its f32 values
+  // row-major when the weights are written, so no made matrix outlives its own conversion.
+  // (The tensors it reads are the caller's to mark as used; its name starts with its source
+  // tensor's, then "[...]", as a slice's does.)
+  Result<WeightId> weight_made(const std::string& name, std::vector<int64_t> shape,
+                               std::function<Result<std::vector<float>>()> make);
   // An expert matrix stored as MXFP4 (OCP microscaling, as transformers' mxfp4 integration):
   // blocks U8 [E, R, G, 16] and scales U8 [E, R, G] give expert e's [R, 32 G] matrix
   //   W[r, 32 g + 2 j + h] = FP4[nibble h of blocks[e, r, g, j]] * 2^(scales[e, r, g] - 127)
@@ -204,6 +211,7 @@ class GraphBuilder {
     WeightOptions options;
     std::vector<float> col_scale;  // a copy of options.col_scale
     std::optional<hf::TensorView> mxfp4_scales;  // MXFP4: the scales (tensor is the blocks)
+    std::function<Result<std::vector<float>>()> make;  // weight_made: the values of `tensor`
   };
   Result<WeightId> record(const hf::TensorView& t, const WeightOptions& o, std::vector<int64_t> matrix_shape,
                           std::optional<hf::TensorView> mxfp4_scales);

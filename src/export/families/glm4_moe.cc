@@ -13,114 +13,23 @@
 //   moe_intermediate_size * n_shared_experts, ungated.
 // The checkpoints also hold num_nextn_predict_layers multi-token-prediction layers after the
 // last one (model.layers.L, ...), which transformers does not load: they are skipped.
-#include <fmt/format.h>
-
-#include <charconv>
-#include <cmath>
-
 #include "export/decoder.h"
+#include "export/families/sigmoid_moe.h"
 #include "export/family.h"
 
 namespace og::exporter {
 namespace {
 
-struct Glm4MoeConfig {
-  int64_t n_experts = 0, top_k = 0, intermediate = 0, shared = 0, first_dense = 0, n_group = 1, topk_group = 1;
-  bool normalize = true;
-  double routed_scale = 1.0;
-};
-
-Result<Glm4MoeConfig> read_config(const hf::ModelConfig& c) {
-  const hf::JsonFields t = c.text_fields();
-  Glm4MoeConfig m;
-  OG_ASSIGN_OR_RETURN(m.n_experts, t.get_int("n_routed_experts"));
-  OG_ASSIGN_OR_RETURN(m.top_k, t.get_int("num_experts_per_tok"));
-  OG_ASSIGN_OR_RETURN(m.intermediate, t.get_int("moe_intermediate_size"));
-  OG_ASSIGN_OR_RETURN(int64_t n_shared, t.get_int("n_shared_experts"));
-  OG_ASSIGN_OR_RETURN(m.first_dense, t.get_int("first_k_dense_replace"));
-  OG_ASSIGN_OR_RETURN(m.n_group, t.get_int("n_group"));
-  OG_ASSIGN_OR_RETURN(m.topk_group, t.get_int("topk_group"));
-  OG_ASSIGN_OR_RETURN(m.normalize, t.get_bool("norm_topk_prob", true));
-  OG_ASSIGN_OR_RETURN(m.routed_scale, t.get_double("routed_scaling_factor"));
-  if (m.n_experts < 2) return t.invalid("n_routed_experts", "an integer >= 2");
-  if (m.top_k < 1 || m.top_k > m.n_experts || m.top_k > 64)
-    return t.invalid("num_experts_per_tok", fmt::format("between 1 and min(n_routed_experts = {}, 64)", m.n_experts));
-  if (m.intermediate < 1) return t.invalid("moe_intermediate_size", "a positive integer");
-  if (n_shared < 0) return t.invalid("n_shared_experts", "a non-negative integer");
-  m.shared = m.intermediate * n_shared;
-  if (m.first_dense < 0 || m.first_dense > c.num_hidden_layers)
-    return t.invalid("first_k_dense_replace", fmt::format("in [0, num_hidden_layers = {}]", c.num_hidden_layers));
-  // The router scores a group by the sum of its two best experts (topk(2)), so a group needs two.
-  if (m.n_group < 1 || m.n_experts % m.n_group != 0 || m.n_experts / m.n_group < 2)
-    return t.invalid("n_group", fmt::format("a divisor of n_routed_experts = {} leaving at least 2 experts a group",
-                                            m.n_experts));
-  if (m.topk_group < 1 || m.topk_group > m.n_group)
-    return t.invalid("topk_group", fmt::format("between 1 and n_group = {}", m.n_group));
-  if (!std::isfinite(m.routed_scale)) return t.invalid("routed_scaling_factor", "a finite number");
-  return m;
-}
-
-// Glm4MoeMoE on layers >= first_k_dense_replace; kNoValue (the dense MLP) before them.
-std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> moe_block(Glm4MoeConfig m, fb::Activation act) {
-  return [m, act](BuildContext& ctx, int64_t l, ValueId h) -> Result<ValueId> {
-    if (l < m.first_dense) return kNoValue;
-    const int64_t H = ctx.config.hidden_size, E = m.n_experts;
-    const std::string p = fmt::format("layers.{}.mlp.", l);
-    if (ctx.has(p + "experts.gate_up_proj"))
-      return unsupported(
-          "{}: '{}{}experts.gate_up_proj' is transformers' in-memory fused layout; offgraph reads "
-          "checkpoints with one tensor per expert ({}experts.N.gate_proj.weight)",
-          ctx.ckpt.dir(), ctx.prefix, p, p);
-    // The router and its bias are kept f32: transformers computes the router in f32, and its
-    // scores pick the experts.
-    OG_ASSIGN_OR_RETURN(WeightId router, ctx.weight(p + "gate.weight", {E, H}, {.keep_f32 = true}));
-    MoeSpec spec{.top_k = static_cast<int32_t>(m.top_k),
-                 .scoring = fb::RouterScoring::SigmoidTopK,
-                 .normalize_top_k = m.normalize,
-                 .routed_scale = static_cast<float>(m.routed_scale),
-                 .activation = act};
-    OG_ASSIGN_OR_RETURN(spec.choice_bias, ctx.weight(p + "gate.e_score_correction_bias", {E}, {.keep_f32 = true}));
-    spec.n_group = static_cast<int32_t>(m.n_group);
-    spec.topk_group = static_cast<int32_t>(m.topk_group);
-    OG_TRY(read_experts(ctx, p + "experts.", E, m.intermediate, {"gate_proj", "up_proj", "down_proj"}, spec));
-    if (m.shared > 0) {
-      const int64_t S = m.shared;
-      OG_ASSIGN_OR_RETURN(spec.shared_gate, ctx.weight(p + "shared_experts.gate_proj.weight", {S, H}));
-      OG_ASSIGN_OR_RETURN(spec.shared_up, ctx.weight(p + "shared_experts.up_proj.weight", {S, H}));
-      OG_ASSIGN_OR_RETURN(spec.shared_down, ctx.weight(p + "shared_experts.down_proj.weight", {H, S}));
-    }
-    const ValueId logits = ctx.g.router(h, router);  // [T, E]
-    return ctx.g.moe(h, logits, spec);               // [T, H]
-  };
-}
-
-// The multi-token-prediction layers' tensors: layers.N.* for N in [L, L + num_nextn_predict_layers).
-Status skip_prediction_layers(BuildContext& ctx) {
-  const hf::JsonFields t = ctx.config.text_fields();
-  OG_ASSIGN_OR_RETURN(const int64_t n, t.get_int("num_nextn_predict_layers", 0));
-  if (n < 0) return t.invalid("num_nextn_predict_layers", "a non-negative integer");
-  const int64_t L = ctx.config.num_hidden_layers;
-  const std::string layers = ctx.prefix + "layers.";
-  for (const std::string& name : ctx.ckpt.names()) {
-    if (!name.starts_with(layers)) continue;
-    int64_t layer = -1;
-    const char* begin = name.data() + layers.size();
-    const auto [end, ec] = std::from_chars(begin, name.data() + name.size(), layer);
-    if (ec == std::errc() && *end == '.' && layer >= L && layer < L + n) ctx.g.mark_ignored(name);
-  }
-  return Status::ok();
-}
-
 Status build(BuildContext& ctx) {
   const hf::ModelConfig& c = ctx.config;
   const hf::JsonFields t = c.text_fields();
-  OG_ASSIGN_OR_RETURN(Glm4MoeConfig m, read_config(c));
+  OG_ASSIGN_OR_RETURN(SigmoidMoeConfig m, read_sigmoid_moe_config(c));
   DecoderOptions o;
   OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
   OG_ASSIGN_OR_RETURN(o.qk_norm, t.get_bool("use_qk_norm", false));
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
-  o.mlp = moe_block(m, o.activation);
-  OG_TRY(skip_prediction_layers(ctx));
+  o.mlp = sigmoid_moe_block(m, o.activation);
+  OG_TRY(skip_prediction_layers(ctx));  // (sigmoid_moe.h)
   return build_decoder(ctx, o);
 }
 

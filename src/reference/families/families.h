@@ -52,6 +52,7 @@ extern const Family kOlmo2Family;
 extern const Family kOlmoeFamily;
 extern const Family kGlm4MoeFamily;
 extern const Family kErnie45MoeFamily;
+extern const Family kDeepseekV3Family;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;
 extern const Family kOlmo3Family;

@@ -1,0 +1,38 @@
+// The mixture-of-experts block DeepSeek-V3 introduced and GLM-4.5 reuses (transformers'
+// DeepseekV3MoE / Glm4MoeMoE with DeepseekV3TopkRouter), on the layers from
+// first_k_dense_replace on (the earlier ones keep the dense MLP):
+//   router: r = mlp.gate(x) in f32 [n_routed_experts], s = sigmoid(r); the experts picked by
+//   s + mlp.gate.e_score_correction_bias within the topk_group best of n_group groups (a
+//   group scored by its two best), weights s of the picked, divided by their sum iff
+//   norm_topk_prob, times routed_scaling_factor (the moe op's SigmoidTopK);
+//   experts mlp.experts.E.{gate,up,down}_proj of moe_intermediate_size, one tensor each;
+//   plus, on every token, mlp.shared_experts.{gate,up,down}_proj of
+//   moe_intermediate_size * n_shared_experts (none when 0), ungated.
+// Their checkpoints also hold num_nextn_predict_layers multi-token-prediction layers after the
+// last (layers.L, ...), which transformers does not load.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "export/decoder.h"
+
+namespace og::exporter {
+
+struct SigmoidMoeConfig {
+  int64_t n_experts = 0, top_k = 0, intermediate = 0, shared = 0, first_dense = 0, n_group = 1, topk_group = 1;
+  bool normalize = true;
+  double routed_scale = 1.0;
+};
+
+// The block's fields, each checked and named when no model can have it.
+Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c);
+
+// DecoderOptions::mlp for the block: kNoValue on the dense layers.
+std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_block(SigmoidMoeConfig m, fb::Activation act);
+
+// Marks the multi-token-prediction layers' tensors (layers.N.* for N in
+// [L, L + num_nextn_predict_layers)) as read, so the export skips them.
+Status skip_prediction_layers(BuildContext& ctx);
+
+}  // namespace og::exporter
