@@ -431,6 +431,22 @@ TEST(CliLayout, Ernie45MoeRealConfig) {
        "moe_capacity", "moe_gate", "moe_use_aux_free", "use_bias", "tie_word_embeddings", "hidden_act"});
 }
 
+// DeepSeek-V3 (tests/data/configs): 61 full caches of 128 heads × 192 (the latent attention's
+// k per head: qk_nope + qk_rope; v as wide), and a tiny model with its rope (YaRN with
+// mscale_all_dim: the softmax scale), norm and router fields run against the reference.
+TEST(CliLayout, DeepseekV3RealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "DeepSeek-V3.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "deepseek_v3", 61, iota(61), V(61, 128), V(61, 192), V(61, 0)}, file);
+  expect_real_fields_match_reference(
+      "deepseek_v3", file,
+      {"rope_scaling", "rope_theta", "rms_norm_eps", "routed_scaling_factor", "norm_topk_prob", "scoring_func",
+       "topk_method", "moe_layer_freq", "ep_size", "num_nextn_predict_layers", "attention_bias", "hidden_act",
+       "tie_word_embeddings"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -502,9 +518,15 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
                                 {{{"moe_layer_start_index", {1, 2}}}, "moe_layer_start_index"},
                                 {{{"moe_norm_min", 1e-6}}, "moe_norm_min"},
                                 {{{"moe_k", 9}}, "moe_k"}};
+  // DeepSeek-V3's latent attention: biases, a v head wider than q·k's, fewer kv heads than heads.
+  const Patches deepseek_v3 = {{{{"attention_bias", true}}, "attention_bias"},
+                               {{{"v_head_dim", 64}}, "v_head_dim"},
+                               {{{"num_key_value_heads", 2}}, "num_key_value_heads"},
+                               {{{"n_group", 3}}, "n_group"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
-           {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe}}) {
+           {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
+           {"deepseek_v3", deepseek_v3}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

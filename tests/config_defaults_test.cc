@@ -305,6 +305,13 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                     {"moe_layer_start_index", nullptr}, {"moe_layer_interval", nullptr},
                                     {"tie_word_embeddings", nullptr}, {"moe_num_experts", nullptr}, {"moe_k", nullptr}},
                                    62, {{"num_experts", 4}, {"num_experts_per_tok", 3}});
+  // DeepseekV3Config: the rope on interleaved pairs, no biases, renormalized, eps 1e-6, rope_theta
+  // 1e4, untied (each at its class default; rope_scaling absent: no YaRN, the plain scale).
+  expect_program_matches_reference("deepseek_v3",
+                                   {{"rope_interleave", nullptr}, {"attention_bias", nullptr}, {"norm_topk_prob", nullptr},
+                                    {"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"tie_word_embeddings", nullptr},
+                                    {"rope_scaling", nullptr}},
+                                   63);
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

@@ -153,6 +153,9 @@ class GraphBuilder {
   // A linear whose weight stays in the program dtype under --qlinear: a mixture of experts'
   // router (its logits pick the experts; llama.cpp keeps it unquantized too).
   ValueId router(ValueId x, WeightId weight, WeightId bias = kNoWeight);
+  // The same for any linear whose weight must keep its exact values (a made matrix's identity
+  // block and zero padding).
+  ValueId float_linear(ValueId x, WeightId weight) { return router(x, weight); }
   // x [T, H], router logits [T, n_experts] -> [T, H]. Expert matrices are stored as linear
   // weights (--qlinear); the shared expert's sigmoid gate as a router.
   ValueId moe(ValueId x, ValueId router_logits, const MoeSpec& spec);

@@ -12,12 +12,13 @@
 // under a scaled rope). The program keeps the attention as transformers computes it, k and v
 // per head in the cache (kv heads = heads, head_dim dn + dr):
 //   q  = linear(q's input, q rows per head reordered to [pe | nope], pe in rotate-half order)
-//   k  = linear([k_pe | kv_a_layernorm ckv], per head [identity on k_pe | k_nope rows of kv_b_proj]),
-//        kept in the program's float dtype (an identity block quantized would not be one)
+//   k  = linear([k_pe | kv_a_layernorm ckv], per head [identity on k_pe | k_nope rows of kv_b_proj])
 //   v  = linear(kv_a_layernorm ckv, per head [v rows of kv_b_proj | zeros]), so v's head is as
 //        wide as k's and the attention's output carries zeros after each head's dv values
 //   o  = linear(attention, o_proj's columns per head followed by zero columns)
-// and the rope rotates the first dr dims of q's and k's heads. attention_bias is refused (no
+// and the rope rotates the first dr dims of q's and k's heads. These four made matrices keep
+// the program's float dtype under --qlinear (an identity block or a zero padding quantized
+// would not stay one); the latents' own projections and the experts are quantized. attention_bias is refused (no
 // published model sets it).
 #include <fmt/format.h>
 
@@ -117,7 +118,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
         }
       return Result<std::vector<float>>(std::move(w));
     }));
-    ValueId q = g.linear(q_in, wq);  // [T, nh * dk]
+    ValueId q = g.float_linear(q_in, wq);  // [T, nh * dk]
 
     // The latent: ckv normed, k_pe; k's input [k_pe | ckv].
     OG_ASSIGN_OR_RETURN(WeightId wkva, ctx.weight(p + "kv_a_proj_with_mqa.weight", {R + dr, H}));
@@ -141,7 +142,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
         }
       return Result<std::vector<float>>(std::move(w));
     }));
-    ValueId k = g.router(k_in, wk);  // [T, nh * dk]; a float linear under --qlinear too
+    ValueId k = g.float_linear(k_in, wk);  // [T, nh * dk]
     OG_ASSIGN_OR_RETURN(WeightId wv, g.weight_made(kvb->name + "[made: v, per head v | zeros]", {nh * dk, R}, [kvb, nh, dn, dv, dk, R]() {
       std::vector<float> w(static_cast<size_t>(nh * dk * R), 0.0f);
       for (int64_t hd = 0; hd < nh; ++hd)
@@ -151,7 +152,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
         }
       return Result<std::vector<float>>(std::move(w));
     }));
-    const ValueId v = g.linear(ckv, wv);  // [T, nh * dk], zeros after each head's dv values
+    const ValueId v = g.float_linear(ckv, wv);  // [T, nh * dk], zeros after each head's dv values
 
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, "full_attention", dr));
     if (rope.rotary_dim != dr)
@@ -176,7 +177,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
             w[static_cast<size_t>(r * nh * dk + hd * dk + j)] = static_cast<float>(o_t->get(r * nh * dv + hd * dv + j));
       return Result<std::vector<float>>(std::move(w));
     }));
-    return g.linear(a, wo);  // [T, H]
+    return g.float_linear(a, wo);  // [T, H]
   };
 }
 
