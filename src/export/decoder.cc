@@ -292,6 +292,14 @@ Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int
   return Status::ok();
 }
 
+Status read_shared_expert(BuildContext& ctx, const std::string& prefix, int64_t inter, MoeSpec& spec) {
+  const int64_t H = ctx.config.hidden_size;
+  OG_ASSIGN_OR_RETURN(spec.shared_gate, ctx.weight(prefix + "gate_proj.weight", {inter, H}));
+  OG_ASSIGN_OR_RETURN(spec.shared_up, ctx.weight(prefix + "up_proj.weight", {inter, H}));
+  OG_ASSIGN_OR_RETURN(spec.shared_down, ctx.weight(prefix + "down_proj.weight", {H, inter}));
+  return Status::ok();
+}
+
 Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_softcap, float logits_scale,
                      bool head_bias, const std::string& head_name) {
   const hf::ModelConfig& c = ctx.config;

@@ -101,6 +101,9 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
 // [0, n), appended to spec's gate, up and down lists.
 Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int64_t inter,
                     const std::array<const char*, 3>& names, MoeSpec& spec);
+// A mixture's shared expert `prefix`{gate,up,down}_proj.weight ([inter, hidden] twice, then
+// [hidden, inter]) into spec's shared_gate/up/down.
+Status read_shared_expert(BuildContext& ctx, const std::string& prefix, int64_t inter, MoeSpec& spec);
 
 // logits = x head^T (times logits_scale, then the final softcap): the head is tied to `embed` when the config says so,
 // else lm_head.weight (or the wrapper's language_model.lm_head.weight) must exist.

@@ -64,6 +64,16 @@ class SpecList {
     if (bias) add(prefix + ".bias", {out}, kBiasInit);
   }
   void norm(const std::string& prefix, int64_t n, Init init) { add(prefix + ".weight", {n}, init); }
+  // A gated MLP: `prefix`{gate,up}_proj [inter, hidden] and `prefix`down_proj [hidden, inter].
+  void gated_mlp(const std::string& prefix, int64_t inter, int64_t hidden) {
+    linear(prefix + "gate_proj", inter, hidden);
+    linear(prefix + "up_proj", inter, hidden);
+    linear(prefix + "down_proj", hidden, inter);
+  }
+  // Routed experts one tensor each, `prefix`E.{gate,up,down}_proj for E in [0, n).
+  void experts(const std::string& prefix, int64_t n, int64_t inter, int64_t hidden) {
+    for (int64_t e = 0; e < n; ++e) gated_mlp(prefix + std::to_string(e) + ".", inter, hidden);
+  }
   void add_bytes(std::string name, std::vector<int64_t> shape, ByteRange range) {
     specs_.push_back({std::move(name), std::move(shape), Init{}, range});
   }

@@ -65,10 +65,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> qwen_moe_block(Q
                  .activation = act};
     OG_TRY(read_experts(ctx, p + "experts.", E, I, {"gate_proj", "up_proj", "down_proj"}, spec));
     if (moe.shared_intermediate > 0) {
-      const int64_t S = moe.shared_intermediate;
-      OG_ASSIGN_OR_RETURN(spec.shared_gate, ctx.weight(p + "shared_expert.gate_proj.weight", {S, H}));
-      OG_ASSIGN_OR_RETURN(spec.shared_up, ctx.weight(p + "shared_expert.up_proj.weight", {S, H}));
-      OG_ASSIGN_OR_RETURN(spec.shared_down, ctx.weight(p + "shared_expert.down_proj.weight", {H, S}));
+      OG_TRY(read_shared_expert(ctx, p + "shared_expert.", moe.shared_intermediate, spec));
       // One row: the shared expert's sigmoid gate, kept f32 as the router is.
       OG_ASSIGN_OR_RETURN(spec.shared_expert_gate, ctx.weight(p + "shared_expert_gate.weight", {1, H}, {.keep_f32 = true}));
     }

@@ -59,12 +59,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_bloc
     spec.n_group = static_cast<int32_t>(m.n_group);
     spec.topk_group = static_cast<int32_t>(m.topk_group);
     OG_TRY(read_experts(ctx, p + "experts.", E, m.intermediate, {"gate_proj", "up_proj", "down_proj"}, spec));
-    if (m.shared > 0) {
-      const int64_t S = m.shared;
-      OG_ASSIGN_OR_RETURN(spec.shared_gate, ctx.weight(p + "shared_experts.gate_proj.weight", {S, H}));
-      OG_ASSIGN_OR_RETURN(spec.shared_up, ctx.weight(p + "shared_experts.up_proj.weight", {S, H}));
-      OG_ASSIGN_OR_RETURN(spec.shared_down, ctx.weight(p + "shared_experts.down_proj.weight", {H, S}));
-    }
+    if (m.shared > 0) OG_TRY(read_shared_expert(ctx, p + "shared_experts.", m.shared, spec));
     const ValueId logits = ctx.g.router(h, router);  // [T, E]
     return ctx.g.moe(h, logits, spec);               // [T, H]
   };

@@ -50,23 +50,12 @@ Result<std::vector<TensorSpec>> deepseek_v3_tensors(const Json& text, const Fami
     s.linear(at + "o_proj", H, nh * dv);
     const std::string m = p + "mlp.";
     if (l < first_dense) {
-      const int64_t I = d.intermediate[static_cast<size_t>(std::min(l, d.layers - 1))];
-      s.linear(m + "gate_proj", I, H);
-      s.linear(m + "up_proj", I, H);
-      s.linear(m + "down_proj", H, I);
+      s.gated_mlp(m, d.intermediate[static_cast<size_t>(std::min(l, d.layers - 1))], H);
     } else {
       s.linear(m + "gate", experts, H);
       s.add(m + "gate.e_score_correction_bias", {experts}, kBiasInit);
-      for (int64_t e = 0; e < experts; ++e) {
-        s.linear(fmt::format("{}experts.{}.gate_proj", m, e), inter, H);
-        s.linear(fmt::format("{}experts.{}.up_proj", m, e), inter, H);
-        s.linear(fmt::format("{}experts.{}.down_proj", m, e), H, inter);
-      }
-      if (n_shared > 0) {
-        s.linear(m + "shared_experts.gate_proj", inter * n_shared, H);
-        s.linear(m + "shared_experts.up_proj", inter * n_shared, H);
-        s.linear(m + "shared_experts.down_proj", H, inter * n_shared);
-      }
+      s.experts(m + "experts.", experts, inter, H);
+      if (n_shared > 0) s.gated_mlp(m + "shared_experts.", inter * n_shared, H);
     }
     s.norm(p + "input_layernorm", H, kUnitNormInit);
     s.norm(p + "post_attention_layernorm", H, kUnitNormInit);

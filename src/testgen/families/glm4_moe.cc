@@ -38,16 +38,8 @@ Result<std::vector<TensorSpec>> glm4_moe_tensors(const Json& text, const FamilyC
     const std::string p = fmt::format("model.layers.{}.mlp.", l);
     s.linear(p + "gate", experts, d.hidden);
     s.add(p + "gate.e_score_correction_bias", {experts}, kBiasInit);
-    for (int64_t e = 0; e < experts; ++e) {
-      s.linear(fmt::format("{}experts.{}.gate_proj", p, e), inter, d.hidden);
-      s.linear(fmt::format("{}experts.{}.up_proj", p, e), inter, d.hidden);
-      s.linear(fmt::format("{}experts.{}.down_proj", p, e), d.hidden, inter);
-    }
-    if (n_shared > 0) {
-      s.linear(p + "shared_experts.gate_proj", inter * n_shared, d.hidden);
-      s.linear(p + "shared_experts.up_proj", inter * n_shared, d.hidden);
-      s.linear(p + "shared_experts.down_proj", d.hidden, inter * n_shared);
-    }
+    s.experts(p + "experts.", experts, inter, d.hidden);
+    if (n_shared > 0) s.gated_mlp(p + "shared_experts.", inter * n_shared, d.hidden);
   });
   SpecList extra;
   for (int64_t l = L; l < L + mtp; ++l) {
