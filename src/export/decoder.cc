@@ -292,6 +292,13 @@ Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int
   return Status::ok();
 }
 
+Status refuse_fused_experts(const BuildContext& ctx, const std::string& prefix) {
+  if (!ctx.has(prefix + "experts.gate_up_proj")) return Status::ok();
+  return unsupported("{}: '{}{}experts.gate_up_proj' is transformers' in-memory fused layout; offgraph reads "
+                     "checkpoints with one tensor per expert ({}experts.N.gate_proj.weight)",
+                     ctx.ckpt.dir(), ctx.prefix, prefix, prefix);
+}
+
 Status read_shared_expert(BuildContext& ctx, const std::string& prefix, int64_t inter, MoeSpec& spec) {
   const int64_t H = ctx.config.hidden_size;
   OG_ASSIGN_OR_RETURN(spec.shared_gate, ctx.weight(prefix + "gate_proj.weight", {inter, H}));

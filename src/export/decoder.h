@@ -101,6 +101,9 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o);
 // [0, n), appended to spec's gate, up and down lists.
 Status read_experts(BuildContext& ctx, const std::string& prefix, int64_t n, int64_t inter,
                     const std::array<const char*, 3>& names, MoeSpec& spec);
+// transformers 5's in-memory fused experts (`prefix`experts.gate_up_proj) refused, naming the
+// tensor: offgraph reads checkpoints with one tensor per expert.
+Status refuse_fused_experts(const BuildContext& ctx, const std::string& prefix);
 // A mixture's shared expert `prefix`{gate,up,down}_proj.weight ([inter, hidden] twice, then
 // [hidden, inter]) into spec's shared_gate/up/down.
 Status read_shared_expert(BuildContext& ctx, const std::string& prefix, int64_t inter, MoeSpec& spec);

@@ -65,6 +65,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> moe_block(ErnieM
     if (!m.sparse(l)) return kNoValue;
     const int64_t H = ctx.config.hidden_size, E = m.n_experts;
     const std::string p = fmt::format("layers.{}.mlp.", l);
+    OG_TRY(refuse_fused_experts(ctx, p));
     // transformers keeps the router and its bias in f32 (_keep_in_fp32_modules_strict); so does
     // the program: its probabilities pick the experts.
     OG_ASSIGN_OR_RETURN(WeightId router, ctx.weight(p + "gate.weight", {E, H}, {.keep_f32 = true}));

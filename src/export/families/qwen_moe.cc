@@ -52,11 +52,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> qwen_moe_block(Q
     if (!moe.sparse(l)) return kNoValue;
     const int64_t H = ctx.config.hidden_size, E = moe.n_experts, I = moe.intermediate;
     const std::string p = fmt::format("layers.{}.mlp.", l);
-    if (ctx.has(p + "experts.gate_up_proj"))
-      return unsupported(
-          "{}: '{}{}experts.gate_up_proj' is transformers' in-memory fused layout; offgraph reads "
-          "checkpoints with one tensor per expert ({}experts.N.gate_proj.weight)",
-          ctx.ckpt.dir(), ctx.prefix, p, p);
+    OG_TRY(refuse_fused_experts(ctx, p));
     // The router is kept f32 (exact for a bf16 checkpoint): its logits pick the experts.
     OG_ASSIGN_OR_RETURN(WeightId router, ctx.weight(p + "gate.weight", {E, H}, {.keep_f32 = true}));
     MoeSpec spec{.top_k = static_cast<int32_t>(moe.top_k),

@@ -42,11 +42,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_bloc
     if (l < m.first_dense) return kNoValue;
     const int64_t H = ctx.config.hidden_size, E = m.n_experts;
     const std::string p = fmt::format("layers.{}.mlp.", l);
-    if (ctx.has(p + "experts.gate_up_proj"))
-      return unsupported(
-          "{}: '{}{}experts.gate_up_proj' is transformers' in-memory fused layout; offgraph reads "
-          "checkpoints with one tensor per expert ({}experts.N.gate_proj.weight)",
-          ctx.ckpt.dir(), ctx.prefix, p, p);
+    OG_TRY(refuse_fused_experts(ctx, p));
     // The router and its bias are kept f32: transformers computes the router in f32, and its
     // scores pick the experts.
     OG_ASSIGN_OR_RETURN(WeightId router, ctx.weight(p + "gate.weight", {E, H}, {.keep_f32 = true}));
