@@ -160,6 +160,7 @@ RopeTable yarn_table(const RopeParams& p, int64_t dim, double max_position_embed
   RopeTable out;
   out.rotary_dim = static_cast<int32_t>(dim);
   out.attention_factor = static_cast<float>(af);
+  if (p.mscale_all_dim && *p.mscale_all_dim != 0) out.mscale_all_dim = mscale(*p.mscale_all_dim);
   for (int64_t i = 0; i < dim / 2; ++i) {
     const double base_freq = 1.0 / std::pow(p.theta, static_cast<double>(2 * i) / d);
     const double ramp = std::clamp((static_cast<double>(i) - lo) / (hi - lo), 0.0, 1.0);

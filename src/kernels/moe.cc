@@ -80,12 +80,25 @@ void top_k_of(const std::vector<double>& key, int64_t k, std::vector<int32_t>& o
                     [&](int32_t a, int32_t b) { return rank(a) > rank(b) || (rank(a) == rank(b) && a < b); });
 }
 
+// A routed row's working memory, sized once per call: the experts' keys and scores, and
+// SigmoidTopK's groups (their scores, their order, one group's keys and order).
+struct RouteBuffers {
+  std::vector<int32_t> order, best, in_order;
+  std::vector<double> key, score, group, in_group;
+  explicit RouteBuffers(const MoeParams& p)
+      : order(static_cast<size_t>(p.n_experts)), best(static_cast<size_t>(p.n_group)),
+        in_order(static_cast<size_t>(p.n_experts / p.n_group)), key(static_cast<size_t>(p.n_experts)),
+        score(static_cast<size_t>(p.n_experts)), group(static_cast<size_t>(p.n_group)),
+        in_group(static_cast<size_t>(p.n_experts / p.n_group)) {}
+};
+
 // SigmoidTopK's pick for router logits r [E]: score[e] = sigmoid(r_e); the choice key
 // score + choice_bias, kept within the topk_group groups whose two best keys sum highest and
-// read as 0 elsewhere (transformers' masked_fill(~mask, 0.0)); order[0..top_k) the chosen.
-void select_sigmoid(const MoeParams& p, const float* r, std::vector<int32_t>& order, std::vector<double>& key,
-                    std::vector<double>& score) {
+// read as 0 elsewhere (transformers' masked_fill(~mask, 0.0)); b.order[0..top_k) the chosen.
+void select_sigmoid(const MoeParams& p, const float* r, RouteBuffers& b) {
   const int64_t E = p.n_experts;
+  std::vector<double>& key = b.key;
+  std::vector<double>& score = b.score;
   for (int64_t e = 0; e < E; ++e) {
     const size_t i = static_cast<size_t>(e);
     score[i] = 1.0 / (1.0 + std::exp(-static_cast<double>(r[e])));
@@ -93,29 +106,31 @@ void select_sigmoid(const MoeParams& p, const float* r, std::vector<int32_t>& or
   }
   if (p.n_group > 1) {
     const int64_t G = p.n_group, per = E / G;
-    std::vector<double> group(static_cast<size_t>(G));
-    std::vector<int32_t> best(static_cast<size_t>(G));
-    std::vector<double> in_group(static_cast<size_t>(per));
-    std::vector<int32_t> in_order(static_cast<size_t>(per));
+    std::vector<double>& group = b.group;
+    std::vector<double>& in_group = b.in_group;
+    std::vector<int32_t>& best = b.best;
+    std::vector<int32_t>& in_order = b.in_order;
     for (int64_t g = 0; g < G; ++g) {  // a group's score: the sum of its two largest keys
       std::copy(key.begin() + g * per, key.begin() + (g + 1) * per, in_group.begin());
       top_k_of(in_group, 2, in_order);
       group[static_cast<size_t>(g)] = in_group[static_cast<size_t>(in_order[0])] + in_group[static_cast<size_t>(in_order[1])];
     }
     top_k_of(group, p.topk_group, best);
-    std::vector<bool> kept(static_cast<size_t>(G), false);
-    for (int64_t j = 0; j < p.topk_group; ++j) kept[static_cast<size_t>(best[static_cast<size_t>(j)])] = true;
-    for (int64_t e = 0; e < E; ++e)
-      if (!kept[static_cast<size_t>(e / per)]) key[static_cast<size_t>(e)] = 0.0;
+    // The groups not among the first topk_group of `best` read 0 (best[topk_group..G) are them).
+    for (int64_t j = p.topk_group; j < G; ++j) {
+      const int64_t g = best[static_cast<size_t>(j)];
+      std::fill(key.begin() + g * per, key.begin() + (g + 1) * per, 0.0);
+    }
   }
-  top_k_of(key, p.top_k, order);
+  top_k_of(key, p.top_k, b.order);
 }
 
 // SoftmaxTopK with a choice bias: score[e] = softmax(r)_e; order[0..top_k) the experts with
 // the largest score + choice_bias.
-void select_softmax_biased(const MoeParams& p, const float* r, std::vector<int32_t>& order, std::vector<double>& key,
-                           std::vector<double>& score) {
+void select_softmax_biased(const MoeParams& p, const float* r, RouteBuffers& b) {
   const int64_t E = p.n_experts;
+  std::vector<double>& key = b.key;
+  std::vector<double>& score = b.score;
   double top = -INFINITY, denom = 0;
   for (int64_t e = 0; e < E; ++e) top = std::max(top, static_cast<double>(r[e]));
   for (int64_t e = 0; e < E; ++e) denom += score[static_cast<size_t>(e)] = std::exp(static_cast<double>(r[e]) - top);
@@ -124,7 +139,7 @@ void select_softmax_biased(const MoeParams& p, const float* r, std::vector<int32
     score[i] /= denom;
     key[i] = score[i] + static_cast<double>(p.choice_bias[e]);
   }
-  top_k_of(key, p.top_k, order);
+  top_k_of(key, p.top_k, b.order);
 }
 
 }  // namespace
@@ -137,21 +152,22 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
   float* weight = grown(s.weight, static_cast<size_t>(T * K));    // [T, K]
 
   // 1. Route each row: top-k by key (largest first, ties to the lower index), weights in double.
-  std::vector<int32_t> order(static_cast<size_t>(E));
-  std::vector<double> key(static_cast<size_t>(E)), score(static_cast<size_t>(E));
+  RouteBuffers b(p);
+  std::vector<int32_t>& order = b.order;
+  std::vector<double>& score = b.score;
   for (int64_t t = 0; t < T; ++t) {
     const float* r = logits + t * E;  // [E]
     double w[64];
     OG_CHECK(K <= 64);
     if (p.scoring == RouterScoring::kSigmoidTopK) {
-      select_sigmoid(p, r, order, key, score);
+      select_sigmoid(p, r, b);
       for (int64_t j = 0; j < K; ++j) w[j] = score[static_cast<size_t>(order[static_cast<size_t>(j)])];
     } else if (p.choice_bias != nullptr) {  // SoftmaxTopK picking by probability + choice bias
-      select_softmax_biased(p, r, order, key, score);
+      select_softmax_biased(p, r, b);
       for (int64_t j = 0; j < K; ++j) w[j] = score[static_cast<size_t>(order[static_cast<size_t>(j)])];
     } else {
-      for (int64_t e = 0; e < E; ++e) key[static_cast<size_t>(e)] = r[e];
-      top_k_of(key, K, order);
+      for (int64_t e = 0; e < E; ++e) b.key[static_cast<size_t>(e)] = r[e];
+      top_k_of(b.key, K, order);
       const double top = r[order[0]];  // the largest logit
       double denom = 0;
       if (p.scoring == RouterScoring::kSoftmaxTopK) {

@@ -9,7 +9,7 @@
 // (dn = qk_nope_head_dim, dr = qk_rope_head_dim, dv = v_head_dim; the two latent norms take
 // RMSNorm's default eps 1e-6, not rms_norm_eps; the rope on the dr dims only, on interleaved
 // pairs when rope_interleave; 1/s = (dn + dr)^-0.5, times mscale(factor, mscale_all_dim)^2
-// under a scaled rope). The program keeps the attention as transformers computes it, k and v
+// under YaRN). The program keeps the attention as transformers computes it, k and v
 // per head in the cache (kv heads = heads, head_dim dn + dr):
 //   q  = linear(q's input, q rows per head reordered to [pe | nope], pe in rotate-half order)
 //   k  = linear([k_pe | kv_a_layernorm ckv], per head [identity on k_pe | k_nope rows of kv_b_proj])
@@ -35,12 +35,8 @@ namespace {
 struct MlaConfig {
   int64_t heads = 0, q_lora = 0, kv_lora = 0, nope = 0, rope = 0, v = 0;
   bool interleave = true;
-  float scale = 1.0f;
   int64_t qk() const { return nope + rope; }
 };
-
-// yarn_get_mscale: 1 for factors up to 1.
-double mscale(double factor, double m) { return factor <= 1 ? 1.0 : 0.1 * m * std::log(factor) + 1.0; }
 
 Result<MlaConfig> read_mla(const hf::ModelConfig& c) {
   const hf::JsonFields t = c.text_fields();
@@ -64,20 +60,6 @@ Result<MlaConfig> read_mla(const hf::ModelConfig& c) {
   if (m.v < 1 || m.v > m.qk()) return t.invalid("v_head_dim", fmt::format("in [1, qk_nope_head_dim + qk_rope_head_dim = {}]", m.qk()));
   if (c.num_key_value_heads != m.heads)
     return t.invalid("num_key_value_heads", fmt::format("num_attention_heads ({}): each head has its own k and v", m.heads));
-  // DeepseekV3Attention.scaling: (dn + dr)^-0.5, times mscale(factor, mscale_all_dim)^2 when
-  // the rope is scaled and mscale_all_dim is set.
-  double scale = 1.0 / std::sqrt(static_cast<double>(m.qk()));
-  for (const char* key : {"rope_scaling", "rope_parameters"}) {
-    if (!t.has(key) || !t.raw(key).is_object()) continue;
-    const hf::Json& r = t.raw(key);
-    const std::string type = r.value("rope_type", r.value("type", std::string("default")));
-    if (type == "default") break;
-    const double all_dim = r.contains("mscale_all_dim") && r["mscale_all_dim"].is_number() ? r["mscale_all_dim"].get<double>() : 0.0;
-    const double factor = r.contains("factor") && r["factor"].is_number() ? r["factor"].get<double>() : 1.0;
-    if (all_dim != 0) scale *= mscale(factor, all_dim) * mscale(factor, all_dim);
-    break;
-  }
-  m.scale = static_cast<float>(scale);
   return m;
 }
 
@@ -157,11 +139,13 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, "full_attention", dr));
     if (rope.rotary_dim != dr)
       return unsupported("{}: a partial rope on qk_rope_head_dim is not supported ({} of {} dims)", c.path, rope.rotary_dim, dr);
+    // DeepseekV3Attention.scaling: (dn + dr)^-0.5, times mscale(factor, mscale_all_dim)^2 under YaRN.
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dk)) * rope.mscale_all_dim * rope.mscale_all_dim;
     OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, fmt::format("layers.{}.", l), rope));
     q = g.rope(q, tables, static_cast<int32_t>(nh), static_cast<int32_t>(dk), static_cast<int32_t>(dr), rope.attention_factor);
     k = g.rope(k, tables, static_cast<int32_t>(nh), static_cast<int32_t>(dk), static_cast<int32_t>(dr), rope.attention_factor);
     const AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
-                          .scale = m.scale,
+                          .scale = static_cast<float>(scale),
                           .n_heads = static_cast<int32_t>(nh),
                           .n_kv_heads = static_cast<int32_t>(nh),
                           .head_dim = static_cast<int32_t>(dk)};
