@@ -1138,12 +1138,15 @@ struct MoeCase {
     return y;
   }
 
-  // SigmoidTopK's choice (program.fbs RouterScoring) in float64, for one row: the chosen
-  // experts in order and their sigmoids.
-  std::pair<std::vector<int64_t>, std::vector<double>> sigmoid_choice(const float* r) const {
+  // The keyed choice (program.fbs RouterScoring: SigmoidTopK, or SoftmaxTopK with a bias or
+  // groups) in float64, for one row: the chosen experts in order and their scores (sigmoids or
+  // probabilities).
+  std::pair<std::vector<int64_t>, std::vector<double>> keyed_choice(const float* r, bool sigmoid) const {
     std::vector<double> sig(static_cast<size_t>(E)), c(static_cast<size_t>(E));
+    double all = 0;
+    for (int64_t e = 0; e < E; ++e) all += std::exp(static_cast<double>(r[e]));
     for (int64_t e = 0; e < E; ++e) {
-      sig[e] = 1 / (1 + std::exp(-static_cast<double>(r[e])));
+      sig[e] = sigmoid ? 1 / (1 + std::exp(-static_cast<double>(r[e]))) : std::exp(static_cast<double>(r[e])) / all;
       c[e] = sig[e] + (choice_bias.empty() ? 0.0 : choice_bias[e]);
     }
     const int64_t G = p.n_group, per = E / G;
@@ -1151,7 +1154,9 @@ struct MoeCase {
     for (int64_t g = 0; g < G; ++g) {
       std::vector<double> v(c.begin() + g * per, c.begin() + (g + 1) * per);
       std::sort(v.rbegin(), v.rend());
-      groups.push_back({v[0] + v[1], g});
+      double sum = 0;
+      for (int64_t j = 0; j < (G > 1 ? p.group_top : 0); ++j) sum += v[j];
+      groups.push_back({sum, g});
     }
     std::stable_sort(groups.begin(), groups.end(), [](auto a, auto b) { return a.first > b.first; });
     for (int64_t e = 0; e < E; ++e) {
@@ -1183,20 +1188,14 @@ struct MoeCase {
       sum += w[j];
     }
     if (p.scoring == kernels::RouterScoring::kSigmoidTopK) {
-      std::tie(idx, w) = sigmoid_choice(r);
+      std::tie(idx, w) = keyed_choice(r, true);
       sum = 1e-20;
       for (double v : w) sum += v;
-    } else if (!choice_bias.empty()) {  // SoftmaxTopK picking by probability + bias
-      std::vector<double> prob(static_cast<size_t>(E)), c(static_cast<size_t>(E));
-      for (int64_t e = 0; e < E; ++e) {
-        prob[e] = std::exp(r[e] - top) / all;
-        c[e] = prob[e] + choice_bias[e];
-      }
-      for (int64_t e = 0; e < E; ++e) idx[e] = e;
-      std::stable_sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return c[a] > c[b]; });
+    } else if (!choice_bias.empty() || p.n_group > 1) {  // SoftmaxTopK picking by probability (+ bias)
+      std::tie(idx, w) = keyed_choice(r, false);
       sum = 0;
-      for (int64_t j = 0; j < K; ++j) sum += w[j] = prob[idx[j]];
-      sum = std::max(sum, 1e-12);
+      for (double v : w) sum += v;
+      if (!choice_bias.empty()) sum = std::max(sum, 1e-12);
     }
     std::vector<double> y(static_cast<size_t>(H), 0.0);
     for (int64_t j = 0; j < K; ++j) {
@@ -1320,6 +1319,45 @@ TEST(Moe, SigmoidTopKWithChoiceBiasAndGroupsMatchesFloat64) {
           expect_moe_matches_float64(m, T, 9, "groups " + std::to_string(groups) + "/" + std::to_string(topk_group) +
                                                   " normalize " + std::to_string(normalize));
         }
+}
+
+// DeepSeek-V2's group-limited router: the softmax's probabilities pick the experts within the
+// groups whose best probability is highest (group_top 1); also with two a group and a bias.
+TEST(Moe, SoftmaxTopKWithGroupsMatchesFloat64AndTheGroupsLimitThePick) {
+  for (auto [groups, topk_group, group_top] : {std::tuple{4, 2, 1}, std::tuple{2, 1, 1}, std::tuple{4, 3, 2}})
+    for (bool bias : {false, true})
+      for (bool normalize : {false, true})
+        for (int64_t T : {int64_t{1}, int64_t{33}}) {
+          MoeCase m(8, 3, true, 37);
+          if (bias) {
+            m.choice_bias = random_floats(8, 79, -0.1, 0.1);
+            m.p.choice_bias = m.choice_bias.data();
+          }
+          m.p.n_group = groups;
+          m.p.topk_group = topk_group;
+          m.p.group_top = group_top;
+          m.p.normalize_top_k = normalize;
+          m.p.routed_scale = 16.0f;
+          expect_moe_matches_float64(m, T, 11, fmt::format("groups {}/{} top {} bias {} normalize {}", groups,
+                                                           topk_group, group_top, bias, normalize));
+        }
+  // Group 0's best logit (expert 0, 3.0) beats group 1's (expert 5, 2.5), so with one group
+  // kept and groups scored by their best, both picks stay in group 0 although group 1's second
+  // (2.4) beats group 0's (1.0).
+  MoeCase m(8, 2, false, 3);
+  m.p.n_group = 2;
+  m.p.topk_group = 1;
+  m.p.group_top = 1;
+  const auto x = random_floats(static_cast<size_t>(m.H), 1);
+  std::vector<float> r = {3.0f, 1.0f, 0, 0, 0, 2.5f, 2.4f, 0}, y(static_cast<size_t>(m.H));
+  kernels::MoeScratch s;
+  kernels::moe(m.p, x.data(), r.data(), 1, y.data(), s);
+  EXPECT_EQ(s.chosen[0], 0);
+  EXPECT_EQ(s.chosen[1], 1);
+  m.p.group_top = 2;  // summed over two, group 1 (4.9) wins over group 0 (4.0)
+  kernels::moe(m.p, x.data(), r.data(), 1, y.data(), s);
+  EXPECT_EQ(s.chosen[0], 5);
+  EXPECT_EQ(s.chosen[1], 6);
 }
 
 // ERNIE 4.5 MoE's router: the softmax's probabilities plus a choice bias pick the experts, the

@@ -172,7 +172,7 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(0, true), 3u);
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
-  EXPECT_EQ(program::kFormatVersion, 8u);
+  EXPECT_EQ(program::kFormatVersion, 9u);
   {  // version 8: a sigmoid-routed mixture, or one with a choice bias or expert groups (a
      // version-7 reader would ignore the bias and the groups and pick other experts)
     auto with = [](auto set) {
@@ -186,9 +186,13 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
     };
     EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::SigmoidTopK; }), 8u);
     EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.choice_bias = 3; }), 8u);
-    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.n_group = 4; }), 8u);
     EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.topk_group = 2; }), 8u);
     EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::TopKSoftmax; }), 2u);
+    // version 9: groups under a softmax router, or a group score of other than two experts (a
+    // version-8 reader would not group the softmax router, or would sum two)
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.n_group = 4; m.topk_group = 2; }), 9u);
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::SigmoidTopK; m.n_group = 4; }), 8u);
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::SigmoidTopK; m.group_top = 1; }), 9u);
   }
   {  // version 7: a layer_norm op, or the exact Gelu in an activation or a mixture's experts
     auto with = [](fb::OpAttrsUnion attrs) {

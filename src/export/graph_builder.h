@@ -71,7 +71,8 @@ struct MoeSpec {
   WeightId down_bias = kNoWeight;                       // f32 [n_experts, H]
   float swiglu_alpha = 1.702f, swiglu_limit = 7.0f;     // activation ClampedSwiglu
   WeightId choice_bias = kNoWeight;                     // f32 [n_experts], SigmoidTopK
-  int32_t n_group = 1, topk_group = 1;                  // SigmoidTopK's expert groups
+  int32_t n_group = 1, topk_group = 1;                  // expert groups (SigmoidTopK, SoftmaxTopK)
+  int32_t group_top = 2;                                // a group's score: its group_top best keys
 };
 
 // How a checkpoint tensor becomes a program weight. The matrix read is the 2-D tensor, or

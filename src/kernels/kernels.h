@@ -217,8 +217,8 @@ void gaussian_top_k(const float* x, int64_t rows, int64_t dim, float multiplier,
 // the top_k experts by logit (largest first, ties to the lower index) e_1..e_k, weights
 // w_j from the scoring rule (softmax over all logits then pick, or softmax over the k picked;
 // or kSigmoidTopK: w_j = sigmoid(r_{e_j}), the experts picked by sigmoid(r_e) + choice_bias[e]
-// within the topk_group best of n_group groups; kSoftmaxTopK with a choice_bias: picked by
-// probability + choice_bias[e]; program.fbs RouterScoring; in double),
+// within the topk_group best of n_group groups; kSoftmaxTopK with a choice_bias or groups:
+// picked by probability + choice_bias[e] within the best groups; program.fbs RouterScoring; in double),
 // optionally renormalized to sum 1, times routed_scale and expert_scale[e_j]; then
 //   y = sum_{j = 1..k in that order} w_j * f_e(x)   (+ shared)
 //   f_e(x) = down_e(act(gate_e x + gate_bias_e, up_e x + up_bias_e)) + down_bias_e
@@ -242,7 +242,9 @@ struct MoeParams {
   // [n_experts] or null: added to the scores that pick the experts (kSigmoidTopK's sigmoids,
   // kSoftmaxTopK's probabilities), not to the weights.
   const float* choice_bias = nullptr;
-  int32_t n_group = 1, topk_group = 1;  // kSigmoidTopK: experts in n_group equal groups
+  // kSigmoidTopK, kSoftmaxTopK: experts in n_group equal groups, each scored by the sum of its
+  // group_top best choice keys; the experts picked within the topk_group best groups.
+  int32_t n_group = 1, topk_group = 1, group_top = 2;
   const float* gate_bias = nullptr;     // [n_experts, I] or null (routed experts only)
   const float* up_bias = nullptr;       // [n_experts, I] or null
   const float* down_bias = nullptr;     // [n_experts, H] or null

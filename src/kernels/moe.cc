@@ -80,8 +80,8 @@ void top_k_of(const std::vector<double>& key, int64_t k, std::vector<int32_t>& o
                     [&](int32_t a, int32_t b) { return rank(a) > rank(b) || (rank(a) == rank(b) && a < b); });
 }
 
-// A routed row's working memory, sized once per call: the experts' keys and scores, and
-// SigmoidTopK's groups (their scores, their order, one group's keys and order).
+// A routed row's working memory, sized once per call: the experts' keys and scores, and the
+// expert groups' (their scores, their order, one group's keys and order).
 struct RouteBuffers {
   std::vector<int32_t> order, best, in_order;
   std::vector<double> key, score, group, in_group;
@@ -92,28 +92,36 @@ struct RouteBuffers {
         in_group(static_cast<size_t>(p.n_experts / p.n_group)) {}
 };
 
-// SigmoidTopK's pick for router logits r [E]: score[e] = sigmoid(r_e); the choice key
-// score + choice_bias, kept within the topk_group groups whose two best keys sum highest and
-// read as 0 elsewhere (transformers' masked_fill(~mask, 0.0)); b.order[0..top_k) the chosen.
-void select_sigmoid(const MoeParams& p, const float* r, RouteBuffers& b) {
+// The pick of the keyed rules (kSigmoidTopK; kSoftmaxTopK with a choice bias or groups) for
+// router logits r [E]: score[e] = sigmoid(r_e) or softmax(r)_e, the choice key score +
+// choice_bias; with groups, the keys outside the topk_group groups whose group_top best keys
+// sum highest read 0 (transformers' masked_fill(~mask, 0.0)); b.order[0..top_k) the chosen.
+void select_keyed(const MoeParams& p, const float* r, RouteBuffers& b) {
   const int64_t E = p.n_experts;
   std::vector<double>& key = b.key;
   std::vector<double>& score = b.score;
-  for (int64_t e = 0; e < E; ++e) {
-    const size_t i = static_cast<size_t>(e);
-    score[i] = 1.0 / (1.0 + std::exp(-static_cast<double>(r[e])));
-    key[i] = score[i] + (p.choice_bias != nullptr ? static_cast<double>(p.choice_bias[e]) : 0.0);
+  if (p.scoring == RouterScoring::kSigmoidTopK) {
+    for (int64_t e = 0; e < E; ++e) score[static_cast<size_t>(e)] = 1.0 / (1.0 + std::exp(-static_cast<double>(r[e])));
+  } else {
+    double top = -INFINITY, denom = 0;
+    for (int64_t e = 0; e < E; ++e) top = std::max(top, static_cast<double>(r[e]));
+    for (int64_t e = 0; e < E; ++e) denom += score[static_cast<size_t>(e)] = std::exp(static_cast<double>(r[e]) - top);
+    for (int64_t e = 0; e < E; ++e) score[static_cast<size_t>(e)] /= denom;
   }
+  for (int64_t e = 0; e < E; ++e)
+    key[static_cast<size_t>(e)] = score[static_cast<size_t>(e)] + (p.choice_bias != nullptr ? static_cast<double>(p.choice_bias[e]) : 0.0);
   if (p.n_group > 1) {
     const int64_t G = p.n_group, per = E / G;
     std::vector<double>& group = b.group;
     std::vector<double>& in_group = b.in_group;
     std::vector<int32_t>& best = b.best;
     std::vector<int32_t>& in_order = b.in_order;
-    for (int64_t g = 0; g < G; ++g) {  // a group's score: the sum of its two largest keys
+    for (int64_t g = 0; g < G; ++g) {  // a group's score: the sum of its group_top largest keys
       std::copy(key.begin() + g * per, key.begin() + (g + 1) * per, in_group.begin());
-      top_k_of(in_group, 2, in_order);
-      group[static_cast<size_t>(g)] = in_group[static_cast<size_t>(in_order[0])] + in_group[static_cast<size_t>(in_order[1])];
+      top_k_of(in_group, p.group_top, in_order);
+      double sum = 0;
+      for (int32_t j = 0; j < p.group_top; ++j) sum += in_group[static_cast<size_t>(in_order[static_cast<size_t>(j)])];
+      group[static_cast<size_t>(g)] = sum;
     }
     top_k_of(group, p.topk_group, best);
     // The groups not among the first topk_group of `best` read 0 (best[topk_group..G) are them).
@@ -121,23 +129,6 @@ void select_sigmoid(const MoeParams& p, const float* r, RouteBuffers& b) {
       const int64_t g = best[static_cast<size_t>(j)];
       std::fill(key.begin() + g * per, key.begin() + (g + 1) * per, 0.0);
     }
-  }
-  top_k_of(key, p.top_k, b.order);
-}
-
-// SoftmaxTopK with a choice bias: score[e] = softmax(r)_e; order[0..top_k) the experts with
-// the largest score + choice_bias.
-void select_softmax_biased(const MoeParams& p, const float* r, RouteBuffers& b) {
-  const int64_t E = p.n_experts;
-  std::vector<double>& key = b.key;
-  std::vector<double>& score = b.score;
-  double top = -INFINITY, denom = 0;
-  for (int64_t e = 0; e < E; ++e) top = std::max(top, static_cast<double>(r[e]));
-  for (int64_t e = 0; e < E; ++e) denom += score[static_cast<size_t>(e)] = std::exp(static_cast<double>(r[e]) - top);
-  for (int64_t e = 0; e < E; ++e) {
-    const size_t i = static_cast<size_t>(e);
-    score[i] /= denom;
-    key[i] = score[i] + static_cast<double>(p.choice_bias[e]);
   }
   top_k_of(key, p.top_k, b.order);
 }
@@ -152,6 +143,10 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
   float* weight = grown(s.weight, static_cast<size_t>(T * K));    // [T, K]
 
   // 1. Route each row: top-k by key (largest first, ties to the lower index), weights in double.
+  OG_CHECK(p.n_group >= 1 && E % p.n_group == 0 && p.topk_group >= 1 && p.topk_group <= p.n_group);
+  OG_CHECK(p.n_group == 1 || (p.group_top >= 1 && p.group_top <= E / p.n_group));
+  OG_CHECK(p.n_group == 1 || p.scoring != RouterScoring::kTopKSoftmax);
+  const bool keyed = p.scoring == RouterScoring::kSigmoidTopK || p.choice_bias != nullptr || p.n_group > 1;
   RouteBuffers b(p);
   std::vector<int32_t>& order = b.order;
   std::vector<double>& score = b.score;
@@ -159,11 +154,8 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
     const float* r = logits + t * E;  // [E]
     double w[64];
     OG_CHECK(K <= 64);
-    if (p.scoring == RouterScoring::kSigmoidTopK) {
-      select_sigmoid(p, r, b);
-      for (int64_t j = 0; j < K; ++j) w[j] = score[static_cast<size_t>(order[static_cast<size_t>(j)])];
-    } else if (p.choice_bias != nullptr) {  // SoftmaxTopK picking by probability + choice bias
-      select_softmax_biased(p, r, b);
+    if (keyed) {  // picked by score + choice bias within the best groups, weighted by score
+      select_keyed(p, r, b);
       for (int64_t j = 0; j < K; ++j) w[j] = score[static_cast<size_t>(order[static_cast<size_t>(j)])];
     } else {
       for (int64_t e = 0; e < E; ++e) b.key[static_cast<size_t>(e)] = r[e];
@@ -179,7 +171,7 @@ void moe(const MoeParams& p, const float* x, const float* logits, int64_t T, flo
     }
     double sum = 0;
     for (int64_t j = 0; j < K; ++j) sum += w[j];
-    // The renormalizations of the biased rules, as transformers' routers write them: SigmoidTopK
+    // The renormalizations of the keyed rules, as transformers' routers write them: SigmoidTopK
     // adds 1e-20 to the sum, SoftmaxTopK with a choice bias divides by at least 1e-12.
     if (p.scoring == RouterScoring::kSigmoidTopK) sum += 1e-20;
     else if (p.choice_bias != nullptr) sum = std::max(sum, 1e-12);

@@ -282,17 +282,18 @@ Status moe_check(OpCheck& c) {
   if (a.gate_bias() >= 0) OG_TRY(c.shape(a.gate_bias(), {E, I}));
   if (a.up_bias() >= 0) OG_TRY(c.shape(a.up_bias(), {E, I}));
   if (a.down_bias() >= 0) OG_TRY(c.shape(a.down_bias(), {E, H}));
-  // SigmoidTopK's selection: the bias per expert and the groups (a group's score sums its two
-  // best experts, so a group holds at least two unless there is one group).
+  // The keyed selection: the bias per expert and the groups (a group's score sums its
+  // group_top best experts, so a group holds at least group_top unless there is one group).
   if (a.scoring() == fb::RouterScoring::TopKSoftmax && a.choice_bias() >= 0)
     return bad_input("op {} (moe): a choice_bias needs SigmoidTopK or SoftmaxTopK scoring", i);
-  if (a.scoring() != fb::RouterScoring::SigmoidTopK && (a.n_group() != 1 || a.topk_group() != 1))
-    return bad_input("op {} (moe): expert groups need SigmoidTopK scoring", i);
+  if (a.scoring() == fb::RouterScoring::TopKSoftmax && (a.n_group() != 1 || a.topk_group() != 1))
+    return bad_input("op {} (moe): expert groups need SigmoidTopK or SoftmaxTopK scoring", i);
   if (a.choice_bias() >= 0) OG_TRY(c.shape(a.choice_bias(), {E}));
-  if (a.n_group() < 1 || E % a.n_group() != 0 || (a.n_group() > 1 && E / a.n_group() < 2) || a.topk_group() < 1 ||
-      a.topk_group() > a.n_group())
-    return bad_input("op {} (moe): {} experts in n_group {} groups (each of at least 2 when several), topk_group {}",
-                     i, E, a.n_group(), a.topk_group());
+  if (a.n_group() < 1 || E % a.n_group() != 0 || a.topk_group() < 1 || a.topk_group() > a.n_group() ||
+      (a.n_group() > 1 && (a.group_top() < 1 || E / a.n_group() < a.group_top())))
+    return bad_input("op {} (moe): {} experts in n_group {} groups (each of at least group_top = {} when several), "
+                     "topk_group {}",
+                     i, E, a.n_group(), a.group_top(), a.topk_group());
   if (a.activation() == fb::Activation::ClampedSwiglu &&
       !(std::isfinite(a.swiglu_alpha()) && std::isfinite(a.swiglu_limit()) && a.swiglu_limit() > 0))
     return bad_input("op {} (moe): ClampedSwiglu needs a finite swiglu_alpha ({}) and a finite swiglu_limit > 0 ({})",

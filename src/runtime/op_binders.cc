@@ -195,6 +195,7 @@ Status bind_moe(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   mp.choice_bias = ctx.f32(a->choice_bias());
   mp.n_group = a->n_group();
   mp.topk_group = a->topk_group();
+  mp.group_top = a->group_top();
   mp.normalize_top_k = a->normalize_top_k();
   mp.routed_scale = a->routed_scale();
   mp.act = activation(a->activation());
