@@ -1162,7 +1162,7 @@ struct MoeCase {
     for (int64_t e = 0; e < E; ++e) {
       bool kept = false;
       for (int64_t j = 0; j < p.topk_group; ++j) kept |= groups[j].second == e / per;
-      if (!kept) c[e] = 0;
+      if (!kept) c[e] = p.masked_key;
     }
     std::vector<int64_t> idx(static_cast<size_t>(E));
     for (int64_t e = 0; e < E; ++e) idx[e] = e;
@@ -1414,7 +1414,15 @@ TEST(Moe, SigmoidTopKPicksByBiasedScoreWeighsBySigmoidAndMasksOtherGroupsToZero)
   EXPECT_EQ(s.chosen[0], 0);
   EXPECT_EQ(s.chosen[1], 1);
   EXPECT_FLOAT_EQ(s.weight[0], static_cast<float>(sig(-4.0)));
-  const auto want = m.reference(x.data(), r.data());
+  auto want = m.reference(x.data(), r.data());
+  for (int64_t c = 0; c < m.H; ++c) EXPECT_NEAR(y[c], want[c], 1e-5);
+  // masked_key -inf (transformers' later routers): the pick stays in the kept group.
+  m.p.masked_key = -INFINITY;
+  kernels::moe(m.p, x.data(), r.data(), 1, y.data(), s);
+  EXPECT_EQ(s.chosen[0], 2);
+  EXPECT_EQ(s.chosen[1], 3);
+  EXPECT_FLOAT_EQ(s.weight[0], static_cast<float>(sig(3.0)));
+  want = m.reference(x.data(), r.data());
   for (int64_t c = 0; c < m.H; ++c) EXPECT_NEAR(y[c], want[c], 1e-5);
 }
 

@@ -193,6 +193,7 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
     EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.n_group = 4; m.topk_group = 2; }), 9u);
     EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::SigmoidTopK; m.n_group = 4; }), 8u);
     EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::SigmoidTopK; m.group_top = 1; }), 9u);
+    EXPECT_EQ(with([](fb::MoeAttrsT& m) { m.scoring = fb::RouterScoring::SigmoidTopK; m.masked_key = -INFINITY; }), 9u);
   }
   {  // version 7: a layer_norm op, or the exact Gelu in an activation or a mixture's experts
     auto with = [](fb::OpAttrsUnion attrs) {

@@ -73,6 +73,7 @@ struct MoeSpec {
   WeightId choice_bias = kNoWeight;                     // f32 [n_experts], SigmoidTopK
   int32_t n_group = 1, topk_group = 1;                  // expert groups (SigmoidTopK, SoftmaxTopK)
   int32_t group_top = 2;                                // a group's score: its group_top best keys
+  float masked_key = 0.0f;                              // the key outside the kept groups (0 or -inf)
 };
 
 // How a checkpoint tensor becomes a program weight. The matrix read is the 2-D tensor, or

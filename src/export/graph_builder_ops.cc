@@ -99,6 +99,7 @@ ValueId GraphBuilder::moe(ValueId x, ValueId router_logits, const MoeSpec& s) {
   a.n_group = s.n_group;
   a.topk_group = s.topk_group;
   a.group_top = s.group_top;
+  a.masked_key = s.masked_key;
   for (const auto* ws : {&s.gate, &s.up, &s.down})
     for (WeightId w : *ws) uses_[w] |= kLinearUse;
   for (WeightId w : {s.shared_gate, s.shared_up, s.shared_down})

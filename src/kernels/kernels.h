@@ -245,6 +245,7 @@ struct MoeParams {
   // kSigmoidTopK, kSoftmaxTopK: experts in n_group equal groups, each scored by the sum of its
   // group_top best choice keys; the experts picked within the topk_group best groups.
   int32_t n_group = 1, topk_group = 1, group_top = 2;
+  float masked_key = 0.0f;  // the choice key of an expert outside the kept groups (0 or -inf)
   const float* gate_bias = nullptr;     // [n_experts, I] or null (routed experts only)
   const float* up_bias = nullptr;       // [n_experts, I] or null
   const float* down_bias = nullptr;     // [n_experts, H] or null

@@ -95,7 +95,8 @@ struct RouteBuffers {
 // The pick of the keyed rules (kSigmoidTopK; kSoftmaxTopK with a choice bias or groups) for
 // router logits r [E]: score[e] = sigmoid(r_e) or softmax(r)_e, the choice key score +
 // choice_bias; with groups, the keys outside the topk_group groups whose group_top best keys
-// sum highest read 0 (transformers' masked_fill(~mask, 0.0)); b.order[0..top_k) the chosen.
+// sum highest read masked_key (transformers' masked_fill(~mask, 0.0 or -inf)); b.order[0..top_k)
+// the chosen.
 void select_keyed(const MoeParams& p, const float* r, RouteBuffers& b) {
   const int64_t E = p.n_experts;
   std::vector<double>& key = b.key;
@@ -124,10 +125,11 @@ void select_keyed(const MoeParams& p, const float* r, RouteBuffers& b) {
       group[static_cast<size_t>(g)] = sum;
     }
     top_k_of(group, p.topk_group, best);
-    // The groups not among the first topk_group of `best` read 0 (best[topk_group..G) are them).
+    // The groups not among the first topk_group of `best` read masked_key (best[topk_group..G)
+    // are them).
     for (int64_t j = p.topk_group; j < G; ++j) {
       const int64_t g = best[static_cast<size_t>(j)];
-      std::fill(key.begin() + g * per, key.begin() + (g + 1) * per, 0.0);
+      std::fill(key.begin() + g * per, key.begin() + (g + 1) * per, static_cast<double>(p.masked_key));
     }
   }
   top_k_of(key, p.top_k, b.order);

@@ -294,6 +294,8 @@ Status moe_check(OpCheck& c) {
     return bad_input("op {} (moe): {} experts in n_group {} groups (each of at least group_top = {} when several), "
                      "topk_group {}",
                      i, E, a.n_group(), a.group_top(), a.topk_group());
+  if (std::isnan(a.masked_key()) || a.masked_key() == INFINITY)
+    return bad_input("op {} (moe): masked_key {} is not a number below +inf", i, a.masked_key());
   if (a.activation() == fb::Activation::ClampedSwiglu &&
       !(std::isfinite(a.swiglu_alpha()) && std::isfinite(a.swiglu_limit()) && a.swiglu_limit() > 0))
     return bad_input("op {} (moe): ClampedSwiglu needs a finite swiglu_alpha ({}) and a finite swiglu_limit > 0 ({})",

@@ -110,7 +110,8 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
 uint32_t required_format_version(const fb::ProgramT& program) {
   for (const auto& op : program.ops)
     if (const fb::MoeAttrsT* a = op->attrs.AsMoeAttrs())
-      if (a->group_top != 2 || (a->scoring == fb::RouterScoring::SoftmaxTopK && a->n_group != 1)) return 9;
+      if (a->group_top != 2 || a->masked_key != 0.0f || (a->scoring == fb::RouterScoring::SoftmaxTopK && a->n_group != 1))
+        return 9;
   for (const auto& op : program.ops)
     if (const fb::MoeAttrsT* a = op->attrs.AsMoeAttrs())
       if (a->scoring == fb::RouterScoring::SigmoidTopK || a->choice_bias >= 0 || a->n_group != 1 || a->topk_group != 1)

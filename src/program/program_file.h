@@ -31,8 +31,8 @@ namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // The newest version this build reads and writes. A program is written as the oldest version
-// that can express it (required_format_version): 9 with grouped softmax routing or a group
-// score of other than two experts, 8 with a sigmoid-routed mixture of experts,
+// that can express it (required_format_version): 9 with grouped softmax routing, a group
+// score of other than two experts or another masked key, 8 with a sigmoid-routed mixture of experts,
 // else 7 with a layer_norm op or the exact Gelu, else 6 when a rope has a second frequency
 // table, else 5 when a linear takes bf16 activations, else
 // 4 when a tensor is interleaved, else 3 when
@@ -48,8 +48,9 @@ inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // activation switch would refuse or misread them).
 // Version 8: MoeAttrs scoring SigmoidTopK, choice_bias, n_group / topk_group (a reader that
 // ignored the bias or the groups would pick other experts).
-// Version 9: MoeAttrs group_top, and expert groups under SoftmaxTopK (a version-8 reader would
-// score groups by their two best experts, or not group a softmax router at all).
+// Version 9: MoeAttrs group_top and masked_key, and expert groups under SoftmaxTopK (a version-8
+// reader would score groups by their two best experts, read a left-out group's experts as 0, or
+// not group a softmax router at all).
 inline constexpr uint32_t kFormatVersion = 9;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;

@@ -102,8 +102,8 @@ std::vector<std::pair<int64_t, double>> sigmoid_route(const Mat& logits, int64_t
   const std::vector<int64_t> groups = ranked(group_scores);
   std::vector<bool> keep(static_cast<size_t>(G), false);
   for (int64_t j = 0; j < w.topk_group; ++j) keep[static_cast<size_t>(groups[static_cast<size_t>(j)])] = true;
-  for (int64_t e = 0; e < E; ++e)
-    if (!keep[static_cast<size_t>(e / per)]) choice[static_cast<size_t>(e)] = 0.0;
+  for (int64_t e = 0; e < E; ++e)  // masked_fill(~score_mask, -inf)
+    if (!keep[static_cast<size_t>(e / per)]) choice[static_cast<size_t>(e)] = -INFINITY;
   const std::vector<int64_t> idx = ranked(choice);
   double sum = 0;
   for (int64_t j = 0; j < w.top_k; ++j) sum += scores[static_cast<size_t>(idx[static_cast<size_t>(j)])];

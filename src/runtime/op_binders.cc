@@ -196,6 +196,7 @@ Status bind_moe(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   mp.n_group = a->n_group();
   mp.topk_group = a->topk_group();
   mp.group_top = a->group_top();
+  mp.masked_key = a->masked_key();
   mp.normalize_top_k = a->normalize_top_k();
   mp.routed_scale = a->routed_scale();
   mp.act = activation(a->activation());

@@ -33,6 +33,10 @@ Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c) {
                                             m.n_experts));
   if (m.topk_group < 1 || m.topk_group > m.n_group)
     return t.invalid("topk_group", fmt::format("between 1 and n_group = {}", m.n_group));
+  // The kept groups must hold top_k experts (torch.topk would pick among the masked -inf).
+  if (m.top_k > m.topk_group * (m.n_experts / m.n_group))
+    return t.invalid("num_experts_per_tok", fmt::format("at most topk_group x experts a group = {}",
+                                                        m.topk_group * (m.n_experts / m.n_group)));
   if (!std::isfinite(m.routed_scale)) return t.invalid("routed_scaling_factor", "a finite number");
   return m;
 }
@@ -54,6 +58,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_bloc
     OG_ASSIGN_OR_RETURN(spec.choice_bias, ctx.weight(p + "gate.e_score_correction_bias", {E}, {.keep_f32 = true}));
     spec.n_group = static_cast<int32_t>(m.n_group);
     spec.topk_group = static_cast<int32_t>(m.topk_group);
+    spec.masked_key = -INFINITY;  // the router's masked_fill(~mask, -inf): only kept groups pick
     OG_TRY(read_experts(ctx, p + "experts.", E, m.intermediate, {"gate_proj", "up_proj", "down_proj"}, spec));
     if (m.shared > 0) OG_TRY(read_shared_expert(ctx, p + "shared_experts.", m.shared, spec));
     const ValueId logits = ctx.g.router(h, router);  // [T, E]

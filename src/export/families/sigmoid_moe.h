@@ -3,7 +3,8 @@
 // first_k_dense_replace on (the earlier ones keep the dense MLP):
 //   router: r = mlp.gate(x) in f32 [n_routed_experts], s = sigmoid(r); the experts picked by
 //   s + mlp.gate.e_score_correction_bias within the topk_group best of n_group groups (a
-//   group scored by its two best), weights s of the picked, divided by their sum iff
+//   group scored by its two best; the others' keys masked to -inf, as transformers' routers
+//   now do, where the first ones masked to 0), weights s of the picked, divided by their sum iff
 //   norm_topk_prob, times routed_scaling_factor (the moe op's SigmoidTopK);
 //   experts mlp.experts.E.{gate,up,down}_proj of moe_intermediate_size, one tensor each;
 //   plus, on every token, mlp.shared_experts.{gate,up,down}_proj of
