@@ -135,13 +135,24 @@ Mat sparse_moe(const Mat& x, const MoeWeights& w) {
     for (double& p : prob) p /= sum;
     std::vector<double> choice = prob;  // what picks the experts: the probabilities (+ the choice bias)
     for (size_t e = 0; e < w.choice_bias.size(); ++e) choice[e] += w.choice_bias[e];
+    if (w.n_group > 1) {  // DeepseekV2Moe's group_limited_greedy: groups scored by their best
+      const int64_t per = E / w.n_group;
+      std::vector<double> group_scores(static_cast<size_t>(w.n_group), -INFINITY);
+      for (int64_t e = 0; e < E; ++e)
+        group_scores[static_cast<size_t>(e / per)] = std::max(group_scores[static_cast<size_t>(e / per)], choice[static_cast<size_t>(e)]);
+      const std::vector<int64_t> groups = ranked(group_scores);
+      std::vector<bool> keep(static_cast<size_t>(w.n_group), false);
+      for (int64_t j = 0; j < w.topk_group; ++j) keep[static_cast<size_t>(groups[static_cast<size_t>(j)])] = true;
+      for (int64_t e = 0; e < E; ++e)  // tmp_scores = masked_fill(~score_mask, 0.0), which also weigh
+        if (!keep[static_cast<size_t>(e / per)]) prob[static_cast<size_t>(e)] = choice[static_cast<size_t>(e)] = 0.0;
+    }
     const std::vector<int64_t> idx = ranked(choice);
     double chosen = 0;
     for (int64_t j = 0; j < K; ++j) chosen += prob[static_cast<size_t>(idx[j])];
     chosen = std::max(chosen, w.norm_min);
     for (int64_t j = 0; j < K; ++j) {
       const int64_t e = idx[static_cast<size_t>(j)];
-      routing[static_cast<size_t>(e)].push_back({t, w.normalize ? prob[e] / chosen : prob[e]});
+      routing[static_cast<size_t>(e)].push_back({t, (w.normalize ? prob[e] / chosen : prob[e]) * w.routed_scale});
     }
   }
   Mat out(T, x.cols);

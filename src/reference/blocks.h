@@ -93,6 +93,9 @@ struct MoeWeights {
   // 4.5 MoE's Ernie4_5_MoeStatics) that pick the experts, not to their weights.
   std::vector<double> choice_bias;
   double norm_min = 0;  // softmax with normalize: the weights over max(their sum, norm_min)
+  // Expert groups: the sigmoid router's (a group scored by its two best choices, the others'
+  // never picked) or, under the softmax, DeepSeek-V2's group-limited one (scored by its best,
+  // the others' probabilities read 0).
   int64_t n_group = 1, topk_group = 1;
   double routed_scale = 1.0;
   // Views into fused expert tensors ([E, R, C] sliced to each expert's [R, C]) that

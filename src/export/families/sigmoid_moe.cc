@@ -7,14 +7,41 @@
 
 namespace og::exporter {
 
-Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c) {
+Result<std::vector<bool>> read_sparse_layers(const hf::ModelConfig& c, SparseLayers rule) {
+  const hf::JsonFields t = c.text_fields();
+  const int64_t L = c.num_hidden_layers;
+  std::vector<bool> sparse(static_cast<size_t>(L), true);
+  if (rule == SparseLayers::kFromFirstKDenseReplace) {
+    OG_ASSIGN_OR_RETURN(const int64_t first_dense, t.get_int("first_k_dense_replace", 0));
+    if (first_dense < 0 || first_dense > L)
+      return t.invalid("first_k_dense_replace", fmt::format("in [0, num_hidden_layers = {}]", L));
+    for (int64_t l = 0; l < first_dense; ++l) sparse[static_cast<size_t>(l)] = false;
+    return sparse;
+  }
+  if (!t.has("mlp_layer_types") || t.raw("mlp_layer_types").is_null()) {
+    if (L > 0) sparse[0] = false;
+    return sparse;
+  }
+  const hf::Json& types = t.raw("mlp_layer_types");
+  if (!types.is_array() || static_cast<int64_t>(types.size()) != L)
+    return t.invalid("mlp_layer_types", fmt::format("a list of num_hidden_layers = {} entries", L));
+  for (int64_t l = 0; l < L; ++l) {
+    const hf::Json& v = types[static_cast<size_t>(l)];
+    if (!v.is_string() || (v != "dense" && v != "sparse"))
+      return t.invalid("mlp_layer_types", fmt::format("\"dense\" or \"sparse\" for each layer (entry {} is {})", l, v.dump()));
+    sparse[static_cast<size_t>(l)] = v == "sparse";
+  }
+  return sparse;
+}
+
+Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c, SparseLayers rule) {
   const hf::JsonFields t = c.text_fields();
   SigmoidMoeConfig m;
   OG_ASSIGN_OR_RETURN(m.n_experts, t.get_int("n_routed_experts"));
   OG_ASSIGN_OR_RETURN(m.top_k, t.get_int("num_experts_per_tok"));
   OG_ASSIGN_OR_RETURN(m.intermediate, t.get_int("moe_intermediate_size"));
   OG_ASSIGN_OR_RETURN(int64_t n_shared, t.get_int("n_shared_experts"));
-  OG_ASSIGN_OR_RETURN(m.first_dense, t.get_int("first_k_dense_replace"));
+  OG_ASSIGN_OR_RETURN(m.sparse, read_sparse_layers(c, rule));
   OG_ASSIGN_OR_RETURN(m.n_group, t.get_int("n_group"));
   OG_ASSIGN_OR_RETURN(m.topk_group, t.get_int("topk_group"));
   OG_ASSIGN_OR_RETURN(m.normalize, t.get_bool("norm_topk_prob", true));
@@ -25,8 +52,6 @@ Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c) {
   if (m.intermediate < 1) return t.invalid("moe_intermediate_size", "a positive integer");
   if (n_shared < 0) return t.invalid("n_shared_experts", "a non-negative integer");
   m.shared = m.intermediate * n_shared;
-  if (m.first_dense < 0 || m.first_dense > c.num_hidden_layers)
-    return t.invalid("first_k_dense_replace", fmt::format("in [0, num_hidden_layers = {}]", c.num_hidden_layers));
   // The router scores a group by the sum of its two best experts (topk(2)), so a group needs two.
   if (m.n_group < 1 || m.n_experts % m.n_group != 0 || m.n_experts / m.n_group < 2)
     return t.invalid("n_group", fmt::format("a divisor of n_routed_experts = {} leaving at least 2 experts a group",
@@ -43,7 +68,7 @@ Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c) {
 
 std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_block(SigmoidMoeConfig m, fb::Activation act) {
   return [m, act](BuildContext& ctx, int64_t l, ValueId h) -> Result<ValueId> {
-    if (l < m.first_dense) return kNoValue;
+    if (!m.sparse[static_cast<size_t>(l)]) return kNoValue;
     const int64_t H = ctx.config.hidden_size, E = m.n_experts;
     const std::string p = fmt::format("layers.{}.mlp.", l);
     OG_TRY(refuse_fused_experts(ctx, p));

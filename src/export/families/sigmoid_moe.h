@@ -15,19 +15,28 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "export/decoder.h"
 
 namespace og::exporter {
 
+// Which layers hold the mixture (the others the dense MLP): those from first_k_dense_replace
+// on (DeepSeek-V2/V3, GLM-4.5), or mlp_layer_types' "sparse" ones, whose default is every
+// layer but the first (GLM-4.7-Flash, where transformers ignores first_k_dense_replace).
+enum class SparseLayers { kFromFirstKDenseReplace, kMlpLayerTypes };
+Result<std::vector<bool>> read_sparse_layers(const hf::ModelConfig& c, SparseLayers rule);
+
 struct SigmoidMoeConfig {
-  int64_t n_experts = 0, top_k = 0, intermediate = 0, shared = 0, first_dense = 0, n_group = 1, topk_group = 1;
+  int64_t n_experts = 0, top_k = 0, intermediate = 0, shared = 0, n_group = 1, topk_group = 1;
+  std::vector<bool> sparse;  // [num_hidden_layers]: the layer holds the mixture
   bool normalize = true;
   double routed_scale = 1.0;
 };
 
 // The block's fields, each checked and named when no model can have it.
-Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c);
+Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c,
+                                                 SparseLayers rule = SparseLayers::kFromFirstKDenseReplace);
 
 // DecoderOptions::mlp for the block: kNoValue on the dense layers.
 std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_block(SigmoidMoeConfig m, fb::Activation act);

@@ -53,6 +53,8 @@ extern const Family kOlmoeFamily;
 extern const Family kGlm4MoeFamily;
 extern const Family kErnie45MoeFamily;
 extern const Family kDeepseekV3Family;
+extern const Family kDeepseekV2Family;
+extern const Family kGlm4MoeLiteFamily;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;
 extern const Family kOlmo3Family;

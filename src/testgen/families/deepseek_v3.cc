@@ -4,71 +4,13 @@
 #include <fmt/format.h>
 
 #include "testgen/family.h"
+#include "testgen/families/mla.h"
 
 namespace og::testgen {
 namespace {
 
-// DeepseekV3DecoderLayer: the latent attention's self_attn.{q_a_proj, q_a_layernorm, q_b_proj}
-// (q_proj when q_lora_rank is null), kv_a_proj_with_mqa [kv_lora_rank + qk_rope_head_dim, H],
-// kv_a_layernorm, kv_b_proj [heads * (qk_nope_head_dim + v_head_dim), kv_lora_rank], o_proj;
-// input_layernorm and post_attention_layernorm; the dense MLP before first_k_dense_replace,
-// DeepseekV3MoE after it (mlp.gate and its e_score_correction_bias, the experts, the shared
-// experts); then num_nextn_predict_layers prediction layers after the last, as the hub
-// checkpoints hold them (a sparse layer with enorm, hnorm, eh_proj and shared_head.norm).
 Result<std::vector<TensorSpec>> deepseek_v3_tensors(const Json& text, const FamilyContext& ctx) {
-  hf::JsonFields f(text, ctx.what);
-  OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
-  int64_t q_lora = 1536;  // DeepseekV3Config's default; an explicit null: no q latent
-  if (text.contains("q_lora_rank")) {
-    if (text["q_lora_rank"].is_null()) q_lora = 0;
-    else { OG_ASSIGN_OR_RETURN(q_lora, f.get_int("q_lora_rank")); }
-  }
-  OG_ASSIGN_OR_RETURN(const int64_t R, f.get_int("kv_lora_rank", 512));
-  OG_ASSIGN_OR_RETURN(const int64_t dn, f.get_int("qk_nope_head_dim", 128));
-  OG_ASSIGN_OR_RETURN(const int64_t dr, f.get_int("qk_rope_head_dim", 64));
-  OG_ASSIGN_OR_RETURN(const int64_t dv, f.get_int("v_head_dim", 128));
-  OG_ASSIGN_OR_RETURN(const int64_t experts, f.get_int("n_routed_experts", 256));
-  OG_ASSIGN_OR_RETURN(const int64_t inter, f.get_int("moe_intermediate_size", 2048));
-  OG_ASSIGN_OR_RETURN(const int64_t n_shared, f.get_int("n_shared_experts", 1));
-  OG_ASSIGN_OR_RETURN(const int64_t first_dense, f.get_int("first_k_dense_replace", 3));
-  OG_ASSIGN_OR_RETURN(const int64_t mtp, f.get_int("num_nextn_predict_layers", 0));
-  const int64_t H = d.hidden, nh = d.heads, dk = dn + dr;
-  SpecList s;
-  s.add("model.embed_tokens.weight", {d.vocab, H}, kEmbeddingInit);
-  for (int64_t l = 0; l < d.layers + mtp; ++l) {
-    const std::string p = fmt::format("model.layers.{}.", l), at = p + "self_attn.";
-    if (q_lora > 0) {
-      s.linear(at + "q_a_proj", q_lora, H);
-      s.norm(at + "q_a_layernorm", q_lora, kUnitNormInit);
-      s.linear(at + "q_b_proj", nh * dk, q_lora, false, kQkGain);
-    } else {
-      s.linear(at + "q_proj", nh * dk, H, false, kQkGain);
-    }
-    s.linear(at + "kv_a_proj_with_mqa", R + dr, H, false, kQkGain);
-    s.norm(at + "kv_a_layernorm", R, kUnitNormInit);
-    s.linear(at + "kv_b_proj", nh * (dn + dv), R, false, kQkGain);
-    s.linear(at + "o_proj", H, nh * dv);
-    const std::string m = p + "mlp.";
-    if (l < first_dense) {
-      s.gated_mlp(m, d.intermediate[static_cast<size_t>(std::min(l, d.layers - 1))], H);
-    } else {
-      s.linear(m + "gate", experts, H);
-      s.add(m + "gate.e_score_correction_bias", {experts}, kBiasInit);
-      s.experts(m + "experts.", experts, inter, H);
-      if (n_shared > 0) s.gated_mlp(m + "shared_experts.", inter * n_shared, H);
-    }
-    s.norm(p + "input_layernorm", H, kUnitNormInit);
-    s.norm(p + "post_attention_layernorm", H, kUnitNormInit);
-    if (l >= d.layers) {  // a prediction layer's own tensors
-      s.norm(p + "enorm", H, kUnitNormInit);
-      s.norm(p + "hnorm", H, kUnitNormInit);
-      s.linear(p + "eh_proj", H, 2 * H);
-      s.norm(p + "shared_head.norm", H, kUnitNormInit);
-    }
-  }
-  s.norm("model.norm", H, kUnitNormInit);
-  if (!d.tie) s.add("lm_head.weight", {d.vocab, H}, linear_init(H, kHeadGain));
-  return s.take();
+  return mla_tensors(text, ctx, MlaTensors{});
 }
 
 // DeepSeek-V3's field set (tests/data/configs/DeepSeek-V3.json: q and kv latents, the rope on 64
