@@ -447,6 +447,31 @@ TEST(CliLayout, DeepseekV3RealConfig) {
        "tie_word_embeddings"});
 }
 
+// DeepSeek-V2-Lite-Chat and GLM-4.7-Flash (tests/data/configs): 27 full caches of 16 heads × 192
+// and 47 of 20 heads × 256 (the latent attention's k per head: qk_nope + qk_rope), and tiny
+// models with their rope (V2-Lite's YaRN, mscale = mscale_all_dim: the softmax scale only;
+// GLM's theta 1e6 over the whole rope part), norm and router fields run against the reference.
+TEST(CliLayout, DeepseekV2LiteAndGlm47FlashRealConfigs) {
+  using V = std::vector<int>;
+  const std::string v2 = "DeepSeek-V2-Lite-Chat.json", glm = "GLM-4.7-Flash.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + v2);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {v2, "deepseek_v2", 27, iota(27), V(27, 16), V(27, 192), V(27, 0)}, v2);
+  layout = run_offgraph("layout --json " + kConfigs + glm);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {glm, "glm4_moe_lite", 47, iota(47), V(47, 20), V(47, 256), V(47, 0)}, glm);
+  expect_real_fields_match_reference(
+      "deepseek_v2", v2,
+      {"rope_scaling", "rope_theta", "rms_norm_eps", "routed_scaling_factor", "norm_topk_prob", "scoring_func",
+       "topk_method", "moe_layer_freq", "n_shared_experts", "first_k_dense_replace", "q_lora_rank", "attention_bias",
+       "hidden_act", "tie_word_embeddings"});
+  expect_real_fields_match_reference(
+      "glm4_moe_lite", glm,
+      {"rope_scaling", "rope_theta", "rms_norm_eps", "partial_rotary_factor", "routed_scaling_factor", "norm_topk_prob",
+       "n_group", "topk_group", "topk_method", "n_shared_experts", "first_k_dense_replace", "num_nextn_predict_layers",
+       "attention_bias", "hidden_act", "tie_word_embeddings"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -523,10 +548,24 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
                                {{{"v_head_dim", 64}}, "v_head_dim"},
                                {{{"num_key_value_heads", 2}}, "num_key_value_heads"},
                                {{{"n_group", 3}}, "n_group"}};
+  // DeepSeek-V2's router: renormalization (transformers' and DeepSeek's code disagree), a
+  // sigmoid, sparse layers every other, V3's method, groups that do not divide the experts,
+  // more experts per token than the kept groups hold.
+  const Patches deepseek_v2 = {{{{"norm_topk_prob", true}}, "norm_topk_prob"},
+                               {{{"scoring_func", "sigmoid"}}, "scoring_func"},
+                               {{{"moe_layer_freq", 2}}, "moe_layer_freq"},
+                               {{{"topk_method", "noaux_tc"}}, "topk_method"},
+                               {{{"topk_method", "group_limited_greedy"}, {"n_group", 3}}, "n_group"},
+                               {{{"topk_method", "group_limited_greedy"}, {"n_group", 4}, {"topk_group", 1}},
+                                "num_experts_per_tok"}};
+  // GLM-4.7-Flash's mlp_layer_types: the wrong length, an unknown kind.
+  const Patches glm4_moe_lite = {{{{"mlp_layer_types", {"dense", "sparse"}}}, "mlp_layer_types"},
+                                 {{{"mlp_layer_types", {"dense", "sparse", "moe", "sparse"}}}, "mlp_layer_types"},
+                                 {{{"v_head_dim", 64}}, "v_head_dim"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
-           {"deepseek_v3", deepseek_v3}}) {
+           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

@@ -312,6 +312,22 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                     {"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"tie_word_embeddings", nullptr},
                                     {"rope_scaling", nullptr}},
                                    63);
+  // DeepseekV2Config: no biases, not renormalized, greedy, eps 1e-6, rope_theta 1e4, two shared
+  // experts, untied, no dense layer (first_k_dense_replace 0), the plain scale.
+  expect_program_matches_reference("deepseek_v2",
+                                   {{"attention_bias", nullptr}, {"norm_topk_prob", nullptr}, {"topk_method", nullptr},
+                                    {"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"n_shared_experts", nullptr},
+                                    {"tie_word_embeddings", nullptr}, {"first_k_dense_replace", nullptr},
+                                    {"rope_scaling", nullptr}},
+                                   64);
+  // Glm4MoeLiteConfig: pairs, no biases, renormalized, eps 1e-5, rope_theta 1e4, × 1.8, one group,
+  // one shared expert, untied, layer 0 dense (first_k_dense_replace is not read).
+  expect_program_matches_reference("glm4_moe_lite",
+                                   {{"rope_interleave", nullptr}, {"attention_bias", nullptr}, {"norm_topk_prob", nullptr},
+                                    {"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"routed_scaling_factor", nullptr},
+                                    {"n_group", nullptr}, {"topk_group", nullptr}, {"n_shared_experts", nullptr},
+                                    {"tie_word_embeddings", nullptr}, {"first_k_dense_replace", nullptr}},
+                                   65);
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

@@ -37,7 +37,8 @@ void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << 
 // Families whose MoE routing makes logits discontinuous in the weights.
 bool routed(const std::string& family) {
   return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared" || family == "glm4_moe" ||
-         family == "ernie4_5_moe" || family == "deepseek_v3" || family == "moonlight";
+         family == "ernie4_5_moe" || family == "deepseek_v3" || family == "moonlight" || family == "deepseek_v2" ||
+         family == "deepseek_v2_grouped" || family == "glm4_moe_lite" || family == "glm4_moe_lite_layer_types";
 }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
@@ -88,7 +89,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -346,7 +347,18 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"deepseek_v3", 73,
                                                       {{"rope_interleave", false}, {"v_head_dim", 24},
                                                        {"first_k_dense_replace", 0}, {"num_nextn_predict_layers", 0}},
-                                                      "deepseek_v3_rotate_half_wide_v"}),
+                                                      "deepseek_v3_rotate_half_wide_v"},
+                                           // DeepSeek-V2-Lite: no q latent, the greedy softmax router (not
+                                           // renormalized), two shared experts, YaRN with mscale = mscale_all_dim
+                                           // (the softmax scale only); DeepSeek-V2: a q latent, the group-limited
+                                           // router (groups scored by their best) × 16, v narrower than q·k's head.
+                                           FamilyCase{"deepseek_v2", 74},
+                                           FamilyCase{"deepseek_v2_grouped", 75},
+                                           // GLM-4.7-Flash: v as wide as q·k's head, the sigmoid router, layer 0
+                                           // dense by mlp_layer_types' default, a prediction layer skipped; and
+                                           // mlp_layer_types given (dense, sparse, dense, sparse).
+                                           FamilyCase{"glm4_moe_lite", 76},
+                                           FamilyCase{"glm4_moe_lite_layer_types", 77}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

@@ -78,6 +78,11 @@ Shape shape_of(const hf::Checkpoint& ckpt, const std::string& name) {
 
 int64_t text_int(const hf::ModelConfig& c, const char* key) { return c.text.at(key).get<int64_t>(); }
 
+// The generators of the families with multi-head latent attention.
+bool mla_family(const std::string& family) {
+  return family == "deepseek_v3" || family == "moonlight" || family.starts_with("deepseek_v2") || family.starts_with("glm4_moe_lite");
+}
+
 // Layer l is kv-shared when l >= L - num_kv_shared_layers.
 bool is_shared(const hf::ModelConfig& c, int64_t l) {
   return c.num_kv_shared_layers > 0 && l >= c.num_hidden_layers - c.num_kv_shared_layers;
@@ -124,11 +129,17 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t block = 2 + 3 * text_int(c, "moe_num_experts") + (c.text.value("moe_num_shared_experts", 2) > 0 ? 3 : 0);
     return 1 + L * (4 + 2) + (L - sparse) * 3 + sparse * block + 5 * c.text.value("num_nextn_predict_layers", 0) + 1 + head;
   }
-  if (family == "deepseek_v3" || family == "moonlight") {  // the latent attention's 5 (7 with a q latent), 2 norms;
-    // dense: gate up down; sparse: router, its bias, 3 per expert, the shared experts' 3; prediction layers: + 4
-    const int64_t mtp = c.text.value("num_nextn_predict_layers", 0), dense = text_int(c, "first_k_dense_replace");
+  if (mla_family(family)) {  // the latent attention's 5 (7 with a q latent), 2 norms;
+    // dense: gate up down; sparse: router, its bias (not DeepSeek-V2's), 3 per expert, the shared
+    // experts' 3; prediction layers: + 4. GLM-4.7-Flash's dense layers: mlp_layer_types', or layer 0.
+    const int64_t mtp = c.text.value("num_nextn_predict_layers", 0);
+    int64_t dense = 0;
+    if (family.starts_with("glm4_moe_lite"))
+      dense = c.text.contains("mlp_layer_types") ? std::count(c.text["mlp_layer_types"].begin(), c.text["mlp_layer_types"].end(), "dense") : 1;
+    else
+      dense = text_int(c, "first_k_dense_replace");
     const int64_t attn = (c.text.at("q_lora_rank").is_null() ? 5 : 7) + 2;
-    const int64_t sparse = 2 + 3 * text_int(c, "n_routed_experts") + 3;
+    const int64_t sparse = (family.starts_with("deepseek_v2") ? 1 : 2) + 3 * text_int(c, "n_routed_experts") + 3;
     return 1 + (L + mtp) * attn + dense * 3 + (L + mtp - dense) * sparse + mtp * 4 + 1 + head;
   }
   if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
@@ -243,7 +254,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
   EXPECT_EQ(shape_of(m.checkpoint, p + "embed_tokens.weight"), (Shape{c.vocab_size, c.hidden_size}));
   EXPECT_EQ(shape_of(m.checkpoint, p + (family == "phi" ? "final_layernorm.weight" : "norm.weight")), (Shape{c.hidden_size}));
   const std::string l0 = p + "layers.0.";
-  if (family == "deepseek_v3" || family == "moonlight") {  // the latent attention; layer 1 sparse
+  if (mla_family(family)) {  // the latent attention; layer 1 sparse
     const int64_t H = c.hidden_size, nh = c.num_attention_heads, R = text_int(c, "kv_lora_rank");
     const int64_t dn = text_int(c, "qk_nope_head_dim"), dr = text_int(c, "qk_rope_head_dim"), dv = text_int(c, "v_head_dim");
     if (c.text.at("q_lora_rank").is_null()) {
@@ -256,7 +267,9 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.kv_a_proj_with_mqa.weight"), (Shape{R + dr, H}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.kv_b_proj.weight"), (Shape{nh * (dn + dv), R}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.o_proj.weight"), (Shape{H, nh * dv}));
-    EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.gate.e_score_correction_bias"), (Shape{text_int(c, "n_routed_experts")}));
+    if (!family.starts_with("deepseek_v2"))  // DeepSeek-V2's router has no bias
+      EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.gate.e_score_correction_bias"), (Shape{text_int(c, "n_routed_experts")}));
+    EXPECT_EQ(shape_of(m.checkpoint, p + "layers.1.mlp.gate.weight"), (Shape{text_int(c, "n_routed_experts"), H}));
     return;
   }
   if (family == "phi3") {
@@ -381,10 +394,12 @@ TEST_P(EveryFamily, TinyDefaultsMakeGoodTests) {
   EXPECT_GE(c->hidden_size, 32);
   EXPECT_LE(c->hidden_size, 128);
   // (GPT-NeoX has no num_key_value_heads, and latent attention gives every head its own k and v)
-  if (family != "gpt_neox" && family != "deepseek_v3" && family != "moonlight")
+  if (family != "gpt_neox" && !mla_family(family))
     EXPECT_LT(c->num_key_value_heads, c->num_attention_heads) << "GQA: kv heads < q heads";
-  EXPECT_GE(c->head_dim, 16);
-  EXPECT_LE(c->head_dim, 32);
+  if (!mla_family(family)) {  // (latent attention's head_dim is its rope part, qk_rope_head_dim)
+    EXPECT_GE(c->head_dim, 16);
+    EXPECT_LE(c->head_dim, 32);
+  }
   EXPECT_GE(c->num_hidden_layers, 4);
   EXPECT_LE(c->num_hidden_layers, 6);
   EXPECT_GE(c->vocab_size, 256);
@@ -430,7 +445,11 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"glm4_moe", "glm4_moe", "glm4_moe", "glm4_moe"},
                         Case{"ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe"},
                         Case{"deepseek_v3", "deepseek_v3", "deepseek_v3", "deepseek_v3"},
-                        Case{"moonlight", "deepseek_v3", "deepseek_v3", "deepseek_v3"}}) {
+                        Case{"moonlight", "deepseek_v3", "deepseek_v3", "deepseek_v3"},
+                        Case{"deepseek_v2", "deepseek_v2", "deepseek_v2", "deepseek_v2"},
+                        Case{"deepseek_v2_grouped", "deepseek_v2", "deepseek_v2", "deepseek_v2"},
+                        Case{"glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
+                        Case{"glm4_moe_lite_layer_types", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -449,7 +468,8 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true},
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
-           {"deepseek_v3", false}, {"moonlight", false}}) {
+           {"deepseek_v3", false}, {"moonlight", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
+           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -50,6 +50,9 @@ const Family& deepseek_v3_family() {
                                             {"rope_interleave", true},
                                             {"attention_bias", false},
                                             {"tie_word_embeddings", false}},
+                        // the config class's head_dim is qk_rope_head_dim (its attribute_map, or
+                        // its __init__), so hidden_size need not divide by the heads
+                        .config_aliases = {{"qk_rope_head_dim", "head_dim"}},
                         .kv_geometry = mla_kv_geometry,
                         .build = build};
   return f;

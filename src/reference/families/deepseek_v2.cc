@@ -26,6 +26,7 @@ const Family kDeepseekV2Family{"deepseek_v2", kTypes, false,
                                    "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128,
                                    "first_k_dense_replace": 0, "topk_method": "greedy", "norm_topk_prob": false,
                                    "attention_bias": false, "tie_word_embeddings": false})",
-                               &deepseek_v2_forward, &mla_windows};
+                               &deepseek_v2_forward, &mla_windows, nullptr,
+                               R"({"qk_rope_head_dim": "head_dim"})"};
 
 }  // namespace og::reference

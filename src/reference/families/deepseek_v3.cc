@@ -25,6 +25,7 @@ const Family kDeepseekV3Family{"deepseek_v3", kTypes, false,
                                    "qk_nope_head_dim": 128, "n_group": 8, "topk_group": 4, "first_k_dense_replace": 3,
                                    "norm_topk_prob": true, "rope_interleave": true, "attention_bias": false,
                                    "tie_word_embeddings": false})",
-                               &deepseek_v3_forward, &mla_windows};
+                               &deepseek_v3_forward, &mla_windows, nullptr,
+                               R"({"qk_rope_head_dim": "head_dim"})"};
 
 }  // namespace og::reference

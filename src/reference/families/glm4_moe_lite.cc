@@ -25,6 +25,7 @@ const Family kGlm4MoeLiteFamily{"glm4_moe_lite", kTypes, false,
                                     "kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64, "v_head_dim": 256,
                                     "qk_nope_head_dim": 192, "n_group": 1, "topk_group": 1, "norm_topk_prob": true,
                                     "rope_interleave": true, "attention_bias": false, "tie_word_embeddings": false})",
-                                &glm4_moe_lite_forward, &mla_windows};
+                                &glm4_moe_lite_forward, &mla_windows, nullptr,
+                               R"({"qk_rope_head_dim": "head_dim"})"};
 
 }  // namespace og::reference

@@ -7,7 +7,11 @@ namespace og::testgen {
 namespace {
 
 Result<std::vector<TensorSpec>> deepseek_v2_tensors(const Json& text, const FamilyContext& ctx) {
-  return mla_tensors(text, ctx, MlaTensors{.choice_bias = false});
+  // DeepseekV2Config's defaults
+  static const Json kDefaults = {{"q_lora_rank", 1536}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128},
+                                 {"qk_rope_head_dim", 64}, {"v_head_dim", 128}, {"n_routed_experts", 64},
+                                 {"moe_intermediate_size", 1407}, {"n_shared_experts", 2}, {"first_k_dense_replace", 0}};
+  return mla_tensors(text, ctx, MlaTensors{.defaults = kDefaults, .choice_bias = false});
 }
 
 // DeepSeek-V2-Lite-Chat's field set (tests/data/configs/DeepSeek-V2-Lite-Chat.json: no q latent,

@@ -10,7 +10,11 @@ namespace og::testgen {
 namespace {
 
 Result<std::vector<TensorSpec>> deepseek_v3_tensors(const Json& text, const FamilyContext& ctx) {
-  return mla_tensors(text, ctx, MlaTensors{});
+  // DeepseekV3Config's defaults
+  static const Json kDefaults = {{"q_lora_rank", 1536}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 128},
+                                 {"qk_rope_head_dim", 64}, {"v_head_dim", 128}, {"n_routed_experts", 256},
+                                 {"moe_intermediate_size", 2048}, {"n_shared_experts", 1}, {"first_k_dense_replace", 3}};
+  return mla_tensors(text, ctx, MlaTensors{.defaults = kDefaults});
 }
 
 // DeepSeek-V3's field set (tests/data/configs/DeepSeek-V3.json: q and kv latents, the rope on 64

@@ -7,7 +7,11 @@ namespace og::testgen {
 namespace {
 
 Result<std::vector<TensorSpec>> glm4_moe_lite_tensors(const Json& text, const FamilyContext& ctx) {
-  return mla_tensors(text, ctx, MlaTensors{.mlp_layer_types = true});
+  // Glm4MoeLiteConfig's defaults
+  static const Json kDefaults = {{"q_lora_rank", 768}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 192},
+                                 {"qk_rope_head_dim", 64}, {"v_head_dim", 256}, {"n_routed_experts", 64},
+                                 {"moe_intermediate_size", 1536}, {"n_shared_experts", 1}};
+  return mla_tensors(text, ctx, MlaTensors{.defaults = kDefaults, .mlp_layer_types = true});
 }
 
 // GLM-4.7-Flash's field set (tests/data/configs/GLM-4.7-Flash.json, key order as there: a q

@@ -15,22 +15,22 @@ namespace og::testgen {
 // the mixture on the others (mlp.gate, with the sigmoid router its e_score_correction_bias, the
 // experts, the shared experts); then num_nextn_predict_layers prediction layers after the last, as the hub
 // checkpoints hold them (a sparse layer with enorm, hnorm, eh_proj and shared_head.norm).
-Result<std::vector<TensorSpec>> mla_tensors(const Json& text, const FamilyContext& ctx, const MlaTensors& o) {
+Result<std::vector<TensorSpec>> mla_tensors(const Json& given, const FamilyContext& ctx, const MlaTensors& o) {
+  Json text = given;  // with the class defaults of the keys it lacks (an explicit null stays)
+  for (const auto& [key, value] : o.defaults.items())
+    if (!text.contains(key)) text[key] = value;
   hf::JsonFields f(text, ctx.what);
   OG_ASSIGN_OR_RETURN(TextDims d, read_text_dims(text, ctx));
-  int64_t q_lora = 1536;  // DeepseekV3Config's default; an explicit null: no q latent
-  if (text.contains("q_lora_rank")) {
-    if (text["q_lora_rank"].is_null()) q_lora = 0;
-    else { OG_ASSIGN_OR_RETURN(q_lora, f.get_int("q_lora_rank")); }
-  }
-  OG_ASSIGN_OR_RETURN(const int64_t R, f.get_int("kv_lora_rank", 512));
-  OG_ASSIGN_OR_RETURN(const int64_t dn, f.get_int("qk_nope_head_dim", 128));
-  OG_ASSIGN_OR_RETURN(const int64_t dr, f.get_int("qk_rope_head_dim", 64));
-  OG_ASSIGN_OR_RETURN(const int64_t dv, f.get_int("v_head_dim", 128));
-  OG_ASSIGN_OR_RETURN(const int64_t experts, f.get_int("n_routed_experts", 256));
-  OG_ASSIGN_OR_RETURN(const int64_t inter, f.get_int("moe_intermediate_size", 2048));
+  int64_t q_lora = 0;  // an explicit null: no q latent
+  if (!text["q_lora_rank"].is_null()) { OG_ASSIGN_OR_RETURN(q_lora, f.get_int("q_lora_rank")); }
+  OG_ASSIGN_OR_RETURN(const int64_t R, f.get_int("kv_lora_rank"));
+  OG_ASSIGN_OR_RETURN(const int64_t dn, f.get_int("qk_nope_head_dim"));
+  OG_ASSIGN_OR_RETURN(const int64_t dr, f.get_int("qk_rope_head_dim"));
+  OG_ASSIGN_OR_RETURN(const int64_t dv, f.get_int("v_head_dim"));
+  OG_ASSIGN_OR_RETURN(const int64_t experts, f.get_int("n_routed_experts"));
+  OG_ASSIGN_OR_RETURN(const int64_t inter, f.get_int("moe_intermediate_size"));
   int64_t n_shared = 0;  // null: none
-  if (!text.contains("n_shared_experts") || !text["n_shared_experts"].is_null()) { OG_ASSIGN_OR_RETURN(n_shared, f.get_int("n_shared_experts", 1)); }
+  if (!text["n_shared_experts"].is_null()) { OG_ASSIGN_OR_RETURN(n_shared, f.get_int("n_shared_experts")); }
   std::vector<bool> sparse(static_cast<size_t>(d.layers), true);
   if (o.mlp_layer_types && text.contains("mlp_layer_types") && text["mlp_layer_types"].is_array()) {
     for (int64_t l = 0; l < d.layers && l < static_cast<int64_t>(text["mlp_layer_types"].size()); ++l)
@@ -38,7 +38,7 @@ Result<std::vector<TensorSpec>> mla_tensors(const Json& text, const FamilyContex
   } else if (o.mlp_layer_types) {
     if (d.layers > 0) sparse[0] = false;
   } else {
-    OG_ASSIGN_OR_RETURN(const int64_t first_dense, f.get_int("first_k_dense_replace", 0));
+    OG_ASSIGN_OR_RETURN(const int64_t first_dense, f.get_int("first_k_dense_replace"));
     for (int64_t l = 0; l < std::min(first_dense, d.layers); ++l) sparse[static_cast<size_t>(l)] = false;
   }
   OG_ASSIGN_OR_RETURN(const int64_t mtp, f.get_int("num_nextn_predict_layers", 0));

@@ -8,6 +8,7 @@
 namespace og::testgen {
 
 struct MlaTensors {
+  Json defaults;                 // the config class's defaults for the keys read here (an object)
   bool choice_bias = true;       // the sigmoid router's mlp.gate.e_score_correction_bias
   bool mlp_layer_types = false;  // the dense layers from mlp_layer_types (default: layer 0); else first_k_dense_replace
 };
