@@ -472,6 +472,22 @@ TEST(CliLayout, DeepseekV2LiteAndGlm47FlashRealConfigs) {
        "attention_bias", "hidden_act", "tie_word_embeddings"});
 }
 
+// MiniMax-M2 (tests/data/configs): 62 full caches of 8 kv heads × 128, and a tiny model with its
+// rope (rotary_dim 64 of 128: partial_rotary_factor 0.5), norm and router fields run against the
+// reference.
+TEST(CliLayout, MiniMaxM2RealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "MiniMax-M2.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "minimax_m2", 62, iota(62), V(62, 8), V(62, 128), V(62, 0)}, file);
+  expect_real_fields_match_reference(
+      "minimax_m2", file,
+      {"head_dim", "rotary_dim", "rope_theta", "rms_norm_eps", "use_qk_norm", "qk_norm_type", "scoring_func",
+       "use_routing_bias", "shared_intermediate_size", "num_mtp_modules", "mtp_transformer_layers", "sliding_window",
+       "tie_word_embeddings", "hidden_act"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -562,10 +578,19 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   const Patches glm4_moe_lite = {{{{"mlp_layer_types", {"dense", "sparse"}}}, "mlp_layer_types"},
                                  {{{"mlp_layer_types", {"dense", "sparse", "moe", "sparse"}}}, "mlp_layer_types"},
                                  {{{"v_head_dim", 64}}, "v_head_dim"}};
+  // MiniMax-M2: no q/k norms or per-head ones, a softmax router, a shared expert, a
+  // lightning-attention layer, a rotary width that is odd or wider than the head.
+  const Patches minimax_m2 = {{{{"use_qk_norm", false}}, "use_qk_norm"},
+                              {{{"qk_norm_type", "per_head"}}, "qk_norm_type"},
+                              {{{"scoring_func", "softmax"}}, "scoring_func"},
+                              {{{"shared_intermediate_size", 64}}, "shared_intermediate_size"},
+                              {{{"attn_type_list", {1, 0, 1, 1}}}, "attn_type_list"},
+                              {{{"rotary_dim", 15}}, "rotary_dim"},
+                              {{{"rotary_dim", 64}}, "rotary_dim"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
-           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}}) {
+           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

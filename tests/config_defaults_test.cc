@@ -328,6 +328,11 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                     {"n_group", nullptr}, {"topk_group", nullptr}, {"n_shared_experts", nullptr},
                                     {"tie_word_embeddings", nullptr}, {"first_k_dense_replace", nullptr}},
                                    65);
+  // MiniMaxM2Config: eps 1e-6, rope_theta 5e6, untied; num_experts its alias of num_local_experts.
+  expect_program_matches_reference("minimax_m2",
+                                   {{"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"tie_word_embeddings", nullptr},
+                                    {"num_local_experts", nullptr}},
+                                   66, {{"num_experts", 8}});
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

@@ -38,7 +38,7 @@ void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << 
 bool routed(const std::string& family) {
   return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared" || family == "glm4_moe" ||
          family == "ernie4_5_moe" || family == "deepseek_v3" || family == "moonlight" || family == "deepseek_v2" ||
-         family == "deepseek_v2_grouped" || family == "glm4_moe_lite" || family == "glm4_moe_lite_layer_types";
+         family == "deepseek_v2_grouped" || family == "glm4_moe_lite" || family == "glm4_moe_lite_layer_types" || family == "minimax_m2";
 }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
@@ -89,7 +89,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -358,7 +358,11 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            // dense by mlp_layer_types' default, a prediction layer skipped; and
                                            // mlp_layer_types given (dense, sparse, dense, sparse).
                                            FamilyCase{"glm4_moe_lite", 76},
-                                           FamilyCase{"glm4_moe_lite_layer_types", 77}),
+                                           FamilyCase{"glm4_moe_lite_layer_types", 77},
+                                           // MiniMax-M2: q/k norms over the whole projections with grouped kv
+                                           // heads, the rope on rotary_dim of each head, the sigmoid router with
+                                           // its routing bias on every layer.
+                                           FamilyCase{"minimax_m2", 78}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

@@ -142,6 +142,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t sparse = (family.starts_with("deepseek_v2") ? 1 : 2) + 3 * text_int(c, "n_routed_experts") + 3;
     return 1 + (L + mtp) * attn + dense * 3 + (L + mtp - dense) * sparse + mtp * 4 + 1 + head;
   }
+  if (family == "minimax_m2")  // q k v o, q/k norms, router + its bias + 3 per expert on every layer, 2 norms
+    return 1 + L * (4 + 2 + 2 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "mixtral")  // q k v o, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + 1 + 3 * text_int(c, "num_local_experts") + 2) + 1 + head;
   if (family == "gpt_oss")  // q k v o + biases, sinks, router + bias, MXFP4 experts (blocks, scales, bias) x 2, norms
@@ -282,7 +284,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
     if (family != "qwen3_moe" && family != "qwen2_moe" && family != "gpt_oss" && family != "mixtral" &&
-        family != "starcoder2" && family != "phi" && family != "glm" && family != "glm4" && family != "olmoe" && family != "granitemoe" &&
+        family != "minimax_m2" && family != "starcoder2" && family != "phi" && family != "glm" && family != "glm4" && family != "olmoe" && family != "granitemoe" &&
         family != "granitemoeshared") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
     }
@@ -320,6 +322,15 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "input_layernorm.bias"), (Shape{c.hidden_size}));
     EXPECT_EQ(m.checkpoint.find(l0 + "post_attention_layernorm.weight") != nullptr, family == "starcoder2");
     EXPECT_EQ(m.checkpoint.find(l0 + "mlp.gate_proj.weight"), nullptr);
+  } else if (family == "minimax_m2") {  // every layer sparse with the routing bias; whole-projection q/k norms
+    const int64_t E = text_int(c, "num_local_experts"), I = c.intermediate_size[0];
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.gate.weight"), (Shape{E, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.e_score_correction_bias"), (Shape{E}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.experts.0.w1.weight"), (Shape{I, c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.experts." + std::to_string(E - 1) + ".w2.weight"),
+              (Shape{c.hidden_size, I}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.q_norm.weight"), (Shape{c.num_attention_heads * c.head_dim}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_norm.weight"), (Shape{c.num_key_value_heads * c.head_dim}));
   } else if (family == "mixtral") {  // every layer sparse: w1 gate, w3 up, w2 down
     const int64_t E = text_int(c, "num_local_experts"), I = c.intermediate_size[0];
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.gate.weight"), (Shape{E, c.hidden_size}));
@@ -449,7 +460,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"deepseek_v2", "deepseek_v2", "deepseek_v2", "deepseek_v2"},
                         Case{"deepseek_v2_grouped", "deepseek_v2", "deepseek_v2", "deepseek_v2"},
                         Case{"glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
-                        Case{"glm4_moe_lite_layer_types", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"}}) {
+                        Case{"glm4_moe_lite_layer_types", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
+                        Case{"minimax_m2", "minimax_m2", "minimax_m2", "minimax_m2"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -469,7 +481,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
-           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}}) {
+           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

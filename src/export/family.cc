@@ -26,7 +26,8 @@ Result<hf::ConfigReading> reading_for(const std::string& model_type, const std::
   return hf::ConfigReading{.text_in_text_config = type->text_in_text_config,
                            .tie_word_embeddings_default = family->tie_word_embeddings_default,
                            .defaults = family->config_defaults,
-                           .aliases = family->config_aliases};
+                           .aliases = family->config_aliases,
+                           .derive = family->derive_config};
 }
 
 }  // namespace

@@ -49,6 +49,8 @@ struct Family {
   hf::Json config_defaults = hf::Json::object();
   // Fields the config class also reads under another name (hf::ConfigReading::aliases).
   hf::Json config_aliases = hf::Json::object();
+  // Fields the config class computes from others (hf::ConfigReading::derive); null: none.
+  Status (*derive_config)(hf::Json& text, const std::string& path) = nullptr;
   bool tie_word_embeddings_default = false;
   // Layer types ("full_attention" / "sliding_attention") by the family's documented rule,
   // used only when config.json has no `layer_types`.

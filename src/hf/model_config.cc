@@ -43,6 +43,7 @@ Result<ModelConfig> parse_model_config(const std::string& json_text, const std::
   }
   apply_aliases(reading.aliases, c.text);
   fill_absent(reading.defaults, c.text);
+  if (reading.derive != nullptr) OG_TRY(reading.derive(c.text, path));
   JsonFields t = c.text_fields();
   c.text_model_type = c.model_type;
   if (c.is_wrapped) { OG_ASSIGN_OR_RETURN(c.text_model_type, t.get_string("model_type", c.model_type)); }

@@ -61,6 +61,9 @@ struct ConfigReading {
   // value (a field a later transformers renamed on save, read as the class reads both);
   // applied before the defaults. An object, or null for none.
   Json aliases;
+  // Fields the config class computes from others (e.g. a rotary fraction from a rotary width),
+  // set on the text model after the defaults; null for none.
+  Status (*derive)(Json& text, const std::string& path) = nullptr;
 };
 
 // Given the root model_type, the reading for it, or the caller's error (e.g. unsupported

@@ -14,7 +14,7 @@ namespace og::reference {
 namespace {
 constexpr const Family* kFamilies[] = {
     &kLlamaFamily, &kMistralFamily, &kMixtralFamily, &kQwen2Family, &kQwen3Family, &kQwen3MoeFamily, &kQwen2MoeFamily, &kGraniteFamily, &kGraniteMoeFamily, &kGraniteMoeSharedFamily, &kOlmo2Family, &kOlmo3Family, &kOlmoeFamily, &kPhi3Family, &kGemmaFamily, &kGemma2Family, &kGemma3Family,
-    &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family, &kGptOssFamily, &kStarcoder2Family, &kPhiFamily, &kStableLmFamily, &kCohereFamily, &kCohere2Family, &kGlmFamily, &kGlm4Family, &kGlm4MoeFamily, &kErnie45Family, &kErnie45MoeFamily, &kDeepseekV3Family, &kDeepseekV2Family, &kGlm4MoeLiteFamily, &kGptNeoxFamily,
+    &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family, &kGptOssFamily, &kStarcoder2Family, &kPhiFamily, &kStableLmFamily, &kCohereFamily, &kCohere2Family, &kGlmFamily, &kGlm4Family, &kGlm4MoeFamily, &kErnie45Family, &kErnie45MoeFamily, &kDeepseekV3Family, &kDeepseekV2Family, &kGlm4MoeLiteFamily, &kMiniMaxM2Family, &kGptNeoxFamily,
 };
 }  // namespace
 
@@ -50,7 +50,8 @@ Result<hf::ConfigReading> reading_for(const std::string& model_type, const std::
   return hf::ConfigReading{.text_in_text_config = type->text_in_text_config,
                            .tie_word_embeddings_default = family->tie_word_embeddings_default,
                            .defaults = std::move(defaults),
-                           .aliases = std::move(aliases)};
+                           .aliases = std::move(aliases),
+                           .derive = family->derive_config};
 }
 
 }  // namespace

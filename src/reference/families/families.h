@@ -35,6 +35,8 @@ struct Family {
   Result<std::vector<int64_t>> (*kv_sources)(const hf::ModelConfig& config) = nullptr;
   // JSON object: fields read under another name too (hf::ConfigReading::aliases).
   std::string_view config_aliases = "{}";
+  // Fields the config class computes from others (hf::ConfigReading::derive); null: none.
+  Status (*derive_config)(hf::Json& text, const std::string& path) = nullptr;
 };
 
 // One file per family under families/, named as its exporter (export/families) and its
@@ -55,6 +57,7 @@ extern const Family kErnie45MoeFamily;
 extern const Family kDeepseekV3Family;
 extern const Family kDeepseekV2Family;
 extern const Family kGlm4MoeLiteFamily;
+extern const Family kMiniMaxM2Family;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;
 extern const Family kOlmo3Family;

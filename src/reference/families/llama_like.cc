@@ -211,7 +211,8 @@ Status read_moe(const Variant& var, const hf::ModelConfig& c, Plan& p) {
     for (int64_t l = 0; l < std::min(first_dense, c.num_hidden_layers); ++l) p.mlp_only_layers.push_back(l);
     return Status::ok();
   }
-  if (var.moe == MoeKind::kMixtral || var.moe == MoeKind::kGraniteMoe || var.moe == MoeKind::kOlmoe) {
+  if (var.moe == MoeKind::kMixtral || var.moe == MoeKind::kGraniteMoe || var.moe == MoeKind::kOlmoe ||
+      var.moe == MoeKind::kMiniMaxM2) {
     // Every layer sparse, the experts intermediate_size wide, num_experts_per_tok of them.
     // MixtralConfig and GraniteMoeConfig count them in num_local_experts (Mixtral's num_experts
     // is its alias) and always renormalize: MixtralSparseMoeBlock does, and JetMoeTopKGating's
@@ -350,7 +351,7 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
 // Layer `pre`'s sparse block: its router, experts and (qwen2_moe) shared expert.
 Result<MoeWeights> moe_weights(const Variant& var, const Plan& p, const hf::Checkpoint& ckpt, const std::string& pre,
                                int64_t H) {
-  const bool mixtral = var.moe == MoeKind::kMixtral;
+  const bool mixtral = var.moe == MoeKind::kMixtral || var.moe == MoeKind::kMiniMaxM2;
   const std::string block = pre + (mixtral ? "block_sparse_moe." : "mlp.");
   // MixtralBlockSparseTop2MLP: w1 gate, w3 up, w2 down.
   const char* names[3] = {"gate_proj", "up_proj", "down_proj"};
@@ -407,6 +408,10 @@ Result<MoeWeights> moe_weights(const Variant& var, const Plan& p, const hf::Chec
     moe.topk_group = p.topk_group;
     moe.routed_scale = p.routed_scale;
     if (p.shared_intermediate > 0) { OG_ASSIGN_OR_RETURN(moe.shared, mlp(block + "shared_experts.", p.shared_intermediate)); }
+  }
+  if (var.moe == MoeKind::kMiniMaxM2) {  // MiniMaxM2TopKRouter: one group, no scale, no shared expert
+    moe.sigmoid = true;
+    OG_ASSIGN_OR_RETURN(moe.choice_bias, vector_f64(ckpt, block + "e_score_correction_bias", p.experts));
   }
   if (var.moe == MoeKind::kQwen2) {
     OG_ASSIGN_OR_RETURN(moe.shared, mlp(block + "shared_expert.", p.shared_intermediate));

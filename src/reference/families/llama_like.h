@@ -40,6 +40,9 @@ enum class MoeKind {
              // as a sigmoid router over n_routed_experts in n_group groups, experts
              // mlp.experts.E.{gate,up,down}_proj and the ungated mlp.shared_experts
              // (moe_intermediate_size * n_shared_experts)
+  kMiniMaxM2,  // minimax_m2: kMixtral's names on every layer, the router a sigmoid whose
+               // experts are picked by sigmoid + block_sparse_moe.e_score_correction_bias,
+               // weighted by their sigmoids renormalized to sum 1
   kErnie45Moe,  // ernie4_5_moe: on layers (l + 1) % moe_layer_interval == 0 within
                 // [moe_layer_start_index, moe_layer_end_index], mlp.gate softmaxed, experts picked
                 // by probability + mlp.moe_statics.e_score_correction_bias, renormalized over
