@@ -488,6 +488,21 @@ TEST(CliLayout, MiniMaxM2RealConfig) {
        "tie_word_embeddings", "hidden_act"});
 }
 
+// dots.llm1.inst (tests/data/configs): 62 full caches (sliding_window null) of 32 heads × 128,
+// and a tiny model with its norm, rope and router fields run against the reference.
+TEST(CliLayout, Dots1RealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "dots.llm1.inst.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "dots1", 62, iota(62), V(62, 32), V(62, 128), V(62, 0)}, file);
+  expect_real_fields_match_reference(
+      "dots1", file,
+      {"rope_theta", "rms_norm_eps", "routed_scaling_factor", "norm_topk_prob", "scoring_func", "topk_method",
+       "first_k_dense_replace", "sliding_window", "use_sliding_window", "attention_bias", "tie_word_embeddings",
+       "hidden_act"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -587,10 +602,14 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
                               {{{"attn_type_list", {1, 0, 1, 1}}}, "attn_type_list"},
                               {{{"rotary_dim", 15}}, "rotary_dim"},
                               {{{"rotary_dim", 64}}, "rotary_dim"}};
+  // dots.llm1: another router (a softmax, a greedy pick), groups that do not divide the experts.
+  const Patches dots1 = {{{{"scoring_func", "softmax"}}, "scoring_func"},
+                         {{{"topk_method", "greedy"}}, "topk_method"},
+                         {{{"n_group", 3}}, "n_group"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
-           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}}) {
+           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

@@ -333,6 +333,14 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    {{"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"tie_word_embeddings", nullptr},
                                     {"num_local_experts", nullptr}},
                                    66, {{"num_experts", 8}});
+  // Dots1Config: eps 1e-6, rope_theta 1e4, no biases, not renormalized, factor 1, one group,
+  // untied; sliding_window 4096 from max_window_layers 62 on, so no layer slides here.
+  expect_program_matches_reference("dots1",
+                                   {{"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"attention_bias", nullptr},
+                                    {"norm_topk_prob", nullptr}, {"routed_scaling_factor", nullptr},
+                                    {"tie_word_embeddings", nullptr}, {"sliding_window", nullptr},
+                                    {"max_window_layers", nullptr}},
+                                   67);
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

@@ -38,7 +38,7 @@ void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << 
 bool routed(const std::string& family) {
   return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared" || family == "glm4_moe" ||
          family == "ernie4_5_moe" || family == "deepseek_v3" || family == "moonlight" || family == "deepseek_v2" ||
-         family == "deepseek_v2_grouped" || family == "glm4_moe_lite" || family == "glm4_moe_lite_layer_types" || family == "minimax_m2";
+         family == "deepseek_v2_grouped" || family == "glm4_moe_lite" || family == "glm4_moe_lite_layer_types" || family == "minimax_m2" || family == "dots1";
 }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
@@ -362,7 +362,15 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            // MiniMax-M2: q/k norms over the whole projections with grouped kv
                                            // heads, the rope on rotary_dim of each head, the sigmoid router with
                                            // its routing bias on every layer.
-                                           FamilyCase{"minimax_m2", 78}),
+                                           FamilyCase{"minimax_m2", 78},
+                                           // Qwen3 with attention_bias: biases on q, k, v and o (Qwen3Attention).
+                                           FamilyCase{"qwen3", 79,
+                                                      {{"attention_bias", true}, {"use_sliding_window", true},
+                                                       {"sliding_window", 5}, {"max_window_layers", 2}},
+                                                      "qwen3_attention_bias"},
+                                           // dots.llm1: Qwen3's attention with DeepSeek-V3's router, layer 0 dense,
+                                           // two shared experts, and layers from max_window_layers sliding.
+                                           FamilyCase{"dots1", 80}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

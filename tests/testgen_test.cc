@@ -112,6 +112,13 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     // expert tensors (+ the shared MLP's two), 2 norms
     return 1 + L * (4 + (c.text.value("attention_bias", false) ? 4 : 0) + 3 +
                     (c.text.value("shared_intermediate_size", 0) > 0 ? 2 : 0) + 2) + 1 + head;
+  if (family == "dots1") {  // q k v o (+ 4 biases), q/k norms, 2 norms; dense: gate up down; sparse: router, its
+    // bias, 3 per expert, the shared experts' 3
+    const int64_t dense = text_int(c, "first_k_dense_replace");
+    const int64_t attn = 4 + (c.text.value("attention_bias", false) ? 4 : 0) + 2 + 2;
+    const int64_t sparse = 2 + 3 * text_int(c, "n_routed_experts") + (text_int(c, "n_shared_experts") > 0 ? 3 : 0);
+    return 1 + L * attn + dense * 3 + (L - dense) * sparse + 1 + head;
+  }
   if (family == "glm4_moe") {  // q k v o (+ 3 biases, + q/k norms), 2 norms; dense: gate up down; sparse: router,
     // its choice bias, 3 per expert, the shared expert's 3; the prediction layers: sparse ones + 4 extras
     const int64_t mtp = c.text.value("num_nextn_predict_layers", 0), dense = text_int(c, "first_k_dense_replace");
@@ -461,7 +468,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"deepseek_v2_grouped", "deepseek_v2", "deepseek_v2", "deepseek_v2"},
                         Case{"glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
                         Case{"glm4_moe_lite_layer_types", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
-                        Case{"minimax_m2", "minimax_m2", "minimax_m2", "minimax_m2"}}) {
+                        Case{"minimax_m2", "minimax_m2", "minimax_m2", "minimax_m2"},
+                        Case{"dots1", "dots1", "dots1", "dots1"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -481,7 +489,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
-           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}}) {
+           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

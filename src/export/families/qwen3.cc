@@ -1,5 +1,5 @@
-// Qwen3: Llama's block with RMSNorm on q and k per head (before RoPE), biases only with
-// attention_bias, and Qwen2's sliding-window rule.
+// Qwen3: Llama's block with RMSNorm on q and k per head (before RoPE), biases on q, k, v and o
+// only with attention_bias, and Qwen2's sliding-window rule.
 #include "export/decoder.h"
 #include "export/families/qwen_common.h"
 #include "export/family.h"
@@ -15,6 +15,7 @@ Status build(BuildContext& ctx) {
   DecoderOptions o;
   o.qk_norm = true;
   OG_ASSIGN_OR_RETURN(o.qkv_bias, ctx.config.text_fields().get_bool("attention_bias", false));
+  o.o_bias = o.qkv_bias;  // Qwen3Attention: o_proj too has bias=config.attention_bias
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
   return build_decoder(ctx, o);
 }

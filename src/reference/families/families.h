@@ -58,6 +58,7 @@ extern const Family kDeepseekV3Family;
 extern const Family kDeepseekV2Family;
 extern const Family kGlm4MoeLiteFamily;
 extern const Family kMiniMaxM2Family;
+extern const Family kDots1Family;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;
 extern const Family kOlmo3Family;

@@ -87,6 +87,19 @@ Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConf
     }
     return windows;
   }
+  if (var.sliding == SlidingRule::kDots1) {
+    // Dots1Config builds layer_types (when absent) as sliding iff sliding_window is not None
+    // and i >= max_window_layers (no use_sliding_window); Qwen3Attention then slides them.
+    OG_ASSIGN_OR_RETURN(int64_t max_window_layers, t.get_int("max_window_layers", 62));
+    for (int64_t i = 0; i < L; ++i) {
+      const size_t li = static_cast<size_t>(i);
+      if (!(given.empty() ? c.sliding_window.has_value() && i >= max_window_layers : given[li])) continue;
+      if (!c.sliding_window || *c.sliding_window <= 0)
+        return unsupported("{}: layer {} is sliding_attention but '{}' is null", c.path, i, t.field_name("sliding_window"));
+      windows[li] = *c.sliding_window;
+    }
+    return windows;
+  }
   if (var.sliding == SlidingRule::kOlmo3) {
     // Olmo3Config builds layer_types (when absent) with every fourth layer full; sliding
     // layers take sliding_window (its class default 4096).

@@ -21,6 +21,7 @@ enum class SlidingRule {
   kQwen,        // qwen2/3: sliding iff use_sliding_window and layer >= max_window_layers
   kSmolLM3,     // smollm3: sliding iff use_sliding_window, sliding_window set and a NoPE layer
   kOlmo3,       // olmo3: layer_types, else every layer but each fourth ((i + 1) % 4 != 0) slides
+  kDots1,       // dots1: layer_types, else sliding iff sliding_window is set and layer >= max_window_layers
 };
 
 // Which sparse mixture-of-experts block replaces the MLP, and how its config and tensors are named.
