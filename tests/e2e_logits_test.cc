@@ -587,6 +587,33 @@ TEST(E2E, YarnRopeMatchesReferenceAndDecodeEqualsPrefill) {
   }
 }
 
+// FP8 checkpoints as DeepSeek-V3, MiniMax-M2 and Qwen3-FP8 publish them (F8_E4M3 layer weights
+// with a scale per 16 x 16 block, the rest bf16): the fp32 and bf16 programs match the reference
+// on the dequantized weights (code × block scale, exact in both), and decode equals prefill.
+TEST(E2E, Fp8CheckpointsMatchTheReferenceOnTheirDequantizedWeights) {
+  for (const auto& [family, seed] : std::vector<std::pair<std::string, uint64_t>>{
+           {"deepseek_v3", 81}, {"minimax_m2", 82}, {"qwen3", 83}, {"llama", 84}}) {
+    auto g = generate({.family = family, .dtype = DType::kBF16, .seed = seed, .fp8_block = 16});
+    hf::Checkpoint ck = *hf::Checkpoint::open(g->model_dir());
+    int64_t fp8 = 0;
+    for (const std::string& name : ck.names()) fp8 += ck.find(name)->dtype == DType::kF8E4M3;
+    EXPECT_GT(fp8, 4) << family;  // the layers' linears are stored as FP8
+    const auto ids = test_tokens(24, g->config.vocab_size, 5);
+    const auto want = reference_logits(*g, ids);
+    for (const char* dtype : {"fp32", "bf16"}) {
+      auto model = runtime::Model::load(export_to(*g, "p.ogp", dtype, 4));
+      ASSERT_TRUE(model.is_ok()) << family << " " << model.status().message();
+      const auto prefill = run_program(*model, ids, 4);
+      Diff d = compare(prefill, want, g->config.vocab_size);
+      // fp32: the dequantized values exactly; bf16: rounded once more (a few % of the logits,
+      // and, in a routed model, a jump wherever a token changes experts: not bounded here).
+      if (std::string(dtype) == "fp32" || !routed(family))
+        EXPECT_LE(d.relative(), std::string(dtype) == "fp32" ? 1e-4 : 5e-2) << family << " " << dtype;
+      if (std::string(dtype) == "fp32") EXPECT_EQ(run_program(*model, ids, 1), prefill) << family;
+    }
+  }
+}
+
 TEST(E2E, ShardedCheckpointsAndUntiedHeadsExportLikeSingleFiles) {
   auto single = generate({.family = "gemma3_text", .seed = 42, .tie_word_embeddings = false});
   auto sharded = generate({.family = "gemma3_text", .seed = 42, .tie_word_embeddings = false, .max_shard_bytes = 20000});

@@ -2,9 +2,11 @@
 // every malformed file is refused with a message naming the file and tensor.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
+#include "base/half.h"
 #include "hf/safetensors.h"
 #include "hf/safetensors_writer.h"
 #include "test_util.h"
@@ -58,6 +60,85 @@ TEST(Safetensors, ReadsTensorsInPlaceWithTheirValues) {
   ASSERT_FALSE(wrong.is_ok());
   EXPECT_NE(wrong.status().message().find("tensor 'a' has shape [2, 2]; config implies [4, 1]"), std::string::npos);
   EXPECT_NE(ck->get("nope").status().message().find("'nope' not found"), std::string::npos);
+}
+
+// float8_e4m3fn, every code against the format's definition computed another way: sign,
+// then 2^(E - 7) * (1 + M/8) for E in 1..15, 2^-6 * M/8 for E = 0; 0x7f and 0xff are NaN.
+TEST(Safetensors, Fp8E4M3CodesDecodeAsTheFormatDefines) {
+  for (int code = 0; code < 256; ++code) {
+    const int e = (code >> 3) & 15, m = code & 7;
+    const double sign = code & 0x80 ? -1.0 : 1.0;
+    const float got = fp8_e4m3_to_float(static_cast<uint8_t>(code));
+    if (e == 15 && m == 7) {
+      EXPECT_TRUE(std::isnan(got)) << code;
+      continue;
+    }
+    const double want = sign * (e == 0 ? std::ldexp(m / 8.0, -6) : std::ldexp(1.0 + m / 8.0, e - 7));
+    EXPECT_EQ(static_cast<double>(got), want) << "code " << code;
+  }
+  EXPECT_EQ(fp8_e4m3_to_float(0x7e), 448.0f);  // the largest
+  EXPECT_EQ(fp8_e4m3_to_float(0x01), 0x1p-9f);  // the smallest subnormal
+  EXPECT_EQ(fp8_e4m3_to_float(0xb8), -1.0f);
+}
+
+// An FP8 checkpoint (config.json's quantization_config fp8, weight_block_size [2, 3]): a [3, 4]
+// F8_E4M3 weight reads as code value × its block's scale from W_scale_inv [2, 2] (the blocks at
+// the edges partial), and the scale tensor leaves the checkpoint's names.
+TEST(Safetensors, Fp8WeightsReadTimesTheirBlockScale) {
+  TempDir d;
+  // codes: 0x38 = 1.0, 0x40 = 2.0, 0xc4 = -3.0, 0x00 = 0, 0x7e = 448
+  const std::string codes = std::string("\x38\x40\xc4\x00" "\x7e\x38\x40\x38" "\x38\x40\x38\xc4", 12);
+  const std::string data = codes + f32_bytes({0.5f, 2.0f, 4.0f, 0.25f});
+  write_file(d.file("model.safetensors"),
+             make_file(R"({"w.weight":{"dtype":"F8_E4M3","shape":[3,4],"data_offsets":[0,12]},)"
+                       R"("w.weight_scale_inv":{"dtype":"F32","shape":[2,2],"data_offsets":[12,28]}})",
+                       data));
+  write_file(d.file("config.json"),
+             R"({"quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "activation_scheme": "dynamic",
+                 "weight_block_size": [2, 3]}})");
+  auto ck = hf::Checkpoint::open(d.path());
+  ASSERT_TRUE(ck.is_ok()) << ck.status().message();
+  EXPECT_EQ(ck->names(), std::vector<std::string>{"w.weight"});
+  auto w = ck->get("w.weight", {3, 4});
+  ASSERT_TRUE(w.is_ok()) << w.status().message();
+  // Rows 0-1 take scale row 0, row 2 scale row 1; columns 0-2 scale column 0, column 3 column 1.
+  const std::vector<double> want = {0.5, 1.0, -1.5, 0.0,   // 1, 2, -3 × 0.5; 0 × 2
+                                    224, 0.5, 1.0, 2.0,    // 448, 1, 2 × 0.5; 1 × 2
+                                    4.0, 8.0, 4.0, -0.75};  // 1, 2, 1 × 4; -3 × 0.25
+  EXPECT_EQ(hf::to_f64(**w), want);
+  // Without the fp8 quantization_config the codes read as themselves, the scales as a tensor.
+  std::filesystem::remove(d.file("config.json"));
+  auto plain = hf::Checkpoint::open(d.path());
+  ASSERT_TRUE(plain.is_ok());
+  EXPECT_EQ(plain->names().size(), 2u);
+  EXPECT_EQ((*plain->get("w.weight"))->get(2), -3.0);
+}
+
+TEST(SafetensorsErrors, Fp8CheckpointProblemsAreNamed) {
+  auto error = [](const std::string& header, const std::string& data, const std::string& quant) {
+    TempDir d;
+    write_file(d.file("model.safetensors"), make_file(header, data));
+    write_file(d.file("config.json"), R"({"quantization_config": )" + quant + "}");
+    auto ck = hf::Checkpoint::open(d.path());
+    EXPECT_FALSE(ck.is_ok());
+    return ck.is_ok() ? std::string() : ck.status().message();
+  };
+  const std::string fp8 = R"({"quant_method": "fp8", "weight_block_size": [2, 2]})";
+  const std::string one = R"({"w.weight":{"dtype":"F8_E4M3","shape":[2,2],"data_offsets":[0,4]})";
+  EXPECT_NE(error(one + "}", std::string(4, '\x38'), fp8).find("FP8 tensor 'w.weight' has no 'w.weight_scale_inv'"),
+            std::string::npos);
+  const std::string bad_scale = one + R"(,"w.weight_scale_inv":{"dtype":"F32","shape":[2,1],"data_offsets":[4,12]}})";
+  EXPECT_NE(error(bad_scale, std::string(4, '\x38') + f32_bytes({1, 1}), fp8).find("need a float [1, 1]"),
+            std::string::npos);
+  const std::string good = one + R"(,"w.weight_scale_inv":{"dtype":"F32","shape":[1,1],"data_offsets":[4,8]}})";
+  const std::string bytes = std::string(4, '\x38') + f32_bytes({1});
+  EXPECT_NE(error(good, bytes, R"({"quant_method": "fp8", "activation_scheme": "static", "weight_block_size": [2, 2]})")
+                .find("activation_scheme"),
+            std::string::npos);
+  EXPECT_NE(error(good, bytes, R"({"quant_method": "fp8", "fmt": "e5m2", "weight_block_size": [2, 2]})").find("fmt"),
+            std::string::npos);
+  EXPECT_NE(error(good, bytes, R"({"quant_method": "fp8", "weight_block_size": null})").find("weight_block_size"),
+            std::string::npos);
 }
 
 TEST(Safetensors, WriterRoundTripsShardedCheckpoints) {

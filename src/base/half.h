@@ -72,3 +72,21 @@ inline uint16_t float_to_fp16(float f) {
 }
 
 }  // namespace og
+
+namespace og {
+
+// float8_e4m3fn (DType::kF8E4M3) -> float, exact: S.EEEE.MMM, exponent bias 7; EEEE = 0 is
+// subnormal (M/8 * 2^-6); S.1111.111 is NaN (no infinities; the largest is 1.75 * 2^8 = 448).
+inline float fp8_e4m3_to_float(uint8_t b) {
+  const int exp = (b >> 3) & 0xf, mant = b & 7;
+  const float sign = (b & 0x80) ? -1.0f : 1.0f;
+  if (exp == 0xf && mant == 7) return __builtin_nanf("");
+  if (exp == 0) return sign * static_cast<float>(mant) * 0x1p-9f;  // (M / 8) * 2^-6
+  // (1 + M / 8) * 2^(E - 7), built from its bits: exponent E - 7 + 127, mantissa M << 20.
+  const uint32_t bits = (b & 0x80u) << 24 | static_cast<uint32_t>(exp + 120) << 23 | static_cast<uint32_t>(mant) << 20;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+}  // namespace og

@@ -13,7 +13,7 @@ Runner add_gen_model(CLI::App& app) {
   struct Opts {
     std::string family, out, dtype = "fp32", overrides = "{}";
     uint64_t seed = 0, shard_bytes = 0;
-    int64_t zero_from = 0;
+    int64_t zero_from = 0, fp8_block = 0;
     std::string tie;
   };
   auto o = std::make_shared<Opts>();
@@ -29,6 +29,8 @@ Runner add_gen_model(CLI::App& app) {
   cmd->add_option("--tie", o->tie, "tie embeddings: true or false (default: the family's)");
   cmd->add_option("--zero-tensors-from", o->zero_from,
                   "tensors of at least N elements are zeros written as file holes (full-size shapes)");
+  cmd->add_option("--fp8-block", o->fp8_block,
+                  "store the layers' linear weights as F8_E4M3 with a scale per N x N block (an FP8 checkpoint; 0: none)");
   cmd->add_option("--set", o->overrides, "JSON object merged into the (text) config, e.g. '{\"sliding_window\": 4}'");
   return [o]() -> Status {
     testgen::GenOptions g;
@@ -38,6 +40,8 @@ Runner add_gen_model(CLI::App& app) {
     g.max_shard_bytes = o->shard_bytes;
     if (o->zero_from < 0) return usage_error("--zero-tensors-from {} must be >= 0", o->zero_from);
     g.zero_tensors_from = o->zero_from;
+    if (o->fp8_block < 0) return usage_error("--fp8-block {} must be >= 0", o->fp8_block);
+    g.fp8_block = o->fp8_block;
     if (o->dtype == "fp32") g.dtype = DType::kF32;
     else if (o->dtype == "bf16") g.dtype = DType::kBF16;
     else if (o->dtype == "fp16") g.dtype = DType::kF16;

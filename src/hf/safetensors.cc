@@ -35,7 +35,13 @@ std::string TensorView::shape_str() const { return shape_to_string(shape); }
 
 double TensorView::get(int64_t i) const {
   const uint8_t* p = data + static_cast<size_t>(i) * dtype_size(dtype);
+  if (scale_inv != nullptr) {
+    const int64_t cols = shape[1], r = i / cols, c = i % cols;
+    const int64_t scale_cols = scale_inv->shape[1];
+    return static_cast<double>(fp8_e4m3_to_float(*p)) * scale_inv->get(r / block_rows * scale_cols + c / block_cols);
+  }
   switch (dtype) {
+    case DType::kF8E4M3: return fp8_e4m3_to_float(*p);
     case DType::kF32: { float v; std::memcpy(&v, p, 4); return v; }
     case DType::kF64: { double v; std::memcpy(&v, p, 8); return v; }
     case DType::kBF16: { uint16_t v; std::memcpy(&v, p, 2); return bf16_to_float(v); }
@@ -169,7 +175,59 @@ Result<Checkpoint> Checkpoint::open(const std::string& model_dir) {
   } else {
     return bad_input("{}: no model.safetensors or model.safetensors.index.json", model_dir);
   }
+  OG_TRY(ck.attach_block_scales());
   return ck;
+}
+
+Status Checkpoint::attach_block_scales() {
+  namespace fs = std::filesystem;
+  const fs::path config_path = fs::path(dir_) / "config.json";
+  std::error_code ec;
+  if (!fs::exists(config_path, ec)) return Status::ok();
+  OG_ASSIGN_OR_RETURN(std::string text, read_text_file(config_path.string()));
+  OG_ASSIGN_OR_RETURN(Json config, parse_json(text, config_path.string()));
+  if (!config.is_object() || !config.contains("quantization_config") || !config["quantization_config"].is_object())
+    return Status::ok();
+  const JsonFields q(config["quantization_config"], config_path.string(), "quantization_config.");
+  OG_ASSIGN_OR_RETURN(const std::string method, q.get_string("quant_method", ""));
+  if (method != "fp8") return Status::ok();  // another scheme (mxfp4): its family reads it
+  OG_ASSIGN_OR_RETURN(const std::string fmt, q.get_string("fmt", "e4m3"));
+  if (fmt != "e4m3") return q.invalid("fmt", "\"e4m3\" (float8_e4m3fn weights)");
+  OG_ASSIGN_OR_RETURN(const std::string scheme, q.get_string("activation_scheme", "dynamic"));
+  if (scheme != "dynamic")
+    return unsupported("{}: field 'quantization_config.activation_scheme' is \"{}\": offgraph dequantizes the FP8 "
+                       "weights and reads no static activation scales",
+                       config_path.string(), scheme);
+  const Json block = config["quantization_config"].value("weight_block_size", Json());
+  if (!block.is_array() || block.size() != 2 || !block[0].is_number_integer() || !block[1].is_number_integer() ||
+      block[0].get<int64_t>() < 1 || block[1].get<int64_t>() < 1)
+    return q.invalid("weight_block_size", "two positive integers (rows, columns of a scale's block)");
+  const int64_t br = block[0].get<int64_t>(), bc = block[1].get<int64_t>();
+  scaled_ = std::make_shared<std::deque<TensorView>>();
+  std::vector<std::string> scales;
+  for (const auto& [name, t] : index_) {
+    if (t->dtype != DType::kF8E4M3) continue;
+    const std::string scale_name = name + "_scale_inv";
+    const TensorView* s = find(scale_name);
+    if (s == nullptr)
+      return bad_input("{}: FP8 tensor '{}' has no '{}' (quantization_config is fp8 with {} x {} blocks)", t->file, name,
+                       scale_name, br, bc);
+    if (t->shape.size() != 2)
+      return bad_input("{}: FP8 tensor '{}' has shape {}; block scales need a matrix", t->file, name, t->shape_str());
+    const std::vector<int64_t> want = {(t->shape[0] + br - 1) / br, (t->shape[1] + bc - 1) / bc};
+    if (s->shape != want || !is_float_dtype(s->dtype) || s->dtype == DType::kF8E4M3)
+      return bad_input("{}: '{}' is {} {}; {} x {} blocks of '{}' {} need a float {}", s->file, scale_name,
+                       dtype_name(s->dtype), s->shape_str(), br, bc, name, t->shape_str(), shape_to_string(want));
+    TensorView v = *t;
+    v.scale_inv = s;
+    v.block_rows = br;
+    v.block_cols = bc;
+    scaled_->push_back(std::move(v));
+    scales.push_back(scale_name);
+  }
+  for (const std::string& s : scales) index_.erase(s);
+  for (TensorView& v : *scaled_) index_[v.name] = &v;
+  return Status::ok();
 }
 
 const TensorView* Checkpoint::find(const std::string& name) const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,10 +26,17 @@ struct TensorView {
   const uint8_t* data = nullptr;  // points into the mapping
   size_t nbytes = 0;
   std::string file;               // the shard it lives in, for messages
+  // Block-scaled FP8 weights (Checkpoint::open, for a config.json whose quantization_config is
+  // {"quant_method": "fp8", "weight_block_size": [br, bc]}): element (r, c) of this [R, C]
+  // tensor is its stored value times scale_inv[r / br, c / bc] of the sibling
+  // NAME_scale_inv [ceil(R / br), ceil(C / bc)], as transformers' FP8 dequantization computes.
+  const TensorView* scale_inv = nullptr;
+  int64_t block_rows = 0, block_cols = 0;
 
   int64_t numel() const;
   std::string shape_str() const;  // "[512, 2048]"
-  // Element i converted to double / float (F32, F16, BF16, F64, integer types).
+  // Element i converted to double / float (F32, F16, BF16, F64, F8_E4M3, integer types), times
+  // its block's scale when the tensor has one.
   double get(int64_t i) const;
 };
 
@@ -60,9 +68,14 @@ class Checkpoint {
   const std::string& dir() const { return dir_; }
 
  private:
+  // Pairs each FP8 weight with its NAME_scale_inv (TensorView::scale_inv) when config.json says
+  // the checkpoint is block-quantized; the scales then leave the index.
+  Status attach_block_scales();
+
   std::string dir_;
   std::vector<std::shared_ptr<SafetensorsFile>> files_;
   std::map<std::string, const TensorView*> index_;
+  std::shared_ptr<std::deque<TensorView>> scaled_;  // the weights with their scales (stable addresses)
 };
 
 // Copies a tensor to double / float (any float dtype).

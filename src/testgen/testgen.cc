@@ -1,5 +1,7 @@
 #include "testgen/testgen.h"
 
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -7,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "base/check.h"
+#include "base/half.h"
 #include "hf/safetensors_writer.h"
 #include "testgen/family.h"
 #include "testgen/random_fill.h"
@@ -67,6 +70,46 @@ Status clear_old_checkpoint(const fs::path& dir) {
   return Status::ok();
 }
 
+// The float8_e4m3fn code nearest to x (ties to the even code), saturating at +-448; x finite.
+uint8_t float_to_fp8_e4m3(float x) {
+  const uint8_t sign = std::signbit(x) ? 0x80 : 0;
+  const float a = std::fabs(x);
+  uint8_t best = 0;
+  float best_err = INFINITY;
+  for (uint8_t code = 0; code < 0x7f; ++code) {  // 0x7f is NaN
+    const float err = std::fabs(fp8_e4m3_to_float(code) - a);
+    if (err < best_err || (err == best_err && (code & 1) == 0)) best = code, best_err = err;
+  }
+  return sign | best;
+}
+
+// A layer's linear weight, stored as FP8 in the published FP8 checkpoints (routers stay float).
+bool fp8_weight(const TensorSpec& spec) {
+  const std::string& n = spec.name;
+  return spec.shape.size() == 2 && !spec.bytes && n.find("layers.") != std::string::npos && n.ends_with(".weight") &&
+         !n.ends_with(".gate.weight") && !n.ends_with("router.weight");
+}
+
+// values [R, C] as F8_E4M3 codes with a float32 scale per block x block block: the block's
+// max |v| / 448 (1 for an all-zero block), each code the nearest to v / scale.
+std::pair<hf::OwnedTensor, hf::OwnedTensor> fp8_blocks(const TensorSpec& spec, const std::vector<float>& values, int64_t block) {
+  const int64_t R = spec.shape[0], C = spec.shape[1], SR = (R + block - 1) / block, SC = (C + block - 1) / block;
+  std::vector<float> scale(static_cast<size_t>(SR * SC), 0.0f);  // [SR, SC]
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t c = 0; c < C; ++c) {
+      float& s = scale[static_cast<size_t>(r / block * SC + c / block)];
+      s = std::max(s, std::fabs(values[static_cast<size_t>(r * C + c)]));
+    }
+  for (float& s : scale) s = s > 0 ? s / 448.0f : 1.0f;
+  std::vector<uint8_t> codes(static_cast<size_t>(R * C));
+  for (int64_t r = 0; r < R; ++r)
+    for (int64_t c = 0; c < C; ++c)
+      codes[static_cast<size_t>(r * C + c)] =
+          float_to_fp8_e4m3(values[static_cast<size_t>(r * C + c)] / scale[static_cast<size_t>(r / block * SC + c / block)]);
+  return {hf::OwnedTensor{spec.name, DType::kF8E4M3, spec.shape, std::move(codes)},
+          hf::OwnedTensor{spec.name + "_scale_inv", DType::kF32, {SR, SC}, encode_values(scale, DType::kF32)}};
+}
+
 Result<std::vector<hf::OwnedTensor>> make_tensors(const std::vector<TensorSpec>& specs, const GenOptions& options,
                                                   const std::string& what) {
   int64_t total = 0;
@@ -104,6 +147,12 @@ Result<std::vector<hf::OwnedTensor>> make_tensors(const std::vector<TensorSpec>&
       continue;
     }
     std::vector<float> values = random_values(options.seed, spec.name, numel, spec.init);
+    if (options.fp8_block > 0 && fp8_weight(spec)) {
+      auto [codes, scales] = fp8_blocks(spec, values, options.fp8_block);
+      tensors.push_back(std::move(codes));
+      tensors.push_back(std::move(scales));
+      continue;
+    }
     tensors.push_back({spec.name, options.dtype, spec.shape, encode_values(values, options.dtype)});
   }
   return tensors;
@@ -131,12 +180,18 @@ Status generate_checkpoint(const GenOptions& options) {
   if (!options.overrides.is_object())
     return bad_input("testgen: overrides must be a JSON object, got {}", options.overrides.dump());
   if (options.out_dir.empty()) return bad_input("testgen: no output directory given");
+  if (options.fp8_block < 0) return bad_input("testgen: fp8_block {} must be >= 0", options.fp8_block);
 
   Json config = config_with_dtype(*def, options.dtype);
   Json& text = def->wrapped ? config["text_config"] : config;
   text.merge_patch(options.overrides);
   if (options.tie_word_embeddings) text["tie_word_embeddings"] = *options.tie_word_embeddings;
   if (def->wrapped && text.contains("tie_word_embeddings")) config["tie_word_embeddings"] = text["tie_word_embeddings"];
+  if (options.fp8_block > 0)  // transformers' FineGrainedFP8Config, as the FP8 hub checkpoints carry it
+    config["quantization_config"] = {{"activation_scheme", "dynamic"},
+                                     {"fmt", "e4m3"},
+                                     {"quant_method", "fp8"},
+                                     {"weight_block_size", {options.fp8_block, options.fp8_block}}};
 
   FamilyContext ctx{.family = def->name,
                     .what = fmt::format("testgen {} config{}", def->name, def->wrapped ? " (text_config)" : ""),

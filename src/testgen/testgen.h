@@ -52,6 +52,12 @@ struct GenOptions {
   // no memory, not counted against the generator's size limit): for full-size shapes whose
   // largest tables (Gemma's per-layer embeddings) would not fit otherwise. 0: none.
   int64_t zero_tensors_from = 0;
+  // > 0: an FP8 checkpoint as DeepSeek-V3's, MiniMax-M2's or Qwen3-FP8's are published: each
+  // decoder layer's linear weights (2-D "*.weight" under "layers.", routers ("*.gate.weight")
+  // excepted) stored as F8_E4M3 with a float32 NAME_scale_inv per fp8_block x fp8_block block
+  // (the block's max |w| / 448), and config.json's quantization_config saying so; the other
+  // tensors in `dtype`.
+  int64_t fp8_block = 0;
 };
 
 // Writes config.json and the safetensors files into options.out_dir (created if needed).
