@@ -1,5 +1,7 @@
 #include "export/decoder.h"
 
+#include <charconv>
+
 #include <cmath>
 #include <vector>
 
@@ -332,6 +334,18 @@ Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_s
   if (final_softcap > 0) logits = ctx.g.softcap(logits, final_softcap);
   ctx.g.set_logits(logits);
   return Status::ok();
+}
+
+void skip_layers_past_last(BuildContext& ctx, int64_t n) {
+  const int64_t L = ctx.config.num_hidden_layers;
+  const std::string layers = ctx.prefix + "layers.";
+  for (const std::string& name : ctx.ckpt.names()) {
+    if (!name.starts_with(layers)) continue;
+    int64_t layer = -1;
+    const char* begin = name.data() + layers.size();
+    const auto [end, ec] = std::from_chars(begin, name.data() + name.size(), layer);
+    if (ec == std::errc() && *end == '.' && layer >= L && layer < L + n) ctx.g.mark_ignored(name);
+  }
 }
 
 }  // namespace og::exporter

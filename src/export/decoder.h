@@ -107,6 +107,10 @@ Status refuse_fused_experts(const BuildContext& ctx, const std::string& prefix);
 // A mixture's shared expert `prefix`{gate,up,down}_proj.weight ([inter, hidden] twice, then
 // [hidden, inter]) into spec's shared_gate/up/down.
 Status read_shared_expert(BuildContext& ctx, const std::string& prefix, int64_t inter, MoeSpec& spec);
+// Marks the tensors of the n layers after the last (layers.N.* for N in [L, L + n)) as read,
+// so the export skips them: the multi-token-prediction layers checkpoints carry and
+// transformers does not load.
+void skip_layers_past_last(BuildContext& ctx, int64_t n);
 
 // logits = x head^T (times logits_scale, then the final softcap): the head is tied to `embed` when the config says so,
 // else lm_head.weight (or the wrapper's language_model.lm_head.weight) must exist.

@@ -15,8 +15,6 @@
 // mtp_transformer_layers layers after the last, where a checkpoint holds them) are skipped.
 #include <fmt/format.h>
 
-#include <charconv>
-#include <cmath>
 
 #include "export/decoder.h"
 #include "export/family.h"
@@ -71,15 +69,7 @@ Status skip_mtp_layers(BuildContext& ctx) {
   OG_ASSIGN_OR_RETURN(const int64_t per, t.get_int("mtp_transformer_layers", 1));
   if (modules < 0) return t.invalid("num_mtp_modules", "a non-negative integer");
   if (per < 0) return t.invalid("mtp_transformer_layers", "a non-negative integer");
-  const int64_t L = ctx.config.num_hidden_layers, n = modules * per;
-  const std::string layers = ctx.prefix + "layers.";
-  for (const std::string& name : ctx.ckpt.names()) {
-    if (!name.starts_with(layers)) continue;
-    int64_t layer = -1;
-    const char* begin = name.data() + layers.size();
-    const auto [end, ec] = std::from_chars(begin, name.data() + name.size(), layer);
-    if (ec == std::errc() && *end == '.' && layer >= L && layer < L + n) ctx.g.mark_ignored(name);
-  }
+  skip_layers_past_last(ctx, modules * per);
   return Status::ok();
 }
 

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cmath>
 
 namespace og::exporter {
@@ -95,15 +94,7 @@ Status skip_prediction_layers(BuildContext& ctx) {
   const hf::JsonFields t = ctx.config.text_fields();
   OG_ASSIGN_OR_RETURN(const int64_t n, t.get_int("num_nextn_predict_layers", 0));
   if (n < 0) return t.invalid("num_nextn_predict_layers", "a non-negative integer");
-  const int64_t L = ctx.config.num_hidden_layers;
-  const std::string layers = ctx.prefix + "layers.";
-  for (const std::string& name : ctx.ckpt.names()) {
-    if (!name.starts_with(layers)) continue;
-    int64_t layer = -1;
-    const char* begin = name.data() + layers.size();
-    const auto [end, ec] = std::from_chars(begin, name.data() + name.size(), layer);
-    if (ec == std::errc() && *end == '.' && layer >= L && layer < L + n) ctx.g.mark_ignored(name);
-  }
+  skip_layers_past_last(ctx, n);
   return Status::ok();
 }
 
