@@ -18,22 +18,22 @@
 #include <cmath>
 
 #include "export/decoder.h"
+#include "export/families/deepseek_moe.h"
 #include "export/families/mla.h"
-#include "export/families/sigmoid_moe.h"
 #include "export/family.h"
 
 namespace og::exporter {
 namespace {
 
-struct V2MoeConfig {
-  int64_t n_experts = 0, top_k = 0, intermediate = 0, shared = 0, n_group = 1, topk_group = 1;
-  std::vector<bool> sparse;  // [num_hidden_layers]: the layer holds the mixture
-  double routed_scale = 1.0;
-};
-
-Result<V2MoeConfig> read_v2_moe(const hf::ModelConfig& c) {
+// DeepseekV2Moe's fields as a DeepseekMoeConfig: the softmax router, groups scored by their
+// most probable expert, the left-out ones' probabilities masked to 0, never renormalized.
+Result<DeepseekMoeConfig> read_v2_moe(const hf::ModelConfig& c) {
   const hf::JsonFields t = c.text_fields();
-  V2MoeConfig m;
+  DeepseekMoeConfig m{.normalize = false,
+                      .scoring = fb::RouterScoring::SoftmaxTopK,
+                      .choice_bias = false,
+                      .group_top = 1,
+                      .masked_key = 0.0f};
   OG_ASSIGN_OR_RETURN(m.n_experts, t.get_int("n_routed_experts"));
   OG_ASSIGN_OR_RETURN(m.top_k, t.get_int("num_experts_per_tok"));
   OG_ASSIGN_OR_RETURN(m.intermediate, t.get_int("moe_intermediate_size"));
@@ -78,37 +78,14 @@ Result<V2MoeConfig> read_v2_moe(const hf::ModelConfig& c) {
   return m;
 }
 
-std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> v2_moe_block(V2MoeConfig m, fb::Activation act) {
-  return [m, act](BuildContext& ctx, int64_t l, ValueId h) -> Result<ValueId> {
-    if (!m.sparse[static_cast<size_t>(l)]) return kNoValue;
-    const int64_t H = ctx.config.hidden_size, E = m.n_experts;
-    const std::string p = fmt::format("layers.{}.mlp.", l);
-    OG_TRY(refuse_fused_experts(ctx, p));
-    // The router is kept f32: transformers computes it in f32, and its probabilities pick.
-    OG_ASSIGN_OR_RETURN(WeightId router, ctx.weight(p + "gate.weight", {E, H}, {.keep_f32 = true}));
-    MoeSpec spec{.top_k = static_cast<int32_t>(m.top_k),
-                 .scoring = fb::RouterScoring::SoftmaxTopK,
-                 .normalize_top_k = false,
-                 .routed_scale = static_cast<float>(m.routed_scale),
-                 .activation = act};
-    spec.n_group = static_cast<int32_t>(m.n_group);
-    spec.topk_group = static_cast<int32_t>(m.topk_group);
-    spec.group_top = 1;  // a group scored by its most probable expert
-    OG_TRY(read_experts(ctx, p + "experts.", E, m.intermediate, {"gate_proj", "up_proj", "down_proj"}, spec));
-    if (m.shared > 0) OG_TRY(read_shared_expert(ctx, p + "shared_experts.", m.shared, spec));
-    const ValueId logits = ctx.g.router(h, router);  // [T, E]
-    return ctx.g.moe(h, logits, spec);               // [T, H]
-  };
-}
-
 Status build(BuildContext& ctx) {
   const hf::ModelConfig& c = ctx.config;
   OG_ASSIGN_OR_RETURN(MlaConfig mla, read_mla(c, MlaRopePairs::kInterleaved));
-  OG_ASSIGN_OR_RETURN(V2MoeConfig moe, read_v2_moe(c));
+  OG_ASSIGN_OR_RETURN(DeepseekMoeConfig moe, read_v2_moe(c));
   DecoderOptions o;
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
   o.attention = mla_attention(mla);
-  o.mlp = v2_moe_block(moe, o.activation);
+  o.mlp = deepseek_moe_block(moe, o.activation);
   return build_decoder(ctx, o);
 }
 

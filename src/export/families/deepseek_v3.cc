@@ -1,10 +1,10 @@
 // DeepSeek-V3 (model_type deepseek_v3; DeepSeek-V3, -R1, Moonlight, and the smaller ones made
 // from them): transformers' DeepseekV3ForCausalLM. Llama's pre-norm block with multi-head
 // latent attention (mla.h; the rope's pairing from rope_interleave) and, from layer
-// first_k_dense_replace on, DeepSeek-V3's mixture of experts (sigmoid_moe.h).
+// first_k_dense_replace on, DeepSeek-V3's mixture of experts (deepseek_moe.h).
 #include "export/decoder.h"
+#include "export/families/deepseek_moe.h"
 #include "export/families/mla.h"
-#include "export/families/sigmoid_moe.h"
 #include "export/family.h"
 
 namespace og::exporter {
@@ -13,11 +13,11 @@ namespace {
 Status build(BuildContext& ctx) {
   const hf::ModelConfig& c = ctx.config;
   OG_ASSIGN_OR_RETURN(MlaConfig mla, read_mla(c, MlaRopePairs::kFromConfig));
-  OG_ASSIGN_OR_RETURN(SigmoidMoeConfig moe, read_sigmoid_moe_config(c));
+  OG_ASSIGN_OR_RETURN(DeepseekMoeConfig moe, read_sigmoid_moe_config(c));
   DecoderOptions o;
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
   o.attention = mla_attention(mla);
-  o.mlp = sigmoid_moe_block(moe, o.activation);
+  o.mlp = deepseek_moe_block(moe, o.activation);
   OG_TRY(skip_prediction_layers(ctx));
   return build_decoder(ctx, o);
 }

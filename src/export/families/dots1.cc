@@ -1,6 +1,6 @@
 // dots.llm1 (model_type dots1; dots.llm1.base, dots.llm1.inst): transformers' Dots1ForCausalLM.
 // Qwen3's attention (q/k RMSNorms over head_dim before the rope, biases on q/k/v/o iff
-// attention_bias) with DeepSeek-V3's mixture of experts (sigmoid_moe.h) from layer
+// attention_bias) with DeepSeek-V3's mixture of experts (deepseek_moe.h) from layer
 // first_k_dense_replace on. Sliding layers by Dots1Config's rule: without layer_types, those
 // i >= max_window_layers when sliding_window is set (there is no use_sliding_window).
 // scoring_func and topk_method, which transformers does not read, are accepted when they name
@@ -8,7 +8,7 @@
 #include <fmt/format.h>
 
 #include "export/decoder.h"
-#include "export/families/sigmoid_moe.h"
+#include "export/families/deepseek_moe.h"
 #include "export/family.h"
 
 namespace og::exporter {
@@ -30,14 +30,14 @@ Status build(BuildContext& ctx) {
     return t.invalid("scoring_func", "\"sigmoid\" (dots.llm1's router; transformers reads no other)");
   OG_ASSIGN_OR_RETURN(const std::string method, t.get_string("topk_method", "noaux_tc"));
   if (method != "noaux_tc") return t.invalid("topk_method", "\"noaux_tc\" (dots.llm1's router; transformers reads no other)");
-  OG_ASSIGN_OR_RETURN(SigmoidMoeConfig m, read_sigmoid_moe_config(c));
+  OG_ASSIGN_OR_RETURN(DeepseekMoeConfig m, read_sigmoid_moe_config(c));
   DecoderOptions o;
   o.qk_norm = true;
   OG_ASSIGN_OR_RETURN(const bool bias, t.get_bool("attention_bias", false));
   o.qkv_bias = bias;
   o.o_bias = bias;
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
-  o.mlp = sigmoid_moe_block(m, o.activation);
+  o.mlp = deepseek_moe_block(m, o.activation);
   return build_decoder(ctx, o);
 }
 

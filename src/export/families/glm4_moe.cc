@@ -14,7 +14,7 @@
 // The checkpoints also hold num_nextn_predict_layers multi-token-prediction layers after the
 // last one (model.layers.L, ...), which transformers does not load: they are skipped.
 #include "export/decoder.h"
-#include "export/families/sigmoid_moe.h"
+#include "export/families/deepseek_moe.h"
 #include "export/family.h"
 
 namespace og::exporter {
@@ -23,13 +23,13 @@ namespace {
 Status build(BuildContext& ctx) {
   const hf::ModelConfig& c = ctx.config;
   const hf::JsonFields t = c.text_fields();
-  OG_ASSIGN_OR_RETURN(SigmoidMoeConfig m, read_sigmoid_moe_config(c));
+  OG_ASSIGN_OR_RETURN(DeepseekMoeConfig m, read_sigmoid_moe_config(c));
   DecoderOptions o;
   OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
   OG_ASSIGN_OR_RETURN(o.qk_norm, t.get_bool("use_qk_norm", false));
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
-  o.mlp = sigmoid_moe_block(m, o.activation);
-  OG_TRY(skip_prediction_layers(ctx));  // (sigmoid_moe.h)
+  o.mlp = deepseek_moe_block(m, o.activation);
+  OG_TRY(skip_prediction_layers(ctx));  // (deepseek_moe.h)
   return build_decoder(ctx, o);
 }
 

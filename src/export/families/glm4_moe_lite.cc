@@ -2,12 +2,12 @@
 // pre-norm block with DeepSeek-V3's multi-head latent attention (mla.h; the rope's pairing
 // from rope_interleave, default interleaved) and, on the layers mlp_layer_types calls "sparse"
 // (default: all but the first; first_k_dense_replace is not read), GLM-4.5's mixture of
-// experts (sigmoid_moe.h), the others the dense MLP of intermediate_size. The checkpoints also
+// experts (deepseek_moe.h), the others the dense MLP of intermediate_size. The checkpoints also
 // hold num_nextn_predict_layers multi-token-prediction layers after the last, which transformers
 // does not load: they are skipped.
 #include "export/decoder.h"
+#include "export/families/deepseek_moe.h"
 #include "export/families/mla.h"
-#include "export/families/sigmoid_moe.h"
 #include "export/family.h"
 
 namespace og::exporter {
@@ -16,12 +16,12 @@ namespace {
 Status build(BuildContext& ctx) {
   const hf::ModelConfig& c = ctx.config;
   OG_ASSIGN_OR_RETURN(MlaConfig mla, read_mla(c, MlaRopePairs::kFromConfig));
-  OG_ASSIGN_OR_RETURN(SigmoidMoeConfig moe, read_sigmoid_moe_config(c, SparseLayers::kMlpLayerTypes));
+  OG_ASSIGN_OR_RETURN(DeepseekMoeConfig moe, read_sigmoid_moe_config(c, SparseLayers::kMlpLayerTypes));
   DecoderOptions o;
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(c));
   o.attention = mla_attention(mla);
-  o.mlp = sigmoid_moe_block(moe, o.activation);
-  OG_TRY(skip_prediction_layers(ctx));  // (sigmoid_moe.h)
+  o.mlp = deepseek_moe_block(moe, o.activation);
+  OG_TRY(skip_prediction_layers(ctx));  // (deepseek_moe.h)
   return build_decoder(ctx, o);
 }
 

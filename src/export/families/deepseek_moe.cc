@@ -1,4 +1,4 @@
-#include "export/families/sigmoid_moe.h"
+#include "export/families/deepseek_moe.h"
 
 #include <fmt/format.h>
 
@@ -33,9 +33,9 @@ Result<std::vector<bool>> read_sparse_layers(const hf::ModelConfig& c, SparseLay
   return sparse;
 }
 
-Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c, SparseLayers rule) {
+Result<DeepseekMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c, SparseLayers rule) {
   const hf::JsonFields t = c.text_fields();
-  SigmoidMoeConfig m;
+  DeepseekMoeConfig m;
   OG_ASSIGN_OR_RETURN(m.n_experts, t.get_int("n_routed_experts"));
   OG_ASSIGN_OR_RETURN(m.top_k, t.get_int("num_experts_per_tok"));
   OG_ASSIGN_OR_RETURN(m.intermediate, t.get_int("moe_intermediate_size"));
@@ -65,7 +65,7 @@ Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c, Spars
   return m;
 }
 
-std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_block(SigmoidMoeConfig m, fb::Activation act) {
+std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> deepseek_moe_block(DeepseekMoeConfig m, fb::Activation act) {
   return [m, act](BuildContext& ctx, int64_t l, ValueId h) -> Result<ValueId> {
     if (!m.sparse[static_cast<size_t>(l)]) return kNoValue;
     const int64_t H = ctx.config.hidden_size, E = m.n_experts;
@@ -75,14 +75,17 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_bloc
     // scores pick the experts.
     OG_ASSIGN_OR_RETURN(WeightId router, ctx.weight(p + "gate.weight", {E, H}, {.keep_f32 = true}));
     MoeSpec spec{.top_k = static_cast<int32_t>(m.top_k),
-                 .scoring = fb::RouterScoring::SigmoidTopK,
+                 .scoring = m.scoring,
                  .normalize_top_k = m.normalize,
                  .routed_scale = static_cast<float>(m.routed_scale),
                  .activation = act};
-    OG_ASSIGN_OR_RETURN(spec.choice_bias, ctx.weight(p + "gate.e_score_correction_bias", {E}, {.keep_f32 = true}));
+    if (m.choice_bias) {
+      OG_ASSIGN_OR_RETURN(spec.choice_bias, ctx.weight(p + "gate.e_score_correction_bias", {E}, {.keep_f32 = true}));
+    }
     spec.n_group = static_cast<int32_t>(m.n_group);
     spec.topk_group = static_cast<int32_t>(m.topk_group);
-    spec.masked_key = -INFINITY;  // the router's masked_fill(~mask, -inf): only kept groups pick
+    spec.group_top = m.group_top;
+    spec.masked_key = m.masked_key;
     OG_TRY(read_experts(ctx, p + "experts.", E, m.intermediate, {"gate_proj", "up_proj", "down_proj"}, spec));
     if (m.shared > 0) OG_TRY(read_shared_expert(ctx, p + "shared_experts.", m.shared, spec));
     const ValueId logits = ctx.g.router(h, router);  // [T, E]

@@ -1,6 +1,8 @@
-// The mixture-of-experts block DeepSeek-V3 introduced and GLM-4.5 reuses (transformers'
-// DeepseekV3MoE / Glm4MoeMoE with DeepseekV3TopkRouter), on the layers from
-// first_k_dense_replace on (the earlier ones keep the dense MLP):
+// DeepSeek's mixture-of-experts blocks, on the layers from first_k_dense_replace on (the earlier
+// ones keep the dense MLP; or by mlp_layer_types): DeepSeek-V2's softmax router (deepseek_v2.cc
+// reads its fields into a DeepseekMoeConfig) and the sigmoid one DeepSeek-V3 introduced and
+// GLM-4.5, GLM-4.7-Flash and dots.llm1 reuse (transformers' DeepseekV3MoE / Glm4MoeMoE with
+// DeepseekV3TopkRouter):
 //   router: r = mlp.gate(x) in f32 [n_routed_experts], s = sigmoid(r); the experts picked by
 //   s + mlp.gate.e_score_correction_bias within the topk_group best of n_group groups (a
 //   group scored by its two best; the others' keys masked to -inf, as transformers' routers
@@ -13,6 +15,7 @@
 // last (layers.L, ...), which transformers does not load.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -27,19 +30,25 @@ namespace og::exporter {
 enum class SparseLayers { kFromFirstKDenseReplace, kMlpLayerTypes };
 Result<std::vector<bool>> read_sparse_layers(const hf::ModelConfig& c, SparseLayers rule);
 
-struct SigmoidMoeConfig {
+struct DeepseekMoeConfig {
   int64_t n_experts = 0, top_k = 0, intermediate = 0, shared = 0, n_group = 1, topk_group = 1;
   std::vector<bool> sparse;  // [num_hidden_layers]: the layer holds the mixture
   bool normalize = true;
   double routed_scale = 1.0;
+  // The router (the moe op's MoeAttrs): the sigmoid one by default; DeepSeek-V2's is
+  // SoftmaxTopK without a choice bias, groups scored by their best, masked to 0.
+  fb::RouterScoring scoring = fb::RouterScoring::SigmoidTopK;
+  bool choice_bias = true;  // mlp.gate.e_score_correction_bias
+  int32_t group_top = 2;
+  float masked_key = -INFINITY;  // the router's masked_fill(~mask, -inf): only kept groups pick
 };
 
-// The block's fields, each checked and named when no model can have it.
-Result<SigmoidMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c,
+// The sigmoid router's fields, each checked and named when no model can have it.
+Result<DeepseekMoeConfig> read_sigmoid_moe_config(const hf::ModelConfig& c,
                                                  SparseLayers rule = SparseLayers::kFromFirstKDenseReplace);
 
 // DecoderOptions::mlp for the block: kNoValue on the dense layers.
-std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> sigmoid_moe_block(SigmoidMoeConfig m, fb::Activation act);
+std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> deepseek_moe_block(DeepseekMoeConfig m, fb::Activation act);
 
 // Marks the multi-token-prediction layers' tensors (layers.N.* for N in
 // [L, L + num_nextn_predict_layers)) as read, so the export skips them.
