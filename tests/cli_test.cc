@@ -503,6 +503,19 @@ TEST(CliLayout, Dots1RealConfig) {
        "hidden_act"});
 }
 
+// Seed-OSS-36B-Instruct (tests/data/configs): 64 full caches of 8 kv heads × 128 (head_dim given:
+// 5120 / 80 = 64), and a tiny model with its bias, norm and rope fields run against the reference.
+TEST(CliLayout, SeedOssRealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "Seed-OSS-36B-Instruct.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "seed_oss", 64, iota(64), V(64, 8), V(64, 128), V(64, 0)}, file);
+  expect_real_fields_match_reference("seed_oss", file,
+                                     {"attention_bias", "attention_out_bias", "mlp_bias", "rms_norm_eps", "rope_scaling",
+                                      "rope_theta", "tie_word_embeddings", "hidden_act"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields

@@ -341,6 +341,12 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                     {"tie_word_embeddings", nullptr}, {"sliding_window", nullptr},
                                     {"max_window_layers", nullptr}},
                                    67);
+  // SeedOssConfig: q/k/v biased (attention_bias true), o_proj not (attention_out_bias false),
+  // eps 1e-6, rope_theta 1e4, untied.
+  expect_program_matches_reference("seed_oss",
+                                   {{"attention_bias", nullptr}, {"attention_out_bias", nullptr}, {"rms_norm_eps", nullptr},
+                                    {"rope_theta", nullptr}, {"tie_word_embeddings", nullptr}},
+                                   68);
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

@@ -95,6 +95,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   if (family == "llama" || family == "smollm" || family == "mistral" || family == "smollm3" || family == "granite")
     return 1 + L * (4 + 3 + 2) + 1 + head;  // q k v o, gate up down, 2 norms
   if (family == "qwen2") return 1 + L * (4 + 3 + 3 + 2) + 1 + head;  // + q/k/v biases
+  if (family == "seed_oss")  // + q/k/v biases (+ o_proj's with attention_out_bias)
+    return 1 + L * (4 + 3 + 3 + (c.text.value("attention_out_bias", false) ? 1 : 0) + 2) + 1 + head;
   if (family == "qwen3") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // + q_norm, k_norm
   if (family == "phi3") return 1 + L * (2 + 2 + 2) + 1 + head;       // o, qkv, gate_up, down
   if (family == "qwen3_moe") {  // qwen3's attention; dense layers gate up down, sparse router + 3 per expert
@@ -469,7 +471,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
                         Case{"glm4_moe_lite_layer_types", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
                         Case{"minimax_m2", "minimax_m2", "minimax_m2", "minimax_m2"},
-                        Case{"dots1", "dots1", "dots1", "dots1"}}) {
+                        Case{"dots1", "dots1", "dots1", "dots1"},
+                        Case{"seed_oss", "seed_oss", "seed_oss", "seed_oss"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -489,7 +492,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
-           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}}) {
+           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

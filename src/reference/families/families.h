@@ -59,6 +59,7 @@ extern const Family kDeepseekV2Family;
 extern const Family kGlm4MoeLiteFamily;
 extern const Family kMiniMaxM2Family;
 extern const Family kDots1Family;
+extern const Family kSeedOssFamily;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;
 extern const Family kOlmo3Family;

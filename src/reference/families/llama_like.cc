@@ -137,6 +137,7 @@ struct Plan {
   double eps = 1e-6;
   bool qkv_bias = false;  // q, k, v only
   bool attention_bias = false, mlp_bias = false;
+  bool out_bias = false;  // o_proj alone (attention_bias also biases it)
   Activation act = Activation::kSilu;
   std::vector<int64_t> windows;
   std::vector<double> inv_freq;
@@ -299,6 +300,10 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
   }
   if (var.reads_mlp_bias) {
     OG_ASSIGN_OR_RETURN(p.mlp_bias, t.get_bool("mlp_bias", false));
+  }
+  if (var.reads_attention_out_bias) {
+    OG_ASSIGN_OR_RETURN(p.qkv_bias, t.get_bool("attention_bias", true));
+    OG_ASSIGN_OR_RETURN(p.out_bias, t.get_bool("attention_out_bias", false));
   }
   OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_act", "silu"));
   OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_act") + "'"));
@@ -466,7 +471,7 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       OG_ASSIGN_OR_RETURN(aw.v_bias, tensor(at + "v_proj.bias", {p.kv_heads * D}));
     }
     OG_ASSIGN_OR_RETURN(aw.o, tensor(at + "o_proj.weight", {H, p.heads * D}));
-    if (p.attention_bias) {
+    if (p.attention_bias || p.out_bias) {
       OG_ASSIGN_OR_RETURN(aw.o_bias, tensor(at + "o_proj.bias", {H}));
     }
     if (p.qk_norm || var.post_norms || var.qk_norm_whole) {
