@@ -516,6 +516,20 @@ TEST(CliLayout, SeedOssRealConfig) {
                                       "rope_theta", "tie_word_embeddings", "hidden_act"});
 }
 
+// EXAONE-4.0-1.2B (tests/data/configs): 30 full caches of 8 kv heads × 64 (layer_types given,
+// sliding_window null), and a tiny model with its rope (llama3 scaling, theta 1e6, on every
+// layer since there is no window), norm and tying fields run against the reference.
+TEST(CliLayout, Exaone4RealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "EXAONE-4.0-1.2B.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "exaone4", 30, iota(30), V(30, 8), V(30, 64), V(30, 0)}, file);
+  expect_real_fields_match_reference("exaone4", file,
+                                     {"rope_scaling", "rope_theta", "rms_norm_eps", "sliding_window",
+                                      "sliding_window_pattern", "tie_word_embeddings", "hidden_act"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields
@@ -619,10 +633,16 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   const Patches dots1 = {{{{"scoring_func", "softmax"}}, "scoring_func"},
                          {{{"topk_method", "greedy"}}, "topk_method"},
                          {{{"n_group", 3}}, "n_group"}};
+  // EXAONE 4.0: a string pattern without layer_types (Exaone4Config cannot read it either), a
+  // sliding layer without a window.
+  const Patches exaone4 = {{{{"layer_types", nullptr}, {"sliding_window", 8}, {"sliding_window_pattern", "LLLG"}},
+                            "sliding_window_pattern"},
+                           {{{"layer_types", {"sliding_attention", "full_attention", "full_attention", "full_attention"}}},
+                            "sliding_window"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
-           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}}) {
+           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}, {"exaone4", exaone4}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

@@ -347,6 +347,12 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    {{"attention_bias", nullptr}, {"attention_out_bias", nullptr}, {"rms_norm_eps", nullptr},
                                     {"rope_theta", nullptr}, {"tie_word_embeddings", nullptr}},
                                    68);
+  // Exaone4Config: eps 1e-5, rope_theta 1e4, untied, sliding_window 4096 with pattern 4 (layers
+  // 0-2 sliding and rotated, layer 3 full without the rope).
+  expect_program_matches_reference("exaone4_hybrid",
+                                   {{"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"tie_word_embeddings", nullptr},
+                                    {"sliding_window", nullptr}, {"sliding_window_pattern", nullptr}},
+                                   69);
 }
 
 // GptOssConfig sets attention_bias = True whatever config.json says: a checkpoint with q/k/v/o

@@ -853,7 +853,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"glm4_moe_lite", false, "4w", "", 32},
                                            QCase{"minimax_m2", false, "8w", "8w", 32},
                                            QCase{"dots1", false, "4w", "", 32},
-                                           QCase{"seed_oss", false, "8w", "", 32}),
+                                           QCase{"seed_oss", false, "8w", "", 32},
+                                           QCase{"exaone4_hybrid", false, "4w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

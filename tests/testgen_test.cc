@@ -107,6 +107,7 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t dense = static_cast<int64_t>(c.text.at("mlp_only_layers").size());
     return 1 + L * (4 + 3 + 2) + dense * 3 + (L - dense) * (1 + 3 * text_int(c, "num_experts") + 3 + 1) + 1 + head;
   }
+  if (family == "exaone4" || family == "exaone4_hybrid") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // as olmo2
   if (family == "olmo2" || family == "olmo3") return 1 + L * (4 + 2 + 3 + 2) + 1 + head;  // q k v o, q/k norms, gate up down, 2 output norms
   if (family == "olmoe")  // q k v o (+ 4 biases), q/k norms, router + 3 per expert on every layer, 2 norms
     return 1 + L * (4 + (c.text.value("attention_bias", false) ? 4 : 0) + 2 + 1 + 3 * text_int(c, "num_experts") + 2) + 1 + head;
@@ -472,7 +473,9 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"glm4_moe_lite_layer_types", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
                         Case{"minimax_m2", "minimax_m2", "minimax_m2", "minimax_m2"},
                         Case{"dots1", "dots1", "dots1", "dots1"},
-                        Case{"seed_oss", "seed_oss", "seed_oss", "seed_oss"}}) {
+                        Case{"seed_oss", "seed_oss", "seed_oss", "seed_oss"},
+                        Case{"exaone4", "exaone4", "exaone4", "exaone4"},
+                        Case{"exaone4_hybrid", "exaone4", "exaone4", "exaone4"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -492,7 +495,8 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
-           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false}}) {
+           {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false},
+           {"exaone4", true}, {"exaone4_hybrid", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

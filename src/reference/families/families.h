@@ -60,6 +60,7 @@ extern const Family kGlm4MoeLiteFamily;
 extern const Family kMiniMaxM2Family;
 extern const Family kDots1Family;
 extern const Family kSeedOssFamily;
+extern const Family kExaone4Family;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;
 extern const Family kOlmo3Family;

@@ -87,6 +87,23 @@ Result<std::vector<int64_t>> windows_for(const Variant& var, const hf::ModelConf
     }
     return windows;
   }
+  if (var.sliding == SlidingRule::kExaone4) {
+    // Exaone4Config builds layer_types (when absent) from an integer sliding_window_pattern:
+    // layer i slides iff (i + 1) % pattern != 0; none without a sliding_window.
+    const bool string_pattern = t.has("sliding_window_pattern") && t.raw("sliding_window_pattern").is_string();
+    if (given.empty() && c.sliding_window.has_value() && string_pattern)
+      return unsupported("{}: a string sliding_window_pattern without layer_types", c.path);
+    int64_t pattern = 0;
+    if (given.empty() && c.sliding_window.has_value()) { OG_ASSIGN_OR_RETURN(pattern, t.get_int("sliding_window_pattern", 4)); }
+    for (int64_t i = 0; i < L; ++i) {
+      const size_t li = static_cast<size_t>(i);
+      if (!(given.empty() ? pattern > 0 && (i + 1) % pattern != 0 : given[li])) continue;
+      if (!c.sliding_window || *c.sliding_window <= 0)
+        return unsupported("{}: layer {} is sliding_attention but '{}' is null", c.path, i, t.field_name("sliding_window"));
+      windows[li] = *c.sliding_window;
+    }
+    return windows;
+  }
   if (var.sliding == SlidingRule::kDots1) {
     // Dots1Config builds layer_types (when absent) as sliding iff sliding_window is not None
     // and i >= max_window_layers (no use_sliding_window); Qwen3Attention then slides them.
@@ -358,7 +375,11 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
     return unsupported("{}: rope type '{}' is not supported for {}", c.path, rope.type, var.family);
   p.long_from = static_cast<int64_t>(rope.original_max_position_embeddings);
   p.rope_attention_factor = rope.attention_factor;
-  if (var.nope_layers) {
+  if (var.nope_full_if_sliding) {  // Exaone4Attention: "global NoPE for hybrid attention model"
+    p.rope.assign(static_cast<size_t>(c.num_hidden_layers), true);
+    if (c.sliding_window.has_value())
+      for (int64_t i = 0; i < c.num_hidden_layers; ++i) p.rope[static_cast<size_t>(i)] = p.windows[static_cast<size_t>(i)] > 0;
+  } else if (var.nope_layers) {
     OG_ASSIGN_OR_RETURN(p.rope, rope_per_layer(c));
   } else {
     p.rope.assign(static_cast<size_t>(c.num_hidden_layers), true);
@@ -475,7 +496,7 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       OG_ASSIGN_OR_RETURN(aw.o_bias, tensor(at + "o_proj.bias", {H}));
     }
     if (p.qk_norm || var.post_norms || var.qk_norm_whole) {
-      aw.qk_norm_whole = var.post_norms || var.qk_norm_whole;
+      aw.qk_norm_whole = (var.post_norms && !var.post_norms_head_qk) || var.qk_norm_whole;
       OG_ASSIGN_OR_RETURN(aw.q_norm, vector_f64(ckpt, at + "q_norm.weight", aw.qk_norm_whole ? p.heads * D : D));
       OG_ASSIGN_OR_RETURN(aw.k_norm, vector_f64(ckpt, at + "k_norm.weight", aw.qk_norm_whole ? p.kv_heads * D : D));
       aw.qk_norm_style = NormStyle::kWeight;

@@ -22,6 +22,7 @@ enum class SlidingRule {
   kSmolLM3,     // smollm3: sliding iff use_sliding_window, sliding_window set and a NoPE layer
   kOlmo3,       // olmo3: layer_types, else every layer but each fourth ((i + 1) % 4 != 0) slides
   kDots1,       // dots1: layer_types, else sliding iff sliding_window is set and layer >= max_window_layers
+  kExaone4,     // exaone4: layer_types, else none without sliding_window, else (i + 1) % sliding_window_pattern != 0
 };
 
 // Which sparse mixture-of-experts block replaces the MLP, and how its config and tensors are named.
@@ -81,6 +82,8 @@ struct Variant {
   // sublayers' outputs inside the residual; q_norm/k_norm over the whole projection.
   bool post_norms = false;
   bool qk_norm_whole = false;         // olmoe: q_norm/k_norm over the whole projection, pre-norm block
+  bool post_norms_head_qk = false;    // exaone4: post_norms with q_norm/k_norm per head (qwen3's)
+  bool nope_full_if_sliding = false;  // exaone4: with a sliding_window, the full layers skip the rope
   bool shared_mlp = false;            // granitemoeshared: kGraniteMoe's block plus shared_mlp (shared_intermediate_size)
   // olmo3: sliding layers rotate with the default rope of rope_theta, full layers with the
   // configured rope (rope_scaling, or rope_parameters' per-layer-type entries).
