@@ -231,7 +231,9 @@ TEST(GptOss, ExportNamesTheMissingExpertTensorAndEveryBadExpertField) {
       {{{"num_local_experts", 0}}, "'num_local_experts'"},
       {{{"swiglu_limit", -1.0}}, "'swiglu_limit'"},
       {{{"swiglu_limit", 0.0}}, "'swiglu_limit'"},
-      {{{"quantization_config", {{"quant_method", "fp8"}}}}, "'quantization_config.quant_method'"},
+      {{{"quantization_config", {{"quant_method", "fp8"}, {"weight_block_size", {128, 128}}}}}, "'quantization_config.quant_method'"},
+      // (an fp8 quantization_config is read with the checkpoint: its block size first)
+      {{{"quantization_config", {{"quant_method", "fp8"}}}}, "'quantization_config.weight_block_size'"},
       {{{"quantization_config", {{"quant_method", "mxfp4"}}}}, "'hidden_size'"},  // 16: not a multiple of 32
   };
   for (const auto& [overrides, field] : bad_fields) {
