@@ -530,6 +530,22 @@ TEST(CliLayout, Exaone4RealConfig) {
                                       "sliding_window_pattern", "tie_word_embeddings", "hidden_act"});
 }
 
+// Kimi-K2-Instruct (tests/data/configs; model_type kimi_k2, DeepSeek-V3's architecture and
+// config class): 61 full caches of 64 heads × 192, and a tiny deepseek_v3 model under its
+// model_type, rope (YaRN factor 32, beta 1/1), router and latent fields run against the reference.
+TEST(CliLayout, KimiK2RealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "Kimi-K2-Instruct.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "deepseek_v3", 61, iota(61), V(61, 64), V(61, 192), V(61, 0)}, file);
+  expect_real_fields_match_reference(
+      "deepseek_v3", file,
+      {"model_type", "rope_scaling", "rope_theta", "rms_norm_eps", "routed_scaling_factor", "n_group", "topk_group",
+       "norm_topk_prob", "scoring_func", "topk_method", "first_k_dense_replace", "num_nextn_predict_layers",
+       "attention_bias", "tie_word_embeddings", "hidden_act"});
+}
+
 // StarCoder2-3B (every layer sliding, 4096), Phi-2 (MHA, head 80), StableLM 2 1.6B, Aya 23 8B
 // and Command R7B (three sliding layers in four): their layouts, and tiny models with their
 // LayerNorm eps, rope, bias and logit-scale fields run against the reference. (The eps fields

@@ -38,7 +38,7 @@ void PrintTo(const FamilyCase& c, std::ostream* os) { *os << c.family << " " << 
 bool routed(const std::string& family) {
   return family == "qwen3_moe" || family == "qwen2_moe" || family == "mixtral" || family == "gpt_oss" || family == "olmoe" || family == "granitemoe" || family == "granitemoeshared" || family == "glm4_moe" ||
          family == "ernie4_5_moe" || family == "deepseek_v3" || family == "moonlight" || family == "deepseek_v2" ||
-         family == "deepseek_v2_grouped" || family == "glm4_moe_lite" || family == "glm4_moe_lite_layer_types" || family == "minimax_m2" || family == "dots1";
+         family == "deepseek_v2_grouped" || family == "glm4_moe_lite" || family == "glm4_moe_lite_layer_types" || family == "minimax_m2" || family == "dots1" || family == "kimi_k2";
 }
 
 // A float32 copy of g's checkpoint holding the values the program stores: each tensor the
@@ -89,7 +89,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -378,7 +378,10 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            // 1.2B shape (every layer full and rotated, llama3 rope, tied) and
                                            // the 32B's hybrid (three sliding rotated layers, then a full NoPE one).
                                            FamilyCase{"exaone4", 86},
-                                           FamilyCase{"exaone4_hybrid", 87}),
+                                           FamilyCase{"exaone4_hybrid", 87},
+                                           // Kimi-K2: model_type kimi_k2 on DeepSeek-V3's classes, one group,
+                                           // YaRN factor 32 with beta 1/1.
+                                           FamilyCase{"kimi_k2", 88}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

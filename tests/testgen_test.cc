@@ -80,7 +80,8 @@ int64_t text_int(const hf::ModelConfig& c, const char* key) { return c.text.at(k
 
 // The generators of the families with multi-head latent attention.
 bool mla_family(const std::string& family) {
-  return family == "deepseek_v3" || family == "moonlight" || family.starts_with("deepseek_v2") || family.starts_with("glm4_moe_lite");
+  return family == "deepseek_v3" || family == "moonlight" || family == "kimi_k2" || family.starts_with("deepseek_v2") ||
+         family.starts_with("glm4_moe_lite");
 }
 
 // Layer l is kv-shared when l >= L - num_kv_shared_layers.
@@ -467,6 +468,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe", "ernie4_5_moe"},
                         Case{"deepseek_v3", "deepseek_v3", "deepseek_v3", "deepseek_v3"},
                         Case{"moonlight", "deepseek_v3", "deepseek_v3", "deepseek_v3"},
+                        Case{"kimi_k2", "kimi_k2", "kimi_k2", "deepseek_v3"},
                         Case{"deepseek_v2", "deepseek_v2", "deepseek_v2", "deepseek_v2"},
                         Case{"deepseek_v2_grouped", "deepseek_v2", "deepseek_v2", "deepseek_v2"},
                         Case{"glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite", "glm4_moe_lite"},
@@ -494,7 +496,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"cohere", true}, {"cohere2", true}, {"glm", false}, {"glm4", false}, {"ernie4_5", true},
            {"gpt_neox", false}, {"olmoe", false}, {"granitemoe", true},
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
-           {"deepseek_v3", false}, {"moonlight", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
+           {"deepseek_v3", false}, {"moonlight", false}, {"kimi_k2", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
            {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false},
            {"exaone4", true}, {"exaone4_hybrid", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);

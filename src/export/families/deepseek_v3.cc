@@ -1,5 +1,6 @@
 // DeepSeek-V3 (model_type deepseek_v3; DeepSeek-V3, -R1, Moonlight, and the smaller ones made
-// from them): transformers' DeepseekV3ForCausalLM. Llama's pre-norm block with multi-head
+// from them; model_type kimi_k2: Kimi-K2, the same architecture): transformers'
+// DeepseekV3ForCausalLM. Llama's pre-norm block with multi-head
 // latent attention (mla.h; the rope's pairing from rope_interleave) and, from layer
 // first_k_dense_replace on, DeepSeek-V3's mixture of experts (deepseek_moe.h).
 #include "export/decoder.h"
@@ -25,7 +26,9 @@ Status build(BuildContext& ctx) {
 }  // namespace
 
 const Family& deepseek_v3_family() {
-  static constexpr ModelType kTypes[] = {{"deepseek_v3", false}};
+  // kimi_k2: Kimi-K2's configs name DeepseekV3ForCausalLM and DeepSeek-V3's config class
+  // (auto_map) under a model_type of their own.
+  static constexpr ModelType kTypes[] = {{"deepseek_v3", false}, {"kimi_k2", false}};
   // transformers' DeepseekV3Config defaults for keys a config.json may omit.
   static const Family f{.name = "deepseek_v3",
                         .model_types = kTypes,

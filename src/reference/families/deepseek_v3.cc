@@ -12,7 +12,7 @@ Result<std::vector<double>> deepseek_v3_forward(const hf::ModelConfig& c, const 
   return mla_forward(c, ckpt, tokens, MlaVariant{});
 }
 
-constexpr ModelType kTypes[] = {{"deepseek_v3", false}};
+constexpr ModelType kTypes[] = {{"deepseek_v3", false}, {"kimi_k2", false}};  // Kimi-K2: DeepSeek-V3's classes
 
 }  // namespace
 

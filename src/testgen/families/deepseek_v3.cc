@@ -112,12 +112,30 @@ Json moonlight_config() {
   };
 }
 
+// Kimi-K2's field set (tests/data/configs/Kimi-K2-Instruct.json: model_type kimi_k2 with
+// DeepSeek-V3's classes, 384 experts in one group, 8 per token, × 2.827, one dense layer first,
+// YaRN factor 32 with beta_fast = beta_slow = 1, rope_theta 5e4, no prediction layer) shrunk
+// to 8 experts of which 2.
+Json kimi_k2_config() {
+  Json c = deepseek_v3_config();
+  c["model_type"] = "kimi_k2";
+  c["n_group"] = 1;
+  c["topk_group"] = 1;
+  c["routed_scaling_factor"] = 2.827;
+  c["num_nextn_predict_layers"] = 0;
+  c["rope_theta"] = 50000.0;
+  c["rope_scaling"] = {{"beta_fast", 1.0}, {"beta_slow", 1.0}, {"factor", 32.0}, {"mscale", 1.0}, {"mscale_all_dim", 1.0},
+                       {"original_max_position_embeddings", 4096}, {"type", "yarn"}};
+  return c;
+}
+
 }  // namespace
 
 std::vector<FamilyDef> deepseek_v3_generators() {
   return {
       {"deepseek_v3", false, "torch_dtype", false, 0, 128, deepseek_v3_config, nullptr, deepseek_v3_tensors},
       {"moonlight", false, "torch_dtype", false, 0, 128, moonlight_config, nullptr, deepseek_v3_tensors},
+      {"kimi_k2", false, "torch_dtype", false, 0, 128, kimi_k2_config, nullptr, deepseek_v3_tensors},
   };
 }
 
