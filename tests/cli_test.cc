@@ -431,15 +431,16 @@ TEST(CliLayout, Ernie45MoeRealConfig) {
        "moe_capacity", "moe_gate", "moe_use_aux_free", "use_bias", "tie_word_embeddings", "hidden_act"});
 }
 
-// DeepSeek-V3 (tests/data/configs): 61 full caches of 128 heads × 192 (the latent attention's
-// k per head: qk_nope + qk_rope; v as wide), and a tiny model with its rope (YaRN with
+// DeepSeek-V3 (tests/data/configs): 61 full caches of one latent head × 576 (kv_lora_rank +
+// qk_rope_head_dim: the cache holds [ckv | k_pe], where transformers' holds 128 heads × 192 of k
+// and 128 of v), and a tiny model with its rope (YaRN with
 // mscale_all_dim: the softmax scale), norm and router fields run against the reference.
 TEST(CliLayout, DeepseekV3RealConfig) {
   using V = std::vector<int>;
   const std::string file = "DeepSeek-V3.json";
   auto layout = run_offgraph("layout --json " + kConfigs + file);
   ASSERT_EQ(layout.exit_code, 0) << layout.err;
-  expect_layout(nlohmann::json::parse(layout.out), {file, "deepseek_v3", 61, iota(61), V(61, 128), V(61, 192), V(61, 0)}, file);
+  expect_layout(nlohmann::json::parse(layout.out), {file, "deepseek_v3", 61, iota(61), V(61, 1), V(61, 576), V(61, 0)}, file);
   expect_real_fields_match_reference(
       "deepseek_v3", file,
       {"rope_scaling", "rope_theta", "rms_norm_eps", "routed_scaling_factor", "norm_topk_prob", "scoring_func",
@@ -447,8 +448,8 @@ TEST(CliLayout, DeepseekV3RealConfig) {
        "tie_word_embeddings"});
 }
 
-// DeepSeek-V2-Lite-Chat and GLM-4.7-Flash (tests/data/configs): 27 full caches of 16 heads × 192
-// and 47 of 20 heads × 256 (the latent attention's k per head: qk_nope + qk_rope), and tiny
+// DeepSeek-V2-Lite-Chat and GLM-4.7-Flash (tests/data/configs): 27 and 47 full caches of one
+// latent head × 576 (kv_lora_rank 512 + qk_rope_head_dim 64), and tiny
 // models with their rope (V2-Lite's YaRN, mscale = mscale_all_dim: the softmax scale only;
 // GLM's theta 1e6 over the whole rope part), norm and router fields run against the reference.
 TEST(CliLayout, DeepseekV2LiteAndGlm47FlashRealConfigs) {
@@ -456,10 +457,10 @@ TEST(CliLayout, DeepseekV2LiteAndGlm47FlashRealConfigs) {
   const std::string v2 = "DeepSeek-V2-Lite-Chat.json", glm = "GLM-4.7-Flash.json";
   auto layout = run_offgraph("layout --json " + kConfigs + v2);
   ASSERT_EQ(layout.exit_code, 0) << layout.err;
-  expect_layout(nlohmann::json::parse(layout.out), {v2, "deepseek_v2", 27, iota(27), V(27, 16), V(27, 192), V(27, 0)}, v2);
+  expect_layout(nlohmann::json::parse(layout.out), {v2, "deepseek_v2", 27, iota(27), V(27, 1), V(27, 576), V(27, 0)}, v2);
   layout = run_offgraph("layout --json " + kConfigs + glm);
   ASSERT_EQ(layout.exit_code, 0) << layout.err;
-  expect_layout(nlohmann::json::parse(layout.out), {glm, "glm4_moe_lite", 47, iota(47), V(47, 20), V(47, 256), V(47, 0)}, glm);
+  expect_layout(nlohmann::json::parse(layout.out), {glm, "glm4_moe_lite", 47, iota(47), V(47, 1), V(47, 576), V(47, 0)}, glm);
   expect_real_fields_match_reference(
       "deepseek_v2", v2,
       {"rope_scaling", "rope_theta", "rms_norm_eps", "routed_scaling_factor", "norm_topk_prob", "scoring_func",
@@ -531,14 +532,14 @@ TEST(CliLayout, Exaone4RealConfig) {
 }
 
 // Kimi-K2-Instruct (tests/data/configs; model_type kimi_k2, DeepSeek-V3's architecture and
-// config class): 61 full caches of 64 heads × 192, and a tiny deepseek_v3 model under its
+// config class): 61 full caches of one latent head × 576, and a tiny deepseek_v3 model under its
 // model_type, rope (YaRN factor 32, beta 1/1), router and latent fields run against the reference.
 TEST(CliLayout, KimiK2RealConfig) {
   using V = std::vector<int>;
   const std::string file = "Kimi-K2-Instruct.json";
   auto layout = run_offgraph("layout --json " + kConfigs + file);
   ASSERT_EQ(layout.exit_code, 0) << layout.err;
-  expect_layout(nlohmann::json::parse(layout.out), {file, "deepseek_v3", 61, iota(61), V(61, 64), V(61, 192), V(61, 0)}, file);
+  expect_layout(nlohmann::json::parse(layout.out), {file, "deepseek_v3", 61, iota(61), V(61, 1), V(61, 576), V(61, 0)}, file);
   expect_real_fields_match_reference(
       "deepseek_v3", file,
       {"model_type", "rope_scaling", "rope_theta", "rms_norm_eps", "routed_scaling_factor", "n_group", "topk_group",

@@ -194,14 +194,14 @@ TEST_P(FamilyE2E, PublishedLayoutHasTheReferencesWindowsAndCacheOwners) {
   const program::CacheLayout l = program::layout_from_fb(*(*pf)->program().layout());
   expect_layout_matches_reference(l, g->config);
   // Geometry from config.json as every one of these families reads it: the kv heads and
-  // head_dim, or with latent attention each head's k (and v, as wide) of
-  // qk_nope_head_dim + qk_rope_head_dim.
+  // head_dim, or with latent attention one head of the latent, kv_lora_rank +
+  // qk_rope_head_dim (k = v = [ckv | k_pe]).
   const bool latent = g->config.text.contains("kv_lora_rank");
-  const int64_t head_dim = latent ? g->config.text.at("qk_nope_head_dim").get<int64_t>() +
+  const int64_t head_dim = latent ? g->config.text.at("kv_lora_rank").get<int64_t>() +
                                         g->config.text.at("qk_rope_head_dim").get<int64_t>()
                                   : g->config.head_dim;
   for (int32_t c = 0; c < l.n_caches(); ++c) {
-    EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], g->config.num_key_value_heads) << "cache " << c;
+    EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], latent ? 1 : g->config.num_key_value_heads) << "cache " << c;
     EXPECT_EQ(l.head_dims[static_cast<size_t>(c)], head_dim) << "cache " << c;
   }
   // One update_and_attend per attention layer, each on the cache its layer reads and writing

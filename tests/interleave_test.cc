@@ -221,6 +221,13 @@ TEST(InterleavedExport, EveryFamilyLoadsWithOnlyMatrixReadersOnInterleavedTensor
     for (const fb::Op* op : *p.ops()) {
       if (auto a = op->attrs_as_LinearAttrs()) read(a->weight());
       if (auto a = op->attrs_as_EmbeddingAttrs()) read(a->table());
+      if (auto a = op->attrs_as_HeadLinearAttrs()) {  // interleaved only in whole blocks per group
+        read(a->weight());
+        const fb::Tensor* w = p.tensors()->Get(static_cast<uint32_t>(a->weight()));
+        if (w->row_block() != 0) {
+          EXPECT_EQ(w->shape()->Get(0) / a->groups() % 16, 0) << w->name()->str();
+        }
+      }
       if (auto a = op->attrs_as_MoeAttrs()) {
         for (const auto* v : {a->gate(), a->up(), a->down()})
           for (int32_t t : *v) read(t);
@@ -341,6 +348,46 @@ TEST(InterleavedValidator, BadFloatInterleavingIsRefusedNamingTheTensor) {
     p.tensors[bias]->nbytes = static_cast<uint64_t>(program::stored_rows(shape[0], 16) * shape[1] * 4);
   }, fmt::format("op {} (moe): weight tensor {} '{}' is interleaved (row_block 16)", moe_op, bias, mb.tensors[bias]->name));
   EXPECT_NE(message.find("only the matrices of linear, embedding and moe may be"), std::string::npos) << message;
+}
+
+// Latent attention's per-head matrices (head_linear): the exporter interleaves one whose groups
+// are whole blocks of 16 rows (W_UK^T: kv_lora_rank 32 rows a head) and keeps the other
+// row-major (W_UV with v_head_dim 24); the validator refuses an interleaved one whose groups
+// are not, widths the groups and stride disagree with, and a concat whose
+// groups do not divide its inputs, each naming the op.
+TEST(InterleavedValidator, HeadLinearAndGroupedConcatAreChecked) {
+  auto g = generate({.family = "deepseek_v3", .seed = 4, .overrides = {{"v_head_dim", 24}}});
+  auto pf = program::ProgramFile::open(export_with(*g, "h.ogp", {}));
+  ASSERT_TRUE(pf.is_ok()) << pf.status().message();
+  fb::ProgramT base;
+  (*pf)->program().UnPackTo(&base);
+  int32_t uk = -1, uv = -1, concat = -1;  // the first layer's ops
+  for (size_t i = 0; i < base.ops.size(); ++i) {
+    if (base.ops[i]->attrs.AsHeadLinearAttrs() != nullptr) {
+      if (uk < 0) uk = static_cast<int32_t>(i);
+      else if (uv < 0) uv = static_cast<int32_t>(i);
+    }
+    if (const fb::ConcatAttrsT* a = base.ops[i]->attrs.AsConcatAttrs(); a != nullptr && a->groups > 1 && concat < 0)
+      concat = static_cast<int32_t>(i);
+  }
+  ASSERT_TRUE(uk >= 0 && uv >= 0 && concat >= 0);
+  const int32_t wuk = base.ops[uk]->attrs.AsHeadLinearAttrs()->weight, wuv = base.ops[uv]->attrs.AsHeadLinearAttrs()->weight;
+  EXPECT_EQ(base.tensors[wuk]->row_block, 16) << base.tensors[wuk]->name;
+  EXPECT_EQ(base.tensors[wuk]->shape, (std::vector<int64_t>{4 * 32, 16}));
+  EXPECT_EQ(base.tensors[wuv]->row_block, 0) << base.tensors[wuv]->name;
+  EXPECT_EQ(base.tensors[wuv]->shape, (std::vector<int64_t>{4 * 24, 32}));
+  EXPECT_EQ(base.ops[uv]->attrs.AsHeadLinearAttrs()->in_stride, 32 + 8);  // [ckv | k_pe] per head
+  EXPECT_EQ(base.ops[concat]->attrs.AsConcatAttrs()->groups, 4);
+  refusal(**pf, [&](fb::ProgramT& p) { p.tensors[wuv]->row_block = 16; },  // 96 rows: no padding
+          fmt::format("op {} (head_linear): weight {} is interleaved but a group's 24 rows are not whole blocks of 16", uv, wuv));
+  refusal(**pf, [&](fb::ProgramT& p) { p.ops[uv]->attrs.AsHeadLinearAttrs()->groups = 3; },
+          fmt::format("op {} (head_linear): weight [96, 32] in 3 groups", uv));
+  refusal(**pf, [&](fb::ProgramT& p) { p.ops[uv]->attrs.AsHeadLinearAttrs()->in_stride = 31; },
+          fmt::format("op {} (head_linear): weight [96, 32] in 4 groups of stride 31", uv));
+  refusal(**pf, [&](fb::ProgramT& p) { p.ops[concat]->attrs.AsConcatAttrs()->groups = 3; },
+          fmt::format("op {} (concat): 3 groups do not divide the widths", concat));
+  refusal(**pf, [&](fb::ProgramT& p) { p.ops[concat]->attrs.AsConcatAttrs()->groups = 0; },
+          fmt::format("op {} (concat): 0 groups", concat));
 }
 
 }  // namespace

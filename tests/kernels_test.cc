@@ -405,6 +405,49 @@ TEST(Linear, AGroupOverOneXEqualsEachLinearAloneBitForBit) {
       }
 }
 
+// A linear per group of columns: against float64, each group reading the first `in` of its
+// stride's columns; rows of a prefill equal the token alone, and 1 thread equals 2.
+TEST(HeadLinear, EachGroupMeetsItsOwnColumnsAndMatrixRows) {
+  ThreadPool pool(2);
+  const int64_t groups = 3, in = 10, stride = 13;
+  for (const Tol& tol : kTol)
+    for (Layout layout : kLayouts)
+      for (int64_t out : {int64_t{16}, int64_t{5}}) {
+        if (layout == Layout::kInterleaved && out % 16 != 0) continue;  // groups must be whole blocks
+        SCOPED_TRACE(::testing::Message() << tol.name << " " << layout_name(layout) << " out " << out);
+        const int64_t rows = groups * out;
+        const Stored w = make_stored(static_cast<size_t>(rows * in), tol.type, static_cast<uint32_t>(out + 70));
+        const Laid laid = lay_out(w, rows, in, layout);
+        for (int64_t T : {int64_t{1}, int64_t{7}}) {
+          std::vector<float> x = random_floats(static_cast<size_t>(T * groups * stride), static_cast<uint32_t>(T + 71));
+          for_each_target([&] {
+            std::vector<float> y(static_cast<size_t>(T * rows), -1.0f), y2(y.size(), -2.0f);
+            kernels::head_linear(x.data(), T, groups, stride, laid.m, y.data());
+            kernels::head_linear(x.data(), T, groups, stride, laid.m, y2.data(), &pool);
+            ASSERT_TRUE(same_bits(y, y2)) << "1 vs 2 threads";
+            for (int64_t t = 0; t < T; ++t)
+              for (int64_t g = 0; g < groups; ++g)
+                for (int64_t r = 0; r < out; ++r) {
+                  double s = 0, mag = 0;
+                  for (int64_t j = 0; j < in; ++j) {
+                    const double p = w.value[static_cast<size_t>((g * out + r) * in + j)] *
+                                     x[static_cast<size_t>(t * groups * stride + g * stride + j)];
+                    s += p;
+                    mag += std::fabs(p);
+                  }
+                  ASSERT_LE(std::fabs(y[static_cast<size_t>(t * rows + g * out + r)] - s), tol.linear * mag + 1e-30)
+                      << "token " << t << " group " << g << " row " << r;
+                }
+            for (int64_t t = 0; t < T; ++t) {
+              std::vector<float> one(static_cast<size_t>(rows));
+              kernels::head_linear(x.data() + t * groups * stride, 1, groups, stride, laid.m, one.data());
+              ASSERT_EQ(std::memcmp(one.data(), y.data() + t * rows, one.size() * sizeof(float)), 0) << "token " << t;
+            }
+          });
+        }
+      }
+}
+
 TEST(Embedding, RowsWidenExactlyAndScale) {
   for (const Tol& tol : kTol) {
     SCOPED_TRACE(tol.name);

@@ -172,7 +172,26 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(0, true), 3u);
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
-  EXPECT_EQ(program::kFormatVersion, 9u);
+  EXPECT_EQ(program::kFormatVersion, 10u);
+  {  // version 10: a head_linear op, or a concat by groups (a version-9 reader would refuse the
+     // op, or join whole rows)
+    auto with = [](fb::OpAttrsUnion attrs) {
+      fb::ProgramT program;
+      auto op = std::make_unique<fb::OpT>();
+      op->attrs = std::move(attrs);
+      program.ops.push_back(std::move(op));
+      return program::required_format_version(program);
+    };
+    fb::OpAttrsUnion head, grouped, plain;
+    head.Set(fb::HeadLinearAttrsT{});
+    fb::ConcatAttrsT c;
+    plain.Set(c);
+    c.groups = 4;
+    grouped.Set(c);
+    EXPECT_EQ(with(std::move(head)), 10u);
+    EXPECT_EQ(with(std::move(grouped)), 10u);
+    EXPECT_EQ(with(std::move(plain)), 2u);
+  }
   {  // version 8: a sigmoid-routed mixture, or one with a choice bias or expert groups (a
      // version-7 reader would ignore the bias and the groups and pick other experts)
     auto with = [](auto set) {

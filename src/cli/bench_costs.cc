@@ -26,6 +26,7 @@ uint64_t decode_weight_bytes(const runtime::Model& m) {
         once(op.matrix.data, matrix_bytes(op.matrix));
         once(op.vec, static_cast<uint64_t>(op.matrix.rows) * 4);
         break;
+      case runtime::OpKind::kHeadLinear: once(op.matrix.data, matrix_bytes(op.matrix)); break;
       case runtime::OpKind::kEmbedding:
         bytes += static_cast<uint64_t>(kernels::row_storage_bytes(op.matrix));
         break;
@@ -66,7 +67,7 @@ PrefillWork prefill_work(const runtime::Model& m, int64_t P, int64_t chunk) {
   const int64_t steps = (P + chunk - 1) / chunk;
   double linear = 0, int8 = 0, bf16 = 0, attention = 0;
   for (const runtime::BoundOp& op : m.ops()) {
-    if (op.kind == runtime::OpKind::kLinear) {
+    if (op.kind == runtime::OpKind::kLinear || op.kind == runtime::OpKind::kHeadLinear) {
       const double rows = op.out == m.logits() ? static_cast<double>(steps) : static_cast<double>(P);
       const double f = 2.0 * static_cast<double>(op.matrix.rows) * static_cast<double>(op.matrix.cols) * rows;
       linear += f;

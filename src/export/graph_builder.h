@@ -172,7 +172,10 @@ class GraphBuilder {
   ValueId act_mul(ValueId gate, ValueId up, fb::Activation a);
   ValueId softcap(ValueId x, float cap);
   ValueId slice(ValueId x, int32_t begin, int32_t width);  // columns [begin, begin + width)
-  ValueId concat(ValueId a, ValueId b);                    // [a | b]
+  ValueId concat(ValueId a, ValueId b, int32_t groups = 1);  // [a | b], or group by group (ConcatAttrs)
+  // A float matrix per group of x's columns (HeadLinearAttrs): weight [groups * out, in] reads
+  // the first `in` of each group's in_stride columns; kept in the program's float dtype.
+  ValueId head_linear(ValueId x, WeightId weight, int32_t groups, int32_t in_stride);
   // Streams of `stream_width` mixed per token by coefficients [T, n_out * n_in] (a value) or
   // by constants [n_out * n_in] (an f32 weight); see StreamMixAttrs.
   ValueId stream_mix(ValueId x, ValueId coefs, int32_t stream_width);

@@ -194,10 +194,23 @@ ValueId GraphBuilder::slice(ValueId x, int32_t begin, int32_t width) {
   return push({x}, width, std::move(u));
 }
 
-ValueId GraphBuilder::concat(ValueId a, ValueId b) {
+ValueId GraphBuilder::concat(ValueId a, ValueId b, int32_t groups) {
+  fb::ConcatAttrsT c;
+  c.groups = groups;
   fb::OpAttrsUnion u;
-  u.Set(fb::ConcatAttrsT{});
+  u.Set(std::move(c));
   return push({a, b}, width(a) + width(b), std::move(u));
+}
+
+ValueId GraphBuilder::head_linear(ValueId x, WeightId weight, int32_t groups, int32_t in_stride) {
+  uses_[weight] |= kRouterUse;  // float storage whatever --qlinear says (the op reads no other)
+  fb::HeadLinearAttrsT a;
+  a.weight = weight;
+  a.groups = groups;
+  a.in_stride = in_stride == weight_shape(weight)[1] ? 0 : in_stride;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, static_cast<int32_t>(weight_shape(weight)[0]), std::move(u));
 }
 
 ValueId GraphBuilder::stream_mix(ValueId x, ValueId coefs, int32_t stream_width) {

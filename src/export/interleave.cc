@@ -37,6 +37,13 @@ std::vector<bool> read_only_as_matrices(const fb::ProgramT& program) {
     for (const program::TensorUse& u : program::op_tensors(*flatbuffers::GetRoot<fb::Op>(builder.GetBufferPointer())))
       mark(u.read == program::TensorRead::kMatrix ? matrix : other, u.tensor);
   }
+  // A head_linear's groups are whole 16-row blocks only when its rows per group divide by 16.
+  for (const auto& op : program.ops)
+    if (const fb::HeadLinearAttrsT* a = op->attrs.AsHeadLinearAttrs(); a != nullptr && a->weight >= 0 &&
+                                                                        static_cast<size_t>(a->weight) < n) {
+      const auto& shape = program.tensors[static_cast<size_t>(a->weight)]->shape;
+      if (a->groups < 1 || shape.empty() || (shape[0] / a->groups) % 16 != 0) mark(other, a->weight);
+    }
   std::vector<bool> out(n);
   for (size_t i = 0; i < n; ++i) out[i] = matrix[i] && !other[i];
   return out;

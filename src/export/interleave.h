@@ -24,8 +24,9 @@ std::vector<uint8_t> interleave_float_rows(std::span<const uint8_t> row_major, i
 
 // [program.tensors.size()]: true for a tensor that some op reads and every op reads as a
 // linear's weight, an embedding's table or a moe expert matrix (gate, up, down, shared
-// gate / up / down). The shared expert's [1, H] sigmoid gate and embedding_overlay's table
-// are not: their readers refuse interleaved storage (and one row gains nothing from it).
+// gate / up / down), or a head_linear's weight whose groups are whole blocks of 16 rows. The
+// shared expert's [1, H] sigmoid gate and embedding_overlay's table are not: their readers
+// refuse interleaved storage (and one row gains nothing from it).
 std::vector<bool> read_only_as_matrices(const fb::ProgramT& program);
 
 }  // namespace og::exporter

@@ -109,6 +109,12 @@ inline constexpr size_t kMaxGroup = 4;
 // row block (checked): x packed or quantized once, and the rows of all of them in one run
 // over the pool. Each y is bit-identical to linear()'s alone.
 void linear_group(const float* x, int64_t T, std::span<const LinearOut> outs, ThreadPool* pool, XQuant xquant);
+// A linear per group of columns (program.fbs HeadLinearAttrs): x [T, groups * x_stride],
+// w [groups * out, in] (F32 / BF16 / F16; interleaved only with out a multiple of kRowBlock),
+// y [T, groups * out] with y[t, g out + r] = sum_{j < in} w[g out + r, j] x[t, g x_stride + j].
+// Each group's rows equal linear()'s of the same matrix rows over the group's columns.
+void head_linear(const float* x, int64_t T, int64_t groups, int64_t x_stride, const Matrix& w, float* y,
+                 ThreadPool* pool = nullptr);
 // Whether kBF16 linears run on the CPU's vdpbf16ps (at the SIMD target dispatched now).
 bool bf16_dot_native();
 // Whether they also outrun the f32 FMAs an exact linear runs: vdpbf16ps's flops per second

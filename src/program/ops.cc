@@ -103,6 +103,31 @@ Status linear_check(OpCheck& c) {
   return a->bias() >= 0 ? c.shape(a->bias(), {c.out_width()}) : Status::ok();
 }
 
+// --- head_linear: a float matrix per group of columns, W [groups * out, in] -----------------
+// Bound as a matrix; the check admits float storage only, interleaved only when each group is
+// whole blocks of 16 rows (the exporter interleaves no other: interleave.cc).
+void head_linear_tensors(const fb::Op& op, Uses& out) {
+  use(out, op.attrs_as_HeadLinearAttrs()->weight(), TensorRead::kMatrix);
+}
+Status head_linear_check(OpCheck& c) {
+  auto a = c.op.attrs_as_HeadLinearAttrs();
+  const int32_t t = a->weight();
+  const int64_t rows = c.rows_of(t), groups = a->groups();
+  if (rows < 0) return bad_input("op {} (head_linear): weight {} is not a 2-D tensor", c.i, t);
+  const int64_t in = c.tensor(t).shape()->Get(1), stride = a->in_stride() == 0 ? in : a->in_stride();
+  if (groups < 1 || rows % groups != 0 || in < 1 || stride < in || c.out_width() != rows ||
+      c.width(c.in[0]) != groups * stride)
+    return bad_input("op {} (head_linear): weight [{}, {}] in {} groups of stride {} disagrees with widths {} -> {}", c.i,
+                     rows, in, groups, a->in_stride(), c.width(c.in[0]), c.out_width());
+  const fb::Tensor& w = c.tensor(t);
+  if (w.dtype() != fb::DType::F32 && w.dtype() != fb::DType::BF16 && w.dtype() != fb::DType::F16)
+    return bad_input("op {} (head_linear): weight {} is {}, not F32, BF16 or F16", c.i, t, fb::EnumNameDType(w.dtype()));
+  if (w.row_block() != 0 && (rows / groups) % 16 != 0)
+    return bad_input("op {} (head_linear): weight {} is interleaved but a group's {} rows are not whole blocks of 16", c.i,
+                     t, rows / groups);
+  return Status::ok();
+}
+
 // --- rope: inputs x and positions ----------------------------------------------------------
 void rope_tensors(const fb::Op& op, Uses& out) {
   use(out, op.attrs_as_RopeAttrs()->inv_freq(), TensorRead::kF32);
@@ -178,6 +203,10 @@ Status slice_check(OpCheck& c) {
 Status concat_check(OpCheck& c) {
   if (int64_t{c.width(c.in[0])} + c.width(c.in[1]) != c.out_width())
     return bad_input("op {} (concat): output width {} is not {} + {}", c.i, c.out_width(), c.width(c.in[0]),
+                     c.width(c.in[1]));
+  const int32_t groups = c.op.attrs_as_ConcatAttrs()->groups();
+  if (groups < 1 || c.width(c.in[0]) % groups != 0 || c.width(c.in[1]) % groups != 0)
+    return bad_input("op {} (concat): {} groups do not divide the widths {} and {}", c.i, groups, c.width(c.in[0]),
                      c.width(c.in[1]));
   return Status::ok();
 }
@@ -324,6 +353,7 @@ constexpr OpSpec kOps[] = {
     {A::EmbeddingOverlayAttrs, "embedding_overlay", 2, 2, 1, overlay_tensors, overlay_check},
     {A::MoeAttrs, "moe", 2, 2, kNoIntInput, moe_tensors, moe_check},
     {A::LayerNormAttrs, "layer_norm", 1, 1, kNoIntInput, layer_norm_tensors, layer_norm_check},
+    {A::HeadLinearAttrs, "head_linear", 1, 1, kNoIntInput, head_linear_tensors, head_linear_check},
 };
 
 constexpr bool op_specs_are_complete() {

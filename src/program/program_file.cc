@@ -108,6 +108,10 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
 }
 
 uint32_t required_format_version(const fb::ProgramT& program) {
+  for (const auto& op : program.ops) {
+    if (op->attrs.AsHeadLinearAttrs() != nullptr) return 10;
+    if (const fb::ConcatAttrsT* a = op->attrs.AsConcatAttrs(); a != nullptr && a->groups != 1) return 10;
+  }
   for (const auto& op : program.ops)
     if (const fb::MoeAttrsT* a = op->attrs.AsMoeAttrs())
       if (a->group_top != 2 || a->masked_key != 0.0f || (a->scoring == fb::RouterScoring::SoftmaxTopK && a->n_group != 1))

@@ -31,7 +31,8 @@ namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // The newest version this build reads and writes. A program is written as the oldest version
-// that can express it (required_format_version): 9 with grouped softmax routing, a group
+// that can express it (required_format_version): 10 with a head_linear op or a grouped concat,
+// 9 with grouped softmax routing, a group
 // score of other than two experts or another masked key, 8 with a sigmoid-routed mixture of experts,
 // else 7 with a layer_norm op or the exact Gelu, else 6 when a rope has a second frequency
 // table, else 5 when a linear takes bf16 activations, else
@@ -51,7 +52,9 @@ inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // Version 9: MoeAttrs group_top and masked_key, and expert groups under SoftmaxTopK (a version-8
 // reader would score groups by their two best experts, read a left-out group's experts as 0, or
 // not group a softmax router at all).
-inline constexpr uint32_t kFormatVersion = 9;
+// Version 10: the head_linear op and ConcatAttrs groups (an older reader's op table would refuse
+// the op, and one that ignored the groups would join whole rows).
+inline constexpr uint32_t kFormatVersion = 10;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;
 inline constexpr size_t kTensorAlignment = 64;
@@ -69,7 +72,7 @@ struct Preamble {
 };
 static_assert(sizeof(Preamble) == kPreambleSize);
 
-// The oldest format version that expresses `program` (2 to 9; see kFormatVersion).
+// The oldest format version that expresses `program` (2 to 10; see kFormatVersion).
 uint32_t required_format_version(const fb::ProgramT& program);
 
 // Tensor::row_block of an interleaved matrix (program.fbs; kernels::kRowBlock).

@@ -17,7 +17,7 @@ namespace og::runtime {
 
 enum class OpKind : uint8_t {
   kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap, kSlice,
-  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay, kMoe, kLayerNorm
+  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay, kMoe, kLayerNorm, kHeadLinear
 };
 
 struct BoundOp {
@@ -26,7 +26,7 @@ struct BoundOp {
   std::array<bool, 4> in_from_suffix{};  // input made by an op of the row-wise suffix
   int32_t out = -1;                // value id of the output [T, width]
   int32_t width = 0;               // output width
-  kernels::Matrix matrix;          // embedding table [vocab, dim] / linear weight [out, in]
+  kernels::Matrix matrix;          // embedding table [vocab, dim] / linear weight [out, in] / head_linear's [groups * out, in]
   kernels::XQuant xquant = kernels::XQuant::kNone;  // linear: how a quantized or bf16 weight meets x
   // Linear with int8 activations: the session buffer holding its input quantized, and
   // whether this op is the first of the step to read that value with this weight layout
@@ -38,7 +38,8 @@ struct BoundOp {
   int32_t group = 1;
   const float* vec = nullptr;      // linear bias [out] / norm weight [dim] / stream-mix coefficients [n_out * n_in]
   const float* vec2 = nullptr;     // layer_norm bias [dim]
-  int32_t norm_groups = 1;         // layer_norm: rows of weight and bias (1, or one per group of the row)
+  int32_t norm_groups = 1;         // layer_norm: rows of weight and bias (1, or one per group of the row);
+                                   // concat, head_linear: groups of columns (head_linear's stride: dim)
   float eps = 0, scalar = 0;
   int32_t dim = 0;
   kernels::RopeParams rope;

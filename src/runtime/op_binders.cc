@@ -114,6 +114,21 @@ Status bind_attend(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   return Status::ok();
 }
 
+Status bind_head_linear(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
+  auto a = op.attrs_as_HeadLinearAttrs();
+  b.kind = OpKind::kHeadLinear;
+  b.matrix = ctx.matrix(a->weight());
+  b.norm_groups = a->groups();
+  b.dim = a->in_stride() == 0 ? static_cast<int32_t>(b.matrix.cols) : a->in_stride();
+  return Status::ok();
+}
+
+Status bind_concat(const fb::Op& op, const BindContext&, BoundOp& b) {
+  b.kind = OpKind::kConcat;
+  b.norm_groups = op.attrs_as_ConcatAttrs()->groups();
+  return Status::ok();
+}
+
 template <OpKind kKind>
 Status bind_plain(const fb::Op&, const BindContext&, BoundOp& b) {
   b.kind = kKind;
@@ -241,12 +256,13 @@ constexpr Entry kBinders[] = {
     {A::SoftcapAttrs, bind_softcap},
     {A::SliceAttrs, bind_slice},
     {A::StreamMixAttrs, bind_stream_mix},
-    {A::ConcatAttrs, bind_plain<OpKind::kConcat>},
+    {A::ConcatAttrs, bind_concat},
     {A::RmsMatchAttrs, bind_rms_match},
     {A::GaussianTopKAttrs, bind_gaussian_top_k},
     {A::EmbeddingOverlayAttrs, bind_overlay},
     {A::MoeAttrs, bind_moe},
     {A::LayerNormAttrs, bind_layer_norm},
+    {A::HeadLinearAttrs, bind_head_linear},
 };
 
 }  // namespace

@@ -125,11 +125,13 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         kernels::stream_mix(x, op.vec ? op.vec : in(1), n, op.mix, out);
         break;
       }
-      case OpKind::kConcat: {
+      case OpKind::kConcat: {  // G groups of a row: the row as G rows of a group's columns
         const float* a = in(0);
-        kernels::concat_columns(a, m.width(op.in[0]), in(1), m.width(op.in[1]), n, out);
+        const int64_t groups = op.norm_groups;
+        kernels::concat_columns(a, m.width(op.in[0]) / groups, in(1), m.width(op.in[1]) / groups, n * groups, out);
         break;
       }
+      case OpKind::kHeadLinear: kernels::head_linear(in(0), n, op.norm_groups, op.dim, op.matrix, out, pool); break;
       case OpKind::kRmsMatch: {
         const float* x = in(0);
         kernels::rms_match(x, in(1), n, op.width / op.dim, op.dim, op.eps, out);

@@ -9,17 +9,6 @@
 #include "export/rope.h"
 
 namespace og::exporter {
-namespace {
-
-// Row j of a head's rotary part in the order the rope kernel rotates (rotate-half) from the
-// checkpoint's: pairs (2i, 2i + 1) when rope_interleave.
-int64_t rope_row(const MlaConfig& m, int64_t j) {
-  if (!m.interleave) return j;
-  const int64_t half = m.rope / 2;
-  return j < half ? 2 * j : 2 * (j - half) + 1;
-}
-
-}  // namespace
 
 Result<MlaConfig> read_mla(const hf::ModelConfig& c, MlaRopePairs pairs) {
   const hf::JsonFields t = c.text_fields();
@@ -38,7 +27,7 @@ Result<MlaConfig> read_mla(const hf::ModelConfig& c, MlaRopePairs pairs) {
   if (t.has("q_lora_rank") && !t.raw("q_lora_rank").is_null() && m.q_lora < 1)
     return t.invalid("q_lora_rank", "a positive integer or null");
   if (m.kv_lora < 1) return t.invalid("kv_lora_rank", "a positive integer");
-  if (m.nope < 0) return t.invalid("qk_nope_head_dim", "a non-negative integer");
+  if (m.nope < 1) return t.invalid("qk_nope_head_dim", "a positive integer");
   if (m.rope < 2 || m.rope % 2 != 0) return t.invalid("qk_rope_head_dim", "a positive even integer");
   if (m.v < 1 || m.v > m.qk()) return t.invalid("v_head_dim", fmt::format("in [1, qk_nope_head_dim + qk_rope_head_dim = {}]", m.qk()));
   if (c.num_key_value_heads != m.heads)
@@ -51,8 +40,14 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
     GraphBuilder& g = ctx.g;
     const hf::ModelConfig& c = ctx.config;
     const int64_t H = c.hidden_size, nh = m.heads, dn = m.nope, dr = m.rope, dv = m.v, dk = m.qk(), R = m.kv_lora;
+    const int64_t D = R + dr;  // the cache's one head: [ckv | k_pe]
     const std::string p = fmt::format("layers.{}.self_attn.", l);
-    // q: its input, and its rows per head reordered to [pe | nope].
+    // Rows of a rope part in the rope kernel's rotate-half order (interleaved pairs or not).
+    auto rope_rows = [&](WeightOptions o) {
+      if (m.interleave) o.pairs_block = dr, o.pairs_width = dr;
+      return o;
+    };
+    // q's input, and q's rows per head [nope | pe] taken apart.
     ValueId q_in = h;
     int64_t q_cols = H;
     std::string q_name = p + "q_proj.weight";
@@ -64,52 +59,33 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
       q_name = p + "q_b_proj.weight";
     }
     OG_ASSIGN_OR_RETURN(const hf::TensorView* wq_t, ctx.tensor(q_name, {nh * dk, q_cols}));
-    g.mark_ignored(wq_t->name);
-    OG_ASSIGN_OR_RETURN(WeightId wq, g.weight_made(wq_t->name + "[made: q, per head pe | nope]", {nh * dk, q_cols}, [m, wq_t, nh, dk, dr, q_cols]() {
-      std::vector<float> w(static_cast<size_t>(nh * dk * q_cols));
-      for (int64_t hd = 0; hd < nh; ++hd)
-        for (int64_t j = 0; j < dk; ++j) {
-          const int64_t src = hd * dk + (j < dr ? m.nope + rope_row(m, j) : j - dr);
-          for (int64_t col = 0; col < q_cols; ++col)
-            w[static_cast<size_t>((hd * dk + j) * q_cols + col)] = static_cast<float>(wq_t->get(src * q_cols + col));
-        }
-      return Result<std::vector<float>>(std::move(w));
-    }));
-    ValueId q = g.float_linear(q_in, wq);  // [T, nh * dk]
+    OG_ASSIGN_OR_RETURN(WeightId wq_nope, g.weight(*wq_t, {.row_begin = 0, .row_end = nh * dk, .row_step = dk, .row_run = dn}));
+    OG_ASSIGN_OR_RETURN(WeightId wq_pe, g.weight(*wq_t, rope_rows({.row_begin = dn, .row_end = nh * dk, .row_step = dk, .row_run = dr})));
+    const ValueId q_nope = g.linear(q_in, wq_nope);  // [T, nh * dn]
+    ValueId q_pe = g.linear(q_in, wq_pe);            // [T, nh * dr]
 
-    // The latent: ckv normed, k_pe; k's input [k_pe | ckv].
-    OG_ASSIGN_OR_RETURN(WeightId wkva, ctx.weight(p + "kv_a_proj_with_mqa.weight", {R + dr, H}));
-    const ValueId kva = g.linear(h, wkva);  // [T, R + dr]
+    // The latent: ckv normed, and k_pe (one for all heads).
+    OG_ASSIGN_OR_RETURN(const hf::TensorView* kva_t, ctx.tensor(p + "kv_a_proj_with_mqa.weight", {R + dr, H}));
+    OG_ASSIGN_OR_RETURN(WeightId w_ckv, g.weight(*kva_t, {.row_begin = 0, .row_end = R}));
+    OG_ASSIGN_OR_RETURN(WeightId w_kpe, g.weight(*kva_t, rope_rows({.row_begin = R, .row_end = R + dr})));
     OG_ASSIGN_OR_RETURN(WeightId wkvn, ctx.weight(p + "kv_a_layernorm.weight", {R}, {.keep_f32 = true}));
-    const ValueId ckv = g.rms_norm(g.slice(kva, 0, static_cast<int32_t>(R)), wkvn, 1e-6f, static_cast<int32_t>(R));
-    const ValueId k_in = g.concat(g.slice(kva, static_cast<int32_t>(R), static_cast<int32_t>(dr)), ckv);  // [T, dr + R]
+    const ValueId ckv = g.rms_norm(g.linear(h, w_ckv), wkvn, 1e-6f, static_cast<int32_t>(R));  // [T, R]
+    ValueId k_pe = g.linear(h, w_kpe);                                                        // [T, dr]
+
+    // kv_b_proj absorbed: q_nope_h meets ckv through W_UK_h (q_lat_h = W_UK_h^T q_nope_h), and
+    // the attention's latent output goes up through W_UV_h.
     OG_ASSIGN_OR_RETURN(const hf::TensorView* kvb, ctx.tensor(p + "kv_b_proj.weight", {nh * (dn + dv), R}));
     g.mark_ignored(kvb->name);
-    OG_ASSIGN_OR_RETURN(WeightId wk, g.weight_made(kvb->name + "[made: k, per head k_pe | k_nope]", {nh * dk, dr + R}, [m, kvb, nh, dn, dv, dk, dr, R]() {
-      std::vector<float> w(static_cast<size_t>(nh * dk * (dr + R)), 0.0f);
+    OG_ASSIGN_OR_RETURN(WeightId w_uk, g.weight_made(kvb->name + "[made: per head k_nope rows, transposed]", {nh * R, dn}, [kvb, nh, dn, dv, R]() {
+      std::vector<float> w(static_cast<size_t>(nh * R * dn));
       for (int64_t hd = 0; hd < nh; ++hd)
-        for (int64_t j = 0; j < dk; ++j) {
-          float* row = w.data() + (hd * dk + j) * (dr + R);
-          if (j < dr) {
-            row[rope_row(m, j)] = 1.0f;  // k_pe, the same for every head
-            continue;
-          }
-          const int64_t src = hd * (dn + dv) + (j - dr);
-          for (int64_t col = 0; col < R; ++col) row[dr + col] = static_cast<float>(kvb->get(src * R + col));
-        }
+        for (int64_t r = 0; r < R; ++r)
+          for (int64_t j = 0; j < dn; ++j)
+            w[static_cast<size_t>((hd * R + r) * dn + j)] = static_cast<float>(kvb->get((hd * (dn + dv) + j) * R + r));
       return Result<std::vector<float>>(std::move(w));
     }));
-    ValueId k = g.float_linear(k_in, wk);  // [T, nh * dk]
-    OG_ASSIGN_OR_RETURN(WeightId wv, g.weight_made(kvb->name + "[made: v, per head v | zeros]", {nh * dk, R}, [kvb, nh, dn, dv, dk, R]() {
-      std::vector<float> w(static_cast<size_t>(nh * dk * R), 0.0f);
-      for (int64_t hd = 0; hd < nh; ++hd)
-        for (int64_t j = 0; j < dv; ++j) {
-          const int64_t src = hd * (dn + dv) + dn + j;
-          for (int64_t col = 0; col < R; ++col) w[static_cast<size_t>((hd * dk + j) * R + col)] = static_cast<float>(kvb->get(src * R + col));
-        }
-      return Result<std::vector<float>>(std::move(w));
-    }));
-    const ValueId v = g.float_linear(ckv, wv);  // [T, nh * dk], zeros after each head's dv values
+    OG_ASSIGN_OR_RETURN(WeightId w_uv, g.weight(*kvb, {.row_begin = dn, .row_end = nh * (dn + dv), .row_step = dn + dv, .row_run = dv}));
+    const ValueId q_lat = g.head_linear(q_nope, w_uk, static_cast<int32_t>(nh), static_cast<int32_t>(dn));  // [T, nh * R]
 
     OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, "full_attention", dr));
     if (rope.rotary_dim != dr)
@@ -117,32 +93,26 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
     // DeepseekV3Attention.scaling: (dn + dr)^-0.5, times mscale(factor, mscale_all_dim)^2 under YaRN.
     const double scale = 1.0 / std::sqrt(static_cast<double>(dk)) * rope.mscale_all_dim * rope.mscale_all_dim;
     OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, fmt::format("layers.{}.", l), rope));
-    q = g.rope(q, tables, static_cast<int32_t>(nh), static_cast<int32_t>(dk), static_cast<int32_t>(dr), rope.attention_factor);
-    k = g.rope(k, tables, static_cast<int32_t>(nh), static_cast<int32_t>(dk), static_cast<int32_t>(dr), rope.attention_factor);
+    q_pe = g.rope(q_pe, tables, static_cast<int32_t>(nh), static_cast<int32_t>(dr), static_cast<int32_t>(dr), rope.attention_factor);
+    k_pe = g.rope(k_pe, tables, 1, static_cast<int32_t>(dr), static_cast<int32_t>(dr), rope.attention_factor);
+    const ValueId q = g.concat(q_lat, q_pe, static_cast<int32_t>(nh));  // [T, nh * D], per head [q_lat | q_pe]
+    const ValueId k = g.concat(ckv, k_pe);                              // [T, D]
     const AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
                           .scale = static_cast<float>(scale),
                           .n_heads = static_cast<int32_t>(nh),
-                          .n_kv_heads = static_cast<int32_t>(nh),
-                          .head_dim = static_cast<int32_t>(dk)};
-    const ValueId a = g.attend(q, k, v, spec);  // [T, nh * dk]
-
-    OG_ASSIGN_OR_RETURN(const hf::TensorView* o_t, ctx.tensor(p + "o_proj.weight", {H, nh * dv}));
-    g.mark_ignored(o_t->name);
-    OG_ASSIGN_OR_RETURN(WeightId wo, g.weight_made(o_t->name + "[made: o, per head columns | zeros]", {H, nh * dk}, [o_t, H, nh, dv, dk]() {
-      std::vector<float> w(static_cast<size_t>(H * nh * dk), 0.0f);
-      for (int64_t r = 0; r < H; ++r)
-        for (int64_t hd = 0; hd < nh; ++hd)
-          for (int64_t j = 0; j < dv; ++j)
-            w[static_cast<size_t>(r * nh * dk + hd * dk + j)] = static_cast<float>(o_t->get(r * nh * dv + hd * dv + j));
-      return Result<std::vector<float>>(std::move(w));
-    }));
-    return g.float_linear(a, wo);  // [T, H]
+                          .n_kv_heads = 1,
+                          .head_dim = static_cast<int32_t>(D)};
+    // v is k: a head's output is [softmax-weighted ckv | k_pe], of which W_UV reads the ckv part.
+    const ValueId a = g.attend(q, k, k, spec);  // [T, nh * D]
+    const ValueId o = g.head_linear(a, w_uv, static_cast<int32_t>(nh), static_cast<int32_t>(D));  // [T, nh * dv]
+    OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(p + "o_proj.weight", {H, nh * dv}));
+    return g.linear(o, wo);  // [T, H]
   };
 }
 
 Result<KvGeometry> mla_kv_geometry(const hf::ModelConfig& c, int64_t, const std::string&) {
   OG_ASSIGN_OR_RETURN(MlaConfig m, read_mla(c, MlaRopePairs::kFromConfig));
-  return KvGeometry{m.heads, m.qk()};
+  return KvGeometry{1, m.kv_lora + m.rope};
 }
 
 }  // namespace og::exporter
