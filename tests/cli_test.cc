@@ -517,6 +517,31 @@ TEST(CliLayout, SeedOssRealConfig) {
                                       "rope_theta", "tie_word_embeddings", "hidden_act"});
 }
 
+// Nemotron-Mini-4B-Instruct, Minitron-8B-Base and an AFM-4.5B fine-tune (tests/data/configs): 32
+// full caches of 8 kv heads × 128 (Minitron-8B's head_dim given: 4096 / 48 does not divide) and
+// 36 of 4 × 128, and tiny models with their norm, rope (Nemotron's half-rotated heads, AFM's
+// YaRN), activation and bias fields (and Nemotron-Mini's unread kv_channels) run against the
+// reference.
+TEST(CliLayout, NemotronAndArceeRealConfigs) {
+  using V = std::vector<int>;
+  for (const auto& [file, layers, kv] : {std::tuple<std::string, int, int>{"Nemotron-Mini-4B-Instruct.json", 32, 8},
+                                          {"Minitron-8B-Base.json", 32, 8}}) {
+    auto layout = run_offgraph("layout --json " + kConfigs + file);
+    ASSERT_EQ(layout.exit_code, 0) << layout.err;
+    expect_layout(nlohmann::json::parse(layout.out), {file, "nemotron", layers, iota(layers), V(layers, kv), V(layers, 128), V(layers, 0)}, file);
+  }
+  const std::string afm = "Austral-AFM-SFT.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + afm);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {afm, "arcee", 36, iota(36), V(36, 4), V(36, 128), V(36, 0)}, afm);
+  expect_real_fields_match_reference("nemotron", "Nemotron-Mini-4B-Instruct.json",
+                                     {"norm_eps", "partial_rotary_factor", "rope_theta", "hidden_act", "tie_word_embeddings",
+                                      "kv_channels"});
+  expect_real_fields_match_reference("arcee", afm,
+                                     {"rms_norm_eps", "rope_scaling", "rope_theta", "hidden_act", "attention_bias", "mlp_bias",
+                                      "tie_word_embeddings"});
+}
+
 // EXAONE-4.0-1.2B (tests/data/configs): 30 full caches of 8 kv heads × 64 (layer_types given,
 // sliding_window null), and a tiny model with its rope (llama3 scaling, theta 1e6, on every
 // layer since there is no window), norm and tying fields run against the reference.
@@ -591,12 +616,12 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
                         {{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
                         {{{"decoder_sparse_step", 0}}, "decoder_sparse_step"},
                         {{{"mlp_only_layers", {7}}}, "mlp_only_layers"},
-                        {{{"hidden_act", "relu2"}}, "hidden_act"}};
+                        {{{"hidden_act", "xielu"}}, "hidden_act"}};
   Patches qwen2 = qwen;
   qwen2.push_back({{{"shared_expert_intermediate_size", 0}}, "shared_expert_intermediate_size"});
   const Patches mixtral = {{{{"num_experts_per_tok", 9}}, "num_experts_per_tok"},
                            {{{"num_local_experts", 0}}, "num_local_experts"},
-                           {{{"hidden_act", "relu2"}}, "hidden_act"}};
+                           {{{"hidden_act", "xielu"}}, "hidden_act"}};
   // A head_dim Cohere2 would ignore, a logit scale of 0.
   const Patches cohere = {{{{"logit_scale", 0}}, "logit_scale"}};
   const Patches cohere2 = {{{{"head_dim", 8}}, "head_dim"}};
@@ -656,10 +681,15 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
                             "sliding_window_pattern"},
                            {{{"layer_types", {"sliding_attention", "full_attention", "full_attention", "full_attention"}}},
                             "sliding_window"}};
+  // Arcee and Nemotron: an activation offgraph has no kernel for (Apertus' xIELU); a rotary width
+  // int(16 * 0.1) = 1 that is odd.
+  const Patches arcee = {{{{"hidden_act", "xielu"}}, "hidden_act"}};
+  const Patches nemotron = {{{{"partial_rotary_factor", 0.1}}, "partial_rotary_factor"}, {{{"hidden_act", "xielu"}}, "hidden_act"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
-           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}, {"exaone4", exaone4}}) {
+           {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}, {"exaone4", exaone4},
+           {"arcee", arcee}, {"nemotron", nemotron}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

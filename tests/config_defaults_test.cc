@@ -347,6 +347,20 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    {{"attention_bias", nullptr}, {"attention_out_bias", nullptr}, {"rms_norm_eps", nullptr},
                                     {"rope_theta", nullptr}, {"tie_word_embeddings", nullptr}},
                                    68);
+  // ArceeConfig: eps 1e-5, rope_theta 1e4, relu2, no biases, untied (rope_scaling removed too: the
+  // default rope).
+  expect_program_matches_reference("arcee",
+                                   {{"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"hidden_act", nullptr},
+                                    {"attention_bias", nullptr}, {"mlp_bias", nullptr}, {"tie_word_embeddings", nullptr},
+                                    {"rope_scaling", nullptr}},
+                                   70);
+  // NemotronConfig: norm_eps 1e-5, partial_rotary_factor 0.5, relu2, rope_theta 1e4, no biases
+  // (the generator then writes none), untied.
+  expect_program_matches_reference("nemotron",
+                                   {{"norm_eps", nullptr}, {"partial_rotary_factor", nullptr}, {"hidden_act", nullptr},
+                                    {"rope_theta", nullptr}, {"attention_bias", nullptr}, {"mlp_bias", nullptr},
+                                    {"tie_word_embeddings", nullptr}},
+                                   71);
   // Exaone4Config: eps 1e-5, rope_theta 1e4, untied, sliding_window 4096 with pattern 4 (layers
   // 0-2 sliding and rotated, layer 3 full without the rope).
   expect_program_matches_reference("exaone4_hybrid",

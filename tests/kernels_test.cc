@@ -811,6 +811,7 @@ double silu(double x) { return x / (1 + std::exp(-x)); }
 double gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
 double tanh_d(double x) { return std::tanh(x); }
 double gelu_erf(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
+double relu2(double x) { return x > 0 ? x * x : 0.0; }
 
 TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
   for (int64_t n : kSizes) {
@@ -819,7 +820,8 @@ TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
     for_each_target([&] {
       std::vector<float> y(n);
       for (auto [a, f] : {std::pair{kernels::Activation::kSilu, &silu}, std::pair{kernels::Activation::kGeluTanh, &gelu_tanh},
-                          std::pair{kernels::Activation::kTanh, &tanh_d}, std::pair{kernels::Activation::kGelu, &gelu_erf}}) {
+                          std::pair{kernels::Activation::kTanh, &tanh_d}, std::pair{kernels::Activation::kGelu, &gelu_erf},
+                          std::pair{kernels::Activation::kRelu2, &relu2}}) {
         kernels::act(x.data(), n, a, y.data());
         for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(y[i], f(x[i]), 1e-5 * std::fabs(f(x[i])) + 1e-6) << "x " << x[i];
         kernels::act_mul(x.data(), u.data(), n, a, y.data());

@@ -173,8 +173,8 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
   EXPECT_EQ(program::kFormatVersion, 10u);
-  {  // version 10: a head_linear op, or a concat by groups (a version-9 reader would refuse the
-     // op, or join whole rows)
+  {  // version 10: a head_linear op, a concat by groups or the Relu2 activation (a version-9
+     // reader would refuse the op or the activation, or join whole rows)
     auto with = [](fb::OpAttrsUnion attrs) {
       fb::ProgramT program;
       auto op = std::make_unique<fb::OpT>();
@@ -182,8 +182,12 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
       program.ops.push_back(std::move(op));
       return program::required_format_version(program);
     };
-    fb::OpAttrsUnion head, grouped, plain;
+    fb::OpAttrsUnion head, grouped, plain, relu2;
     head.Set(fb::HeadLinearAttrsT{});
+    fb::ActAttrsT act;
+    act.activation = fb::Activation::Relu2;
+    relu2.Set(act);
+    EXPECT_EQ(with(std::move(relu2)), 10u);
     fb::ConcatAttrsT c;
     plain.Set(c);
     c.groups = 4;
@@ -387,7 +391,7 @@ TEST(ExportErrors, UnimplementedRopeTypeNamesTheField) {
 
 TEST(ExportErrors, UnsupportedActivationNamesTheField) {
   auto g = generate({.family = "llama", .seed = 1});
-  patch_config(*g, {{"hidden_act", "relu2"}});
+  patch_config(*g, {{"hidden_act", "xielu"}});
   EXPECT_NE(export_error(*g).find("hidden_act"), std::string::npos);
 }
 

@@ -736,7 +736,8 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
 // rounded the other way. They are found token by token (the model is causal): while the
 // first token whose logits disagree is t, the ties of token t (then of earlier tokens),
 // nearest first, are tried one at a time, and a flip is kept when it moves that first
-// disagreeing token later. A program with head_linear ops (latent attention, kv_b_proj
+// disagreeing token later or halves its deviation (the program may have flipped two elements
+// whose effects on that token only vanish together). A program with head_linear ops (latent attention, kv_b_proj
 // absorbed) computes o_proj's input as W_UV (sum_j p_j ckv_j) where the reference sums
 // p_j (W_UV ckv_j): its float32 error there reaches a few 1e-3 of d, so its window is 1e-2.
 TEST_P(QuantE2E, Int8ActivationProgramEqualsTheReferenceQuantizingTheSameInputs) {
@@ -793,6 +794,12 @@ TEST_P(QuantE2E, Int8ActivationProgramEqualsTheReferenceQuantizingTheSameInputs)
         if (std::fabs(prefill[t * V + v] - ref[t * V + v]) > 1e-4 * top) return t;
     return T;
   };
+  // The largest |program - ref| over token t's logits.
+  auto deviation = [&](const std::vector<double>& ref, int64_t t) {
+    double m = 0;
+    for (int64_t v = 0; v < V; ++v) m = std::max(m, std::fabs(prefill[t * V + v] - ref[t * V + v]));
+    return m;
+  };
   std::vector<double> best = *want;
   int64_t first = first_disagreeing(best);
   std::vector<bool> tried(near_ties.size(), false);
@@ -811,16 +818,21 @@ TEST_P(QuantE2E, Int8ActivationProgramEqualsTheReferenceQuantizingTheSameInputs)
     for (size_t k : order) {
       tried[k] = true;
       ++attempts;
-      options.int8_round_other_way.push_back(near_ties[k].element);
+      // Kept sorted: the reference looks elements up by binary search.
+      auto& flips = options.int8_round_other_way;
+      const auto at = flips.insert(std::lower_bound(flips.begin(), flips.end(), near_ties[k].element), near_ties[k].element);
       auto alt = reference::forward(g->config, *ck, ids, options);
       ASSERT_TRUE(alt.is_ok());
-      if (const int64_t f = first_disagreeing(*alt); f > first) {
+      // Kept when it moves the first disagreeing token later, or halves that token's
+      // deviation (one of two flips the program made together: alone it cannot fix the token).
+      const int64_t f = first_disagreeing(*alt);
+      if (f > first || (f == first && first < T && deviation(*alt, first) < 0.5 * deviation(best, first))) {
         best = std::move(*alt);
         first = f;
         advanced = true;
         break;
       }
-      options.int8_round_other_way.pop_back();
+      flips.erase(at);
     }
     if (!advanced) break;
   }
@@ -858,6 +870,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"minimax_m2", false, "8w", "8w", 32},
                                            QCase{"dots1", false, "4w", "", 32},
                                            QCase{"seed_oss", false, "8w", "", 32},
+                                           QCase{"arcee", false, "8w", "", 32}, QCase{"nemotron", false, "4w", "", 32},
                                            QCase{"exaone4_hybrid", false, "4w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +

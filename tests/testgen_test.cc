@@ -181,6 +181,11 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
     const int64_t per = flag("use_bias", true) ? 2 : 1;
     return 1 + L * (4 * per + 2 * per + 4) + 2 + head;
   }
+  if (family == "nemotron") {  // q k v o (+ 4 biases), up down (+ 2 biases), 2 LayerNorm1P (w, b)
+    return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 2 + (flag("mlp_bias", false) ? 2 : 0) + 4) + 2 + head;
+  }
+  if (family == "arcee")  // q k v o (+ 4 biases), up down (+ 2 biases), 2 norms
+    return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 2 + (flag("mlp_bias", false) ? 2 : 0) + 2) + 1 + head;
   if (family == "phi")  // q k v dense fc1 fc2, all biased; input LayerNorm (+ q/k LayerNorms); biased head
     return 1 + L * (12 + 2 + (flag("qk_layernorm", false) ? 4 : 0)) + 2 + 2 * head;
   if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel) (+ a weight per q and k head)
@@ -295,7 +300,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
     if (family != "qwen3_moe" && family != "qwen2_moe" && family != "gpt_oss" && family != "mixtral" &&
-        family != "minimax_m2" && family != "starcoder2" && family != "phi" && family != "glm" && family != "glm4" && family != "olmoe" && family != "granitemoe" &&
+        family != "minimax_m2" && family != "starcoder2" && family != "phi" && family != "arcee" && family != "nemotron" && family != "glm" && family != "glm4" && family != "olmoe" && family != "granitemoe" &&
         family != "granitemoeshared") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
     }
@@ -333,6 +338,11 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "input_layernorm.bias"), (Shape{c.hidden_size}));
     EXPECT_EQ(m.checkpoint.find(l0 + "post_attention_layernorm.weight") != nullptr, family == "starcoder2");
     EXPECT_EQ(m.checkpoint.find(l0 + "mlp.gate_proj.weight"), nullptr);
+  } else if (family == "arcee" || family == "nemotron") {  // NemotronMLP: up and down, no gate
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.up_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.down_proj.weight"), (Shape{c.hidden_size, c.intermediate_size[0]}));
+    EXPECT_EQ(m.checkpoint.find(l0 + "mlp.gate_proj.weight"), nullptr);
+    EXPECT_EQ(m.checkpoint.find(l0 + "input_layernorm.bias") != nullptr, family == "nemotron");  // LayerNorm1P
   } else if (family == "minimax_m2") {  // every layer sparse with the routing bias; whole-projection q/k norms
     const int64_t E = text_int(c, "num_local_experts"), I = c.intermediate_size[0];
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "block_sparse_moe.gate.weight"), (Shape{E, c.hidden_size}));
@@ -476,6 +486,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"minimax_m2", "minimax_m2", "minimax_m2", "minimax_m2"},
                         Case{"dots1", "dots1", "dots1", "dots1"},
                         Case{"seed_oss", "seed_oss", "seed_oss", "seed_oss"},
+                        Case{"arcee", "arcee", "arcee", "arcee"}, Case{"nemotron", "nemotron", "nemotron", "nemotron"},
                         Case{"exaone4", "exaone4", "exaone4", "exaone4"},
                         Case{"exaone4_hybrid", "exaone4", "exaone4", "exaone4"}}) {
     auto tiny = tiny_config(k.family);
@@ -498,7 +509,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"kimi_k2", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
            {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false},
-           {"exaone4", true}, {"exaone4_hybrid", false}}) {
+           {"arcee", false}, {"nemotron", false}, {"exaone4", true}, {"exaone4_hybrid", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

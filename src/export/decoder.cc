@@ -17,7 +17,8 @@ Result<fb::Activation> activation_named(const hf::ModelConfig& c, const std::str
   if (act == "silu" || act == "swish") return fb::Activation::Silu;
   if (act == "gelu_pytorch_tanh" || act == "gelu_new" || act == "gelu_fast") return fb::Activation::GeluTanh;
   if (act == "gelu") return fb::Activation::Gelu;  // transformers' GELUActivation: the exact erf form
-  return unsupported("{}: field '{}' is '{}': offgraph supports silu, gelu and gelu_pytorch_tanh (gelu_new, gelu_fast)", c.path,
+  if (act == "relu2") return fb::Activation::Relu2;  // ReLUSquaredActivation
+  return unsupported("{}: field '{}' is '{}': offgraph supports silu, gelu, gelu_pytorch_tanh (gelu_new, gelu_fast) and relu2", c.path,
                      c.text_fields().field_name(key), act);
 }
 

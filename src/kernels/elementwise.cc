@@ -72,10 +72,17 @@ HWY_INLINE VF GeluErf(DF df, VF x) {
   return hn::Mul(hn::Mul(hn::Set(df, 0.5f), x), one_plus);
 }
 
+// max(x, 0)^2 (transformers' ReLUSquaredActivation, "relu2"); NaN stays NaN (torch.relu).
+HWY_INLINE VF Relu2(DF df, VF x) {
+  const VF r = hn::IfThenElse(hn::IsNaN(x), x, hn::Max(x, hn::Zero(df)));
+  return hn::Mul(r, r);
+}
+
 void Act(const float* x, int64_t n, Activation a, float* y) {
   if (a == Activation::kSilu) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return Silu(df, v); });
   if (a == Activation::kTanh) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return hn::Tanh(df, v); });
   if (a == Activation::kGelu) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return GeluErf(df, v); });
+  if (a == Activation::kRelu2) return Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return Relu2(df, v); });
   Map2(x, nullptr, n, y, [](DF df, VF v, VF) { return GeluTanh(df, v); });
 }
 void ActMul(const float* gate, const float* up, int64_t n, Activation a, float* y) {
@@ -84,6 +91,8 @@ void ActMul(const float* gate, const float* up, int64_t n, Activation a, float* 
     return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(hn::Tanh(df, g), u); });
   if (a == Activation::kGelu)
     return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(GeluErf(df, g), u); });
+  if (a == Activation::kRelu2)
+    return Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(Relu2(df, g), u); });
   Map2(gate, up, n, y, [](DF df, VF g, VF u) { return hn::Mul(GeluTanh(df, g), u); });
 }
 void Add(const float* a, const float* b, int64_t n, float* y) {

@@ -175,7 +175,8 @@ struct RopeParams {
 // scale and positions (q and k of a layer, every layer of one rope kind).
 void rope(const float* x, const int32_t* pos, int64_t T, const RopeParams& p, float* y, ThreadPool* pool = nullptr);
 
-enum class Activation : uint8_t { kSilu, kGeluTanh, kTanh, kGelu };  // kGelu: the exact (erf) gelu
+// kGelu: the exact (erf) gelu; kRelu2: the squared ReLU, max(x, 0)^2
+enum class Activation : uint8_t { kSilu, kGeluTanh, kTanh, kGelu, kRelu2 };
 // The element-wise kernels split long arrays over the pool (an element's value does not
 // depend on where it falls, so any split gives the same bits).
 void act(const float* x, int64_t n, Activation a, float* y, ThreadPool* pool = nullptr);

@@ -156,8 +156,9 @@ Result<Activation> parse_activation(const std::string& name, const std::string& 
   if (name == "gelu_pytorch_tanh" || name == "gelu_new" || name == "gelu_fast") return Activation::kGeluTanh;
   if (name == "gelu") return Activation::kGeluErf;
   if (name == "relu") return Activation::kRelu;
+  if (name == "relu2") return Activation::kRelu2;
   return unsupported("{} = '{}' is not supported by the reference (supported: silu, swish, gelu, "
-                     "gelu_pytorch_tanh, gelu_new, gelu_fast, relu)",
+                     "gelu_pytorch_tanh, gelu_new, gelu_fast, relu, relu2)",
                      field, name);
 }
 
@@ -176,6 +177,7 @@ double activate(Activation a, double x) {
     case Activation::kGeluTanh: return gelu_tanh(x);
     case Activation::kGeluErf: return gelu_erf(x);
     case Activation::kRelu: return x > 0 ? x : 0.0;
+    case Activation::kRelu2: return x > 0 ? x * x : 0.0;  // torch.square(relu(x))
   }
   return x;
 }

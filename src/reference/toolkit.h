@@ -76,7 +76,7 @@ Mat rms_norm(const Mat& x, std::span<const double> w, double eps, NormStyle styl
 // a weight (bias) of its own for each group of a row (Cohere's per-head q/k norms).
 Mat layer_norm(const Mat& x, std::span<const double> w, std::span<const double> b, double eps, int64_t group);
 
-enum class Activation { kSilu, kGeluTanh, kGeluErf, kRelu };
+enum class Activation { kSilu, kGeluTanh, kGeluErf, kRelu, kRelu2 };
 // transformers' ACT2FN names: silu/swish, gelu_pytorch_tanh/gelu_new/gelu_fast (tanh form),
 // gelu (erf form), relu. Anything else is unsupported, naming `field`.
 Result<Activation> parse_activation(const std::string& name, const std::string& field);

@@ -36,6 +36,7 @@ kernels::Activation activation(fb::Activation a) {
     case fb::Activation::GeluTanh: return kernels::Activation::kGeluTanh;
     case fb::Activation::Tanh: return kernels::Activation::kTanh;
     case fb::Activation::Gelu: return kernels::Activation::kGelu;
+    case fb::Activation::Relu2: return kernels::Activation::kRelu2;
     default: return kernels::Activation::kSilu;
   }
 }

@@ -60,6 +60,8 @@ extern const Family kGlm4MoeLiteFamily;
 extern const Family kMiniMaxM2Family;
 extern const Family kDots1Family;
 extern const Family kSeedOssFamily;
+extern const Family kArceeFamily;
+extern const Family kNemotronFamily;
 extern const Family kExaone4Family;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;

@@ -17,9 +17,11 @@ struct LayerNormWeights {
   std::vector<double> w, b;
 };
 
-Result<LayerNormWeights> read_layer_norm(const hf::Checkpoint& ckpt, const std::string& name, int64_t n, bool bias) {
+Result<LayerNormWeights> read_layer_norm(const hf::Checkpoint& ckpt, const std::string& name, int64_t n, bool bias,
+                                          double offset = 0) {
   LayerNormWeights ln;
   OG_ASSIGN_OR_RETURN(ln.w, vector_f64(ckpt, name + ".weight", n));
+  for (double& w : ln.w) w += offset;
   if (bias) { OG_ASSIGN_OR_RETURN(ln.b, vector_f64(ckpt, name + ".bias", n)); }
   return ln;
 }
@@ -68,6 +70,7 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
     OG_ASSIGN_OR_RETURN(qkv_bias, t.get_bool(var.attention_bias_key, false));
     o_bias = qkv_bias;
   }
+  if (var.mlp_bias_key != nullptr) { OG_ASSIGN_OR_RETURN(other_bias, t.get_bool(var.mlp_bias_key, false)); }
   double logit_scale = 1.0;
   if (var.logit_scale_key != nullptr) { OG_ASSIGN_OR_RETURN(logit_scale, t.get_double(var.logit_scale_key, 0.0625)); }
   if (var.head_dim_from_hidden && D * Hq != H)
@@ -165,7 +168,7 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
     }
     auto feed_forward = [&](const Mat& h) { return var.mlp_up != nullptr ? plain_mlp(h, mw) : gated_mlp(h, mw); };
 
-    OG_ASSIGN_OR_RETURN(LayerNormWeights ln1, read_layer_norm(ckpt, pre + "input_layernorm", H, var.norm_bias));
+    OG_ASSIGN_OR_RETURN(LayerNormWeights ln1, read_layer_norm(ckpt, pre + "input_layernorm", H, var.norm_bias, var.norm_offset));
     const Mat n = layer_norm(x, ln1.w, ln1.b, eps, H);
     if (parallel) {
       Mat sum = self_attention(n, aw, shape);
@@ -174,11 +177,11 @@ Result<std::vector<double>> layer_norm_like_forward(const LnVariant& var, const 
       continue;
     }
     add_inplace(x, self_attention(n, aw, shape));
-    OG_ASSIGN_OR_RETURN(LayerNormWeights ln2, read_layer_norm(ckpt, pre + "post_attention_layernorm", H, var.norm_bias));
+    OG_ASSIGN_OR_RETURN(LayerNormWeights ln2, read_layer_norm(ckpt, pre + "post_attention_layernorm", H, var.norm_bias, var.norm_offset));
     add_inplace(x, feed_forward(layer_norm(x, ln2.w, ln2.b, eps, H)));
   }
 
-  OG_ASSIGN_OR_RETURN(LayerNormWeights final_norm, read_layer_norm(ckpt, std::string("model.") + var.final_norm, H, var.norm_bias));
+  OG_ASSIGN_OR_RETURN(LayerNormWeights final_norm, read_layer_norm(ckpt, std::string("model.") + var.final_norm, H, var.norm_bias, var.norm_offset));
   OG_ASSIGN_OR_RETURN(const hf::TensorView* head, output_head(ckpt, c, *embed, {"lm_head.weight"}));
   const hf::TensorView* head_bias = nullptr;
   if (var.always_bias) { OG_ASSIGN_OR_RETURN(head_bias, tensor("lm_head.bias", {c.vocab_size})); }

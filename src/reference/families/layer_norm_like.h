@@ -1,4 +1,4 @@
-// The decoders of StarCoder2, Phi, StableLM, Cohere and Cohere2: LayerNorms (mean subtracted,
+// The decoders of StarCoder2, Phi, StableLM, Cohere, Cohere2 and Nemotron: LayerNorms (mean subtracted,
 // a weight and, except Cohere's, a bias) where the llama-like ones have RMSNorm, and the
 // parallel block x + attn(n) + mlp(n) of Phi, Cohere (and StableLM's option). transformers
 // writes them as separate modules; they share the attention of blocks.h and differ in names,
@@ -44,8 +44,10 @@ struct LnVariant {
   const char* all_bias_key = nullptr;
   const char* qkv_bias_key = nullptr;
   const char* attention_bias_key = nullptr;
+  const char* mlp_bias_key = nullptr;  // nemotron: the MLP's biases iff this field (default false)
   bool always_bias = false;
   bool norm_bias = true;             // cohere: CohereLayerNorm has a weight only
+  double norm_offset = 0;            // nemotron: NemotronLayerNorm1P scales by weight + 1
   Windows windows = Windows::kNone;
   bool rope_pairs = false;           // cohere: the rope rotates interleaved pairs
   bool rope_on_sliding_only = false; // cohere2: full layers apply no rope

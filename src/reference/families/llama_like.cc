@@ -540,26 +540,28 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
     if (var.fused || var.fused_gate_up) {
       OG_ASSIGN_OR_RETURN(mw.gate_up, tensor(mlp + "gate_up_proj.weight", {2 * I, H}));
     } else {
-      OG_ASSIGN_OR_RETURN(mw.gate, tensor(mlp + "gate_proj.weight", {I, H}));
+      if (!var.plain_mlp) { OG_ASSIGN_OR_RETURN(mw.gate, tensor(mlp + "gate_proj.weight", {I, H})); }
       OG_ASSIGN_OR_RETURN(mw.up, tensor(mlp + "up_proj.weight", {I, H}));
     }
     OG_ASSIGN_OR_RETURN(mw.down, tensor(mlp + "down_proj.weight", {H, I}));
     if (p.mlp_bias) {
-      OG_ASSIGN_OR_RETURN(mw.gate_bias, tensor(mlp + "gate_proj.bias", {I}));
+      if (!var.plain_mlp) { OG_ASSIGN_OR_RETURN(mw.gate_bias, tensor(mlp + "gate_proj.bias", {I})); }
       OG_ASSIGN_OR_RETURN(mw.up_bias, tensor(mlp + "up_proj.bias", {I}));
       OG_ASSIGN_OR_RETURN(mw.down_bias, tensor(mlp + "down_proj.bias", {H}));
     }
+    // arcee: NemotronMLP, down(act(up x)); the others gated.
+    auto feed_forward = [&](const Mat& h) { return var.plain_mlp ? plain_mlp(h, mw) : gated_mlp(h, mw); };
 
     if (var.glm4_norms) {
       OG_ASSIGN_OR_RETURN(std::vector<double> post_attn, vector_f64(ckpt, pre + "post_self_attn_layernorm.weight", H));
       OG_ASSIGN_OR_RETURN(std::vector<double> post_mlp, vector_f64(ckpt, pre + "post_mlp_layernorm.weight", H));
       join(rms_norm(self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape), post_attn, p.eps,
                     NormStyle::kWeight, H));
-      join(rms_norm(gated_mlp(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), mw), post_mlp, p.eps, NormStyle::kWeight, H));
+      join(rms_norm(feed_forward(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H)), post_mlp, p.eps, NormStyle::kWeight, H));
       continue;
     }
     join(self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
-    join(gated_mlp(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H), mw));
+    join(feed_forward(rms_norm(x, ln2, p.eps, NormStyle::kWeight, H)));
   }
 
   OG_ASSIGN_OR_RETURN(std::vector<double> final_norm, vector_f64(ckpt, "model.norm.weight", H));

@@ -36,7 +36,7 @@ Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const Fam
       if (shape.fused_gate_up) {
         s.linear(p + "mlp.gate_up_proj", 2 * inter, d.hidden);  // rows: gate, then up
       } else {
-        s.linear(p + "mlp.gate_proj", inter, d.hidden, shape.mlp_bias);
+        if (!shape.plain_mlp) s.linear(p + "mlp.gate_proj", inter, d.hidden, shape.mlp_bias);
         s.linear(p + "mlp.up_proj", inter, d.hidden, shape.mlp_bias);
       }
       s.linear(p + "mlp.down_proj", d.hidden, inter, shape.mlp_bias);

@@ -20,6 +20,7 @@ struct LlamaShape {
   bool fused = false;    // Phi-3: self_attn.qkv_proj and mlp.gate_up_proj
   bool fused_gate_up = false;  // GLM: mlp.gate_up_proj beside separate q/k/v projections
   bool glm4_norms = false;     // GLM-4-0414: post_self_attn_layernorm and post_mlp_layernorm too
+  bool plain_mlp = false;      // Arcee: mlp.up_proj and mlp.down_proj only (no gate)
 };
 
 Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const FamilyContext& ctx,
