@@ -252,9 +252,12 @@ TEST(QuantLinearInt8, MatchesFloat64OnTheQuantizedActivationsForEveryTarget) {
                                             << rows << " cols " << cols);
           const QStored q = make_q(t, rows, cols, group, static_cast<uint32_t>(rows * 5 + cols + group));
           const std::vector<float> bias = random_floats(static_cast<size_t>(rows), 4);
-          for (int64_t T : kTokens) {
+          for (int64_t T : kTokens)
+          for (bool squared_relu : {false, true}) {  // signed x, or x >= 0 with many zeros (a relu2's output)
             std::vector<float> x = random_floats(static_cast<size_t>(T * cols), static_cast<uint32_t>(T + 100));
             std::fill(x.begin(), x.begin() + std::min<int64_t>(group, T * cols), 0.0f);  // an all-zero group: d = 0
+            if (squared_relu)
+              for (float& v : x) v = v > 0 ? v * v : 0.0f;
             std::vector<double> want(static_cast<size_t>(T * rows)), bound(want.size());
             for (int64_t tok = 0; tok < T; ++tok) {
               const Int8Row xq = quantize_x_int8(x.data() + tok * cols, cols, group);
