@@ -517,12 +517,13 @@ TEST(CliLayout, SeedOssRealConfig) {
                                       "rope_theta", "tie_word_embeddings", "hidden_act"});
 }
 
-// Nemotron-Mini-4B-Instruct, Minitron-8B-Base and an AFM-4.5B fine-tune (tests/data/configs): 32
-// full caches of 8 kv heads × 128 (Minitron-8B's head_dim given: 4096 / 48 does not divide) and
-// 36 of 4 × 128, and tiny models with their norm, rope (Nemotron's half-rotated heads, AFM's
-// YaRN), activation and bias fields (and Nemotron-Mini's unread kv_channels) run against the
-// reference.
-TEST(CliLayout, NemotronAndArceeRealConfigs) {
+// Nemotron-Mini-4B-Instruct, Minitron-8B-Base, an AFM-4.5B fine-tune and Hunyuan-7B-Instruct
+// (tests/data/configs): 32 full caches of 8 kv heads × 128 (Minitron-8B's head_dim given: 4096 /
+// 48 does not divide), 36 of 4 × 128 and 32 of 8 × 128, and tiny models with their norm, rope
+// (Nemotron's half-rotated heads, AFM's YaRN, HunYuan's NTK alpha), activation and bias fields
+// (and the fields transformers does not read: Nemotron-Mini's kv_channels, HunYuan's use_cla
+// and use_qk_norm) run against the reference.
+TEST(CliLayout, NemotronArceeAndHunYuanRealConfigs) {
   using V = std::vector<int>;
   for (const auto& [file, layers, kv] : {std::tuple<std::string, int, int>{"Nemotron-Mini-4B-Instruct.json", 32, 8},
                                           {"Minitron-8B-Base.json", 32, 8}}) {
@@ -537,6 +538,13 @@ TEST(CliLayout, NemotronAndArceeRealConfigs) {
   expect_real_fields_match_reference("nemotron", "Nemotron-Mini-4B-Instruct.json",
                                      {"norm_eps", "partial_rotary_factor", "rope_theta", "hidden_act", "tie_word_embeddings",
                                       "kv_channels"});
+  const std::string hunyuan = "Hunyuan-7B-Instruct.json";
+  layout = run_offgraph("layout --json " + kConfigs + hunyuan);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {hunyuan, "hunyuan_v1_dense", 32, iota(32), V(32, 8), V(32, 128), V(32, 0)}, hunyuan);
+  expect_real_fields_match_reference("hunyuan_v1_dense", hunyuan,
+                                     {"rope_scaling", "rope_theta", "rms_norm_eps", "attention_bias", "mlp_bias", "use_cla",
+                                      "use_qk_norm", "tie_word_embeddings", "hidden_act"});
   expect_real_fields_match_reference("arcee", afm,
                                      {"rms_norm_eps", "rope_scaling", "rope_theta", "hidden_act", "attention_bias", "mlp_bias",
                                       "tie_word_embeddings"});
@@ -684,12 +692,16 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   // Arcee and Nemotron: an activation offgraph has no kernel for (Apertus' xIELU); a rotary width
   // int(16 * 0.1) = 1 that is odd.
   const Patches arcee = {{{{"hidden_act", "xielu"}}, "hidden_act"}};
+  // HunYuan: a dynamic rope without its alpha (transformers' dynamic NTK, which grows with the
+  // sequence), a negative alpha.
+  const Patches hunyuan = {{{{"rope_scaling", {{"alpha", nullptr}}}}, "rope_type"},
+                           {{{"rope_scaling", {{"alpha", -2.0}}}}, "alpha"}};
   const Patches nemotron = {{{{"partial_rotary_factor", 0.1}}, "partial_rotary_factor"}, {{{"hidden_act", "xielu"}}, "hidden_act"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
            {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}, {"exaone4", exaone4},
-           {"arcee", arcee}, {"nemotron", nemotron}}) {
+           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

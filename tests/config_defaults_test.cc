@@ -361,6 +361,12 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                     {"rope_theta", nullptr}, {"attention_bias", nullptr}, {"mlp_bias", nullptr},
                                     {"tie_word_embeddings", nullptr}},
                                    71);
+  // HunYuanDenseV1Config: eps 1e-5, rope_theta 1e4 (under the NTK-alpha rope, which scales it),
+  // silu, no biases, untied.
+  expect_program_matches_reference("hunyuan_v1_dense",
+                                   {{"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"hidden_act", nullptr},
+                                    {"attention_bias", nullptr}, {"tie_word_embeddings", nullptr}},
+                                   72);
   // Exaone4Config: eps 1e-5, rope_theta 1e4, untied, sliding_window 4096 with pattern 4 (layers
   // 0-2 sliding and rotated, layer 3 full without the rope).
   expect_program_matches_reference("exaone4_hybrid",

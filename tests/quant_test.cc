@@ -874,6 +874,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"dots1", false, "4w", "", 32},
                                            QCase{"seed_oss", false, "8w", "", 32},
                                            QCase{"arcee", false, "8w", "", 32}, QCase{"nemotron", false, "4w", "", 32},
+                                           QCase{"hunyuan_v1_dense", true, "4w", "", 64},
                                            QCase{"exaone4_hybrid", false, "4w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +

@@ -184,6 +184,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   if (family == "nemotron") {  // q k v o (+ 4 biases), up down (+ 2 biases), 2 LayerNorm1P (w, b)
     return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 2 + (flag("mlp_bias", false) ? 2 : 0) + 4) + 2 + head;
   }
+  if (family == "hunyuan_v1_dense")  // q k v o (+ 4 biases), query/key layernorms, gate up down, 2 norms
+    return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 2 + 3 + 2) + 1 + head;
   if (family == "arcee")  // q k v o (+ 4 biases), up down (+ 2 biases), 2 norms
     return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 2 + (flag("mlp_bias", false) ? 2 : 0) + 2) + 1 + head;
   if (family == "phi")  // q k v dense fc1 fc2, all biased; input LayerNorm (+ q/k LayerNorms); biased head
@@ -487,6 +489,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"dots1", "dots1", "dots1", "dots1"},
                         Case{"seed_oss", "seed_oss", "seed_oss", "seed_oss"},
                         Case{"arcee", "arcee", "arcee", "arcee"}, Case{"nemotron", "nemotron", "nemotron", "nemotron"},
+                        Case{"hunyuan_v1_dense", "hunyuan_v1_dense", "hunyuan_v1_dense", "hunyuan_v1_dense"},
                         Case{"exaone4", "exaone4", "exaone4", "exaone4"},
                         Case{"exaone4_hybrid", "exaone4", "exaone4", "exaone4"}}) {
     auto tiny = tiny_config(k.family);
@@ -509,7 +512,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"kimi_k2", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
            {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false},
-           {"arcee", false}, {"nemotron", false}, {"exaone4", true}, {"exaone4_hybrid", false}}) {
+           {"arcee", false}, {"nemotron", false}, {"hunyuan_v1_dense", true}, {"exaone4", true}, {"exaone4_hybrid", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

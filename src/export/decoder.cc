@@ -222,11 +222,13 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
         k = g.linear(h, wk, bk);
         v = g.linear(h, wv, bv);
       }
-      if (o.qk_norm) {
+      auto qk_norms = [&]() -> Status {
         const int64_t q_groups = o.qk_norm_per_head ? Hq : 0, k_groups = o.qk_norm_per_head ? Hkv : 0;
         OG_ASSIGN_OR_RETURN(q, norm(q, at + o.q_norm_name, o.qk_norm_whole ? Hq * D : D, qk_rows, q_groups));
         OG_ASSIGN_OR_RETURN(k, norm(k, at + o.k_norm_name, o.qk_norm_whole ? Hkv * D : D, qk_rows, k_groups));
-      }
+        return Status::ok();
+      };
+      if (o.qk_norm && !o.qk_norm_after_rope) OG_TRY(qk_norms());
       if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
         OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
         q = g.rope(q, tables, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
@@ -234,6 +236,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
         k = g.rope(k, tables, static_cast<int32_t>(Hkv), static_cast<int32_t>(D), rope.rotary_dim,
                    rope.attention_factor);
       }
+      if (o.qk_norm && o.qk_norm_after_rope) OG_TRY(qk_norms());
       WeightId sinks = kNoWeight;  // [Hq]
       if (o.attention_sinks) { OG_ASSIGN_OR_RETURN(sinks, ctx.weight(at + "sinks", {Hq}, {.keep_f32 = true})); }
       AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],

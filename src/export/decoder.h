@@ -32,6 +32,7 @@ struct DecoderOptions {
   bool post_norms_only = false;
   bool qk_norm = false;            // RMSNorm over head_dim of q and k
   bool qk_norm_whole = false;      // with qk_norm: over all of q's (k's) features, before the head split
+  bool qk_norm_after_rope = false; // with qk_norm: the norms on the rotated q and k (HunYuan), not before
   // With qk_norm and layer_norm: NAME.weight is [heads, head_dim], a LayerNorm of its own per
   // head (stored flat; the layer_norm op's per-group weights).
   bool qk_norm_per_head = false;

@@ -34,14 +34,17 @@ Mat self_attention(const Mat& x, const AttentionWeights& w, const AttentionShape
   add_bias(q, w.q_bias);
   add_bias(k, w.k_bias);
   add_bias(v, w.v_bias);
-  // Qwen3/Gemma3 normalize each head of q and k over head_dim, before RoPE.
-  if (w.qk_layer_norm) {
-    q = layer_norm(q, w.q_norm, w.q_norm_bias, w.qk_norm_eps, D);
-    k = layer_norm(k, w.k_norm, w.k_norm_bias, w.qk_norm_eps, D);
-  } else {
-    if (!w.q_norm.empty()) q = rms_norm(q, w.q_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? q.cols : D);
-    if (!w.k_norm.empty()) k = rms_norm(k, w.k_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? k.cols : D);
-  }
+  // Qwen3/Gemma3 normalize each head of q and k over head_dim, before RoPE (HunYuan after it).
+  auto qk_norms = [&] {
+    if (w.qk_layer_norm) {
+      q = layer_norm(q, w.q_norm, w.q_norm_bias, w.qk_norm_eps, D);
+      k = layer_norm(k, w.k_norm, w.k_norm_bias, w.qk_norm_eps, D);
+    } else {
+      if (!w.q_norm.empty()) q = rms_norm(q, w.q_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? q.cols : D);
+      if (!w.k_norm.empty()) k = rms_norm(k, w.k_norm, w.qk_norm_eps, w.qk_norm_style, w.qk_norm_whole ? k.cols : D);
+    }
+  };
+  if (!w.qk_norm_after_rope) qk_norms();
   if (s.rope_pairs) {
     OG_CHECK(s.long_inv_freq.empty());
     apply_rope_pairs(q, s.attn.n_heads, D, s.inv_freq, s.rope_attention_factor);
@@ -50,6 +53,7 @@ Mat self_attention(const Mat& x, const AttentionWeights& w, const AttentionShape
     apply_rope(q, s.attn.n_heads, D, s.inv_freq, s.rope_attention_factor, s.long_inv_freq, s.long_from);
     apply_rope(k, s.attn.n_kv_heads, D, s.inv_freq, s.rope_attention_factor, s.long_inv_freq, s.long_from);
   }
+  if (w.qk_norm_after_rope) qk_norms();
   Mat a = attention(q, k, v, s.attn);  // [T, Hq*D], heads concatenated as transformers reshapes them
   return linear(a, *w.o, w.o_bias);
 }

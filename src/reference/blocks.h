@@ -34,6 +34,7 @@ struct AttentionWeights {
   NormStyle qk_norm_style = NormStyle::kWeight;
   double qk_norm_eps = 1e-6;
   bool qk_norm_whole = false;  // olmo2: over all of q's (k's) features, weights [Hq*D] ([Hkv*D])
+  bool qk_norm_after_rope = false;  // hunyuan_v1_dense: the norms on the rotated q and k
   // phi: q_norm/k_norm are torch LayerNorms over head_dim with these biases [D].
   bool qk_layer_norm = false;
   std::vector<double> q_norm_bias, k_norm_bias;

@@ -62,6 +62,7 @@ extern const Family kDots1Family;
 extern const Family kSeedOssFamily;
 extern const Family kArceeFamily;
 extern const Family kNemotronFamily;
+extern const Family kHunYuanDenseFamily;
 extern const Family kExaone4Family;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;

@@ -497,10 +497,13 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
     }
     if (p.qk_norm || var.post_norms || var.qk_norm_whole) {
       aw.qk_norm_whole = (var.post_norms && !var.post_norms_head_qk) || var.qk_norm_whole;
-      OG_ASSIGN_OR_RETURN(aw.q_norm, vector_f64(ckpt, at + "q_norm.weight", aw.qk_norm_whole ? p.heads * D : D));
-      OG_ASSIGN_OR_RETURN(aw.k_norm, vector_f64(ckpt, at + "k_norm.weight", aw.qk_norm_whole ? p.kv_heads * D : D));
+      const std::string qn = var.qk_norm_after_rope ? "query_layernorm" : "q_norm",
+                        kn = var.qk_norm_after_rope ? "key_layernorm" : "k_norm";
+      OG_ASSIGN_OR_RETURN(aw.q_norm, vector_f64(ckpt, at + qn + ".weight", aw.qk_norm_whole ? p.heads * D : D));
+      OG_ASSIGN_OR_RETURN(aw.k_norm, vector_f64(ckpt, at + kn + ".weight", aw.qk_norm_whole ? p.kv_heads * D : D));
       aw.qk_norm_style = NormStyle::kWeight;
       aw.qk_norm_eps = p.eps;
+      aw.qk_norm_after_rope = var.qk_norm_after_rope;
     }
     AttentionShape shape{.attn = {.n_heads = p.heads, .n_kv_heads = p.kv_heads, .head_dim = D,
                                   .scale = p.attention_scale > 0 ? p.attention_scale : 1.0 / std::sqrt(static_cast<double>(D)),

@@ -56,6 +56,8 @@ struct Variant {
   SlidingRule sliding = SlidingRule::kNone;
   bool fused = false;                 // phi3: qkv_proj and gate_up_proj
   bool qk_norm = false;               // qwen3: q_norm/k_norm over head_dim before RoPE
+  // hunyuan_v1_dense: with qk_norm, query_layernorm/key_layernorm over head_dim after RoPE.
+  bool qk_norm_after_rope = false;
   bool reads_use_qk_norm = false;     // glm4_moe: qk_norm iff use_qk_norm
   bool qkv_bias = false;              // qwen2: q/k/v always biased, o_proj never
   bool reads_qkv_bias = false;        // qwen2_moe: q/k/v biased iff qkv_bias (default true), o_proj never

@@ -30,8 +30,8 @@ Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const Fam
       s.linear(p + "self_attn.v_proj", kv_out, d.hidden, shape.qkv_bias);
       s.linear(p + "self_attn.o_proj", d.hidden, q_out, shape.o_bias);
       if (shape.qk_norm) {
-        s.norm(p + "self_attn.q_norm", shape.qk_norm_whole ? q_out : d.head_dim, kUnitNormInit);
-        s.norm(p + "self_attn.k_norm", shape.qk_norm_whole ? kv_out : d.head_dim, kUnitNormInit);
+        s.norm(p + "self_attn." + shape.q_norm, shape.qk_norm_whole ? q_out : d.head_dim, kUnitNormInit);
+        s.norm(p + "self_attn." + shape.k_norm, shape.qk_norm_whole ? kv_out : d.head_dim, kUnitNormInit);
       }
       if (shape.fused_gate_up) {
         s.linear(p + "mlp.gate_up_proj", 2 * inter, d.hidden);  // rows: gate, then up

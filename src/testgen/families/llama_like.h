@@ -21,6 +21,8 @@ struct LlamaShape {
   bool fused_gate_up = false;  // GLM: mlp.gate_up_proj beside separate q/k/v projections
   bool glm4_norms = false;     // GLM-4-0414: post_self_attn_layernorm and post_mlp_layernorm too
   bool plain_mlp = false;      // Arcee: mlp.up_proj and mlp.down_proj only (no gate)
+  const char* q_norm = "q_norm";  // with qk_norm: self_attn.NAME (HunYuan: query_layernorm, key_layernorm)
+  const char* k_norm = "k_norm";
 };
 
 Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const FamilyContext& ctx,
