@@ -517,13 +517,14 @@ TEST(CliLayout, SeedOssRealConfig) {
                                       "rope_theta", "tie_word_embeddings", "hidden_act"});
 }
 
-// Nemotron-Mini-4B-Instruct, Minitron-8B-Base, an AFM-4.5B fine-tune and Hunyuan-7B-Instruct
-// (tests/data/configs): 32 full caches of 8 kv heads × 128 (Minitron-8B's head_dim given: 4096 /
-// 48 does not divide), 36 of 4 × 128 and 32 of 8 × 128, and tiny models with their norm, rope
-// (Nemotron's half-rotated heads, AFM's YaRN, HunYuan's NTK alpha), activation and bias fields
-// (and the fields transformers does not read: Nemotron-Mini's kv_channels, HunYuan's use_cla
-// and use_qk_norm) run against the reference.
-TEST(CliLayout, NemotronArceeAndHunYuanRealConfigs) {
+// Nemotron-Mini-4B-Instruct, Minitron-8B-Base, an AFM-4.5B fine-tune, Hunyuan-7B-Instruct and an
+// Apertus-8B fine-tune (tests/data/configs): 32 full caches of 8 kv heads × 128 (Minitron-8B's
+// head_dim given: 4096 / 48 does not divide), 36 of 4 × 128, 32 of 8 × 128 twice, and tiny
+// models with their norm, rope (Nemotron's half-rotated heads, AFM's YaRN, HunYuan's NTK alpha,
+// Apertus's llama3), activation and bias fields (and the fields transformers does not read:
+// Nemotron-Mini's kv_channels, HunYuan's use_cla and use_qk_norm, Apertus's qk_norm and
+// post_norm) run against the reference.
+TEST(CliLayout, NemotronArceeHunYuanAndApertusRealConfigs) {
   using V = std::vector<int>;
   for (const auto& [file, layers, kv] : {std::tuple<std::string, int, int>{"Nemotron-Mini-4B-Instruct.json", 32, 8},
                                           {"Minitron-8B-Base.json", 32, 8}}) {
@@ -545,6 +546,13 @@ TEST(CliLayout, NemotronArceeAndHunYuanRealConfigs) {
   expect_real_fields_match_reference("hunyuan_v1_dense", hunyuan,
                                      {"rope_scaling", "rope_theta", "rms_norm_eps", "attention_bias", "mlp_bias", "use_cla",
                                       "use_qk_norm", "tie_word_embeddings", "hidden_act"});
+  const std::string apertus = "Science-Expert-R1.json";
+  layout = run_offgraph("layout --json " + kConfigs + apertus);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {apertus, "apertus", 32, iota(32), V(32, 8), V(32, 128), V(32, 0)}, apertus);
+  expect_real_fields_match_reference("apertus", apertus,
+                                     {"rope_scaling", "rope_theta", "rms_norm_eps", "attention_bias", "mlp_bias", "qk_norm",
+                                      "post_norm", "hidden_act", "tie_word_embeddings"});
   expect_real_fields_match_reference("arcee", afm,
                                      {"rms_norm_eps", "rope_scaling", "rope_theta", "hidden_act", "attention_bias", "mlp_bias",
                                       "tie_word_embeddings"});
@@ -692,6 +700,8 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   // Arcee and Nemotron: an activation offgraph has no kernel for (Apertus' xIELU); a rotary width
   // int(16 * 0.1) = 1 that is odd.
   const Patches arcee = {{{{"hidden_act", "xielu"}}, "hidden_act"}};
+  // Apertus: another activation than its xIELU.
+  const Patches apertus = {{{{"hidden_act", "silu"}}, "hidden_act"}};
   // HunYuan: a dynamic rope without its alpha (transformers' dynamic NTK, which grows with the
   // sequence), a negative alpha.
   const Patches hunyuan = {{{{"rope_scaling", {{"alpha", nullptr}}}}, "rope_type"},
@@ -701,7 +711,7 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
            {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}, {"exaone4", exaone4},
-           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}}) {
+           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}, {"apertus", apertus}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

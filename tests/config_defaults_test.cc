@@ -367,6 +367,12 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    {{"rms_norm_eps", nullptr}, {"rope_theta", nullptr}, {"hidden_act", nullptr},
                                     {"attention_bias", nullptr}, {"tie_word_embeddings", nullptr}},
                                    72);
+  // ApertusConfig: eps 1e-5, xielu, no biases, untied, and its llama3 rope (theta 1.2e7, factor 8
+  // from 8192: these positions are all below it, where llama3 divides only the low frequencies).
+  expect_program_matches_reference("apertus",
+                                   {{"rms_norm_eps", nullptr}, {"hidden_act", nullptr}, {"attention_bias", nullptr},
+                                    {"tie_word_embeddings", nullptr}, {"rope_theta", nullptr}, {"rope_scaling", nullptr}},
+                                   73);
   // Exaone4Config: eps 1e-5, rope_theta 1e4, untied, sliding_window 4096 with pattern 4 (layers
   // 0-2 sliding and rotated, layer 3 full without the rope).
   expect_program_matches_reference("exaone4_hybrid",

@@ -89,7 +89,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2", "arcee", "nemotron", "hunyuan_v1_dense"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2", "arcee", "nemotron", "hunyuan_v1_dense", "apertus"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -381,6 +381,8 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"nemotron", 87},
                                            // HunYuan: q/k norms after the rope, the NTK-alpha rope (alpha 1000)
                                            FamilyCase{"hunyuan_v1_dense", 88},
+                                           // Apertus: each layer's xIELU, q/k norms, llama3 rope past 16 positions
+                                           FamilyCase{"apertus", 89},
                                            // EXAONE 4.0: OLMo 2's output norms with per-head q/k norms; the
                                            // 1.2B shape (every layer full and rotated, llama3 rope, tied) and
                                            // the 32B's hybrid (three sliding rotated layers, then a full NoPE one).

@@ -390,5 +390,20 @@ TEST(InterleavedValidator, HeadLinearAndGroupedConcatAreChecked) {
           fmt::format("op {} (concat): 0 groups", concat));
 }
 
+// xielu's coefficients must be finite: an infinite one is refused naming the op.
+TEST(InterleavedValidator, XieluWithANonFiniteCoefficientIsRefused) {
+  auto g = generate({.family = "apertus", .seed = 4});
+  auto pf = program::ProgramFile::open(export_with(*g, "x.ogp", {}));
+  ASSERT_TRUE(pf.is_ok()) << pf.status().message();
+  fb::ProgramT base;
+  (*pf)->program().UnPackTo(&base);
+  int32_t op = -1;
+  for (size_t i = 0; i < base.ops.size() && op < 0; ++i)
+    if (base.ops[i]->attrs.AsXieluAttrs() != nullptr) op = static_cast<int32_t>(i);
+  ASSERT_GE(op, 0);
+  refusal(**pf, [&](fb::ProgramT& p) { p.ops[op]->attrs.AsXieluAttrs()->alpha_n = INFINITY; },
+          fmt::format("op {} (xielu): coefficients", op));
+}
+
 }  // namespace
 }  // namespace og

@@ -840,6 +840,36 @@ TEST(Elementwise, ActivationsAndArithmeticMatchFloat64) {
   }
 }
 
+// xIELU against its float64 definition on both branches (and the eps clamp just below zero),
+// a NaN kept, and the pool's split keeping the bits.
+TEST(Elementwise, XieluMatchesFloat64OnBothBranches) {
+  ThreadPool pool(2);
+  const kernels::XieluParams p{.alpha_p = 1.17f, .alpha_n = 1.35f, .beta = 0.5f, .eps = -1e-6f};
+  auto want = [&](double x) {
+    return x > 0 ? p.alpha_p * x * x + p.beta * x
+                 : (std::expm1(std::min(x, static_cast<double>(p.eps))) - x) * p.alpha_n + p.beta * x;
+  };
+  for (int64_t n : kSizes) {
+    std::vector<float> x = random_floats(n, 43, -12, 12);
+    x[0] = n > 1 ? -100.0f : 3e-7f;
+    if (n > 2) x[1] = -3e-7f, x[2] = std::numeric_limits<float>::quiet_NaN();
+    for_each_target([&] {
+      std::vector<float> y(n), y2(n);
+      kernels::xielu(x.data(), n, p, y.data());
+      kernels::xielu(x.data(), n, p, y2.data(), &pool);
+      ASSERT_TRUE(same_bits(y, y2));
+      for (int64_t i = 0; i < n; ++i) {
+        if (std::isnan(x[i])) {
+          ASSERT_TRUE(std::isnan(y[i]));
+          continue;
+        }
+        const double w = want(x[i]);
+        ASSERT_NEAR(y[i], w, 2e-6 * std::fabs(w) + 1e-9 + 1e-6 * std::fabs(p.beta * x[i])) << "x " << x[i];
+      }
+    });
+  }
+}
+
 // tanh-GELU's cubic coefficient (0.044715) matters most for |x| in 1..4: a coefficient off
 // by 1.5e-5 moves gelu(-2) = -0.0454 by ~9e-6, 6x this bound, while the random samples above
 // may miss that band at small sizes. End-to-end logits cannot see such an error (it is at most

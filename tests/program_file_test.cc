@@ -182,8 +182,10 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
       program.ops.push_back(std::move(op));
       return program::required_format_version(program);
     };
-    fb::OpAttrsUnion head, grouped, plain, relu2;
+    fb::OpAttrsUnion head, grouped, plain, relu2, xielu;
     head.Set(fb::HeadLinearAttrsT{});
+    xielu.Set(fb::XieluAttrsT{});
+    EXPECT_EQ(with(std::move(xielu)), 10u);
     fb::ActAttrsT act;
     act.activation = fb::Activation::Relu2;
     relu2.Set(act);

@@ -688,7 +688,8 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // Layer 0's prefix (model., model.language_model., gpt_neox., ...) and the text model's.
   std::string p;
   for (const auto& [name, type] : dt)  // (every family has one of these norms; rope tables are named layers.N. too)
-    for (const char* norm : {"layers.0.input_layernorm.weight", "layers.0.post_attention_layernorm.weight"})
+    for (const char* norm : {"layers.0.input_layernorm.weight", "layers.0.post_attention_layernorm.weight",
+                             "layers.0.attention_layernorm.weight"})
       if (name.ends_with(norm)) p = name.substr(0, name.size() - std::string(norm).size()) + "layers.0.";
   ASSERT_FALSE(p.empty());
   if (dt.contains(p + "mlp.gate.weight")) {  // a mixture of experts: experts quantized, router f32
@@ -712,9 +713,12 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
       if (dt.contains(p + name)) down = name;
     EXPECT_EQ(dt.at(p + down), lin);
   }
-  // (OLMo 2 has no input_layernorm, Phi's parallel block no post_attention_layernorm.)
-  EXPECT_EQ(dt.at(p + (dt.contains(p + "input_layernorm.weight") ? "input_layernorm.weight" : "post_attention_layernorm.weight")),
-            fb::DType::F32);
+  // (OLMo 2 has no input_layernorm, Phi's parallel block no post_attention_layernorm, Apertus
+  // names its attention_layernorm.)
+  const char* norm = dt.contains(p + "input_layernorm.weight")       ? "input_layernorm.weight"
+                     : dt.contains(p + "attention_layernorm.weight") ? "attention_layernorm.weight"
+                                                                     : "post_attention_layernorm.weight";
+  EXPECT_EQ(dt.at(p + norm), fb::DType::F32);
   const std::string text = p.substr(0, p.find("layers."));
   const std::string embed = text + (dt.contains(text + "embed_in.weight") ? "embed_in.weight" : "embed_tokens.weight");
   const std::string head_name = dt.contains("embed_out.weight") ? "embed_out" : "lm_head";
@@ -874,7 +878,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"dots1", false, "4w", "", 32},
                                            QCase{"seed_oss", false, "8w", "", 32},
                                            QCase{"arcee", false, "8w", "", 32}, QCase{"nemotron", false, "4w", "", 32},
-                                           QCase{"hunyuan_v1_dense", true, "4w", "", 64},
+                                           QCase{"hunyuan_v1_dense", true, "4w", "", 64}, QCase{"apertus", false, "8w", "", 32},
                                            QCase{"exaone4_hybrid", false, "4w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +

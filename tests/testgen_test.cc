@@ -186,6 +186,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   }
   if (family == "hunyuan_v1_dense")  // q k v o (+ 4 biases), query/key layernorms, gate up down, 2 norms
     return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 2 + 3 + 2) + 1 + head;
+  if (family == "apertus")  // q k v o (+ 4 biases), q/k norms, up down, 4 xIELU scalars, 2 norms
+    return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 2 + 2 + 4 + 2) + 1 + head;
   if (family == "arcee")  // q k v o (+ 4 biases), up down (+ 2 biases), 2 norms
     return 1 + L * (4 + (flag("attention_bias", false) ? 4 : 0) + 2 + (flag("mlp_bias", false) ? 2 : 0) + 2) + 1 + head;
   if (family == "phi")  // q k v dense fc1 fc2, all biased; input LayerNorm (+ q/k LayerNorms); biased head
@@ -302,7 +304,7 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "self_attn.k_proj.weight"),
               (Shape{c.num_key_value_heads * c.head_dim, c.hidden_size}));
     if (family != "qwen3_moe" && family != "qwen2_moe" && family != "gpt_oss" && family != "mixtral" &&
-        family != "minimax_m2" && family != "starcoder2" && family != "phi" && family != "arcee" && family != "nemotron" && family != "glm" && family != "glm4" && family != "olmoe" && family != "granitemoe" &&
+        family != "minimax_m2" && family != "starcoder2" && family != "phi" && family != "arcee" && family != "nemotron" && family != "apertus" && family != "glm" && family != "glm4" && family != "olmoe" && family != "granitemoe" &&
         family != "granitemoeshared") {
       EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.gate_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
     }
@@ -339,6 +341,12 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp." + down + ".bias"), (Shape{c.hidden_size}));
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "input_layernorm.bias"), (Shape{c.hidden_size}));
     EXPECT_EQ(m.checkpoint.find(l0 + "post_attention_layernorm.weight") != nullptr, family == "starcoder2");
+    EXPECT_EQ(m.checkpoint.find(l0 + "mlp.gate_proj.weight"), nullptr);
+  } else if (family == "apertus") {  // the ungated MLP and its xIELU's scalars
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.up_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.act_fn.alpha_p"), (Shape{1}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.act_fn.beta"), (Shape{}));
+    EXPECT_EQ(shape_of(m.checkpoint, l0 + "attention_layernorm.weight"), (Shape{c.hidden_size}));
     EXPECT_EQ(m.checkpoint.find(l0 + "mlp.gate_proj.weight"), nullptr);
   } else if (family == "arcee" || family == "nemotron") {  // NemotronMLP: up and down, no gate
     EXPECT_EQ(shape_of(m.checkpoint, l0 + "mlp.up_proj.weight"), (Shape{c.intermediate_size[0], c.hidden_size}));
@@ -490,6 +498,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"seed_oss", "seed_oss", "seed_oss", "seed_oss"},
                         Case{"arcee", "arcee", "arcee", "arcee"}, Case{"nemotron", "nemotron", "nemotron", "nemotron"},
                         Case{"hunyuan_v1_dense", "hunyuan_v1_dense", "hunyuan_v1_dense", "hunyuan_v1_dense"},
+                        Case{"apertus", "apertus", "apertus", "apertus"},
                         Case{"exaone4", "exaone4", "exaone4", "exaone4"},
                         Case{"exaone4_hybrid", "exaone4", "exaone4", "exaone4"}}) {
     auto tiny = tiny_config(k.family);
@@ -512,7 +521,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"kimi_k2", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
            {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false},
-           {"arcee", false}, {"nemotron", false}, {"hunyuan_v1_dense", true}, {"exaone4", true}, {"exaone4_hybrid", false}}) {
+           {"arcee", false}, {"nemotron", false}, {"hunyuan_v1_dense", true}, {"apertus", false}, {"exaone4", true}, {"exaone4_hybrid", false}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -166,7 +166,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     if (la.donor >= 0) return unsupported("{}: KV-shared layers are not supported by this family's builder", c.path);
 
     ValueId h = x;  // [T, H]: the attention's input
-    if (!o.post_norms_only) { OG_ASSIGN_OR_RETURN(h, norm(x, p + "input_layernorm", H)); }
+    if (!o.post_norms_only) { OG_ASSIGN_OR_RETURN(h, norm(x, p + o.input_norm_name, H)); }
     ValueId attn_out = kNoValue;  // [T, H]
     if (o.attention) {  // the family's own attention sublayer
       OG_ASSIGN_OR_RETURN(attn_out, o.attention(ctx, l, h));
@@ -267,7 +267,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
 
     h = x;  // [T, H]: the feed-forward block's input
     if (!o.post_norms_only) {
-      OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? o.pre_ff_norm_name : "post_attention_layernorm"), H));
+      OG_ASSIGN_OR_RETURN(h, norm(x, p + (o.sandwich_norms ? o.pre_ff_norm_name : o.ff_norm_name), H));
     }
     ValueId m = kNoValue;  // [T, H]
     if (o.mlp) { OG_ASSIGN_OR_RETURN(m, o.mlp(ctx, l, h)); }

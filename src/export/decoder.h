@@ -25,6 +25,9 @@ struct DecoderOptions {
   // Their names (these defaults, or a family's own: post_self_attn_layernorm,
   // post_attention_layernorm and post_mlp_layernorm in another).
   const char* post_attn_norm_name = "post_attention_layernorm";
+  // The pre-norm block's two norms (Apertus: attention_layernorm, feedforward_layernorm).
+  const char* input_norm_name = "input_layernorm";
+  const char* ff_norm_name = "post_attention_layernorm";
   const char* pre_ff_norm_name = "pre_feedforward_layernorm";
   const char* post_ff_norm_name = "post_feedforward_layernorm";
   // Norms on the sublayers' outputs only (post_attention_layernorm, post_feedforward_layernorm)

@@ -176,6 +176,8 @@ class GraphBuilder {
   // A float matrix per group of x's columns (HeadLinearAttrs): weight [groups * out, in] reads
   // the first `in` of each group's in_stride columns; kept in the program's float dtype.
   ValueId head_linear(ValueId x, WeightId weight, int32_t groups, int32_t in_stride);
+  // xIELU with its effective coefficients (XieluAttrs).
+  ValueId xielu(ValueId x, float alpha_p, float alpha_n, float beta, float eps);
   // Streams of `stream_width` mixed per token by coefficients [T, n_out * n_in] (a value) or
   // by constants [n_out * n_in] (an f32 weight); see StreamMixAttrs.
   ValueId stream_mix(ValueId x, ValueId coefs, int32_t stream_width);

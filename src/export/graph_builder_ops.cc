@@ -202,6 +202,17 @@ ValueId GraphBuilder::concat(ValueId a, ValueId b, int32_t groups) {
   return push({a, b}, width(a) + width(b), std::move(u));
 }
 
+ValueId GraphBuilder::xielu(ValueId x, float alpha_p, float alpha_n, float beta, float eps) {
+  fb::XieluAttrsT a;
+  a.alpha_p = alpha_p;
+  a.alpha_n = alpha_n;
+  a.beta = beta;
+  a.eps = eps;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  return push({x}, width(x), std::move(u));
+}
+
 ValueId GraphBuilder::head_linear(ValueId x, WeightId weight, int32_t groups, int32_t in_stride) {
   uses_[weight] |= kRouterUse;  // float storage whatever --qlinear says (the op reads no other)
   fb::HeadLinearAttrsT a;

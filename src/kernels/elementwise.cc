@@ -111,6 +111,17 @@ void Softcap(const float* x, int64_t n, float cap, float* y) {
   });
 }
 
+void Xielu(const float* x, int64_t n, XieluParams p, float* y) {
+  Map2(x, nullptr, n, y, [p](DF df, VF u, VF) {
+    const VF bx = hn::Mul(hn::Set(df, p.beta), u);
+    const VF pos = hn::MulAdd(hn::Mul(hn::Set(df, p.alpha_p), u), u, bx);
+    const VF em1 = hn::Expm1(df, hn::Min(u, hn::Set(df, p.eps)));
+    const VF neg = hn::MulAdd(hn::Set(df, p.alpha_n), hn::Sub(em1, u), bx);
+    const VF out = hn::IfThenElse(hn::Gt(u, hn::Zero(df)), pos, neg);
+    return hn::IfThenElse(hn::IsNaN(u), u, out);  // torch.where keeps a NaN (x > 0 is false, min(NaN, eps) NaN)
+  });
+}
+
 void RmsNorm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y) {
   const DF df;
   const int64_t N = static_cast<int64_t>(hn::Lanes(df));
@@ -213,6 +224,7 @@ HWY_EXPORT(Add);
 HWY_EXPORT(Mul);
 HWY_EXPORT(Scale);
 HWY_EXPORT(Softcap);
+HWY_EXPORT(Xielu);
 HWY_EXPORT(RmsNorm);
 HWY_EXPORT(LayerNorm);
 HWY_EXPORT(Rope);
@@ -313,6 +325,9 @@ void scale(const float* x, int64_t n, float s, float* y, ThreadPool* pool) {
 }
 void softcap(const float* x, int64_t n, float cap, float* y, ThreadPool* pool) {
   split(n, kGrain, pool, [&](int64_t i0, int64_t i1) { HWY_DYNAMIC_DISPATCH(Softcap)(x + i0, i1 - i0, cap, y + i0); });
+}
+void xielu(const float* x, int64_t n, const XieluParams& p, float* y, ThreadPool* pool) {
+  split(n, kGrain, pool, [&](int64_t i0, int64_t i1) { HWY_DYNAMIC_DISPATCH(Xielu)(x + i0, i1 - i0, p, y + i0); });
 }
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* w, float eps, float* y, ThreadPool* pool) {
   split(rows, std::max<int64_t>(1, kGrain / std::max<int64_t>(1, dim)), pool, [&](int64_t r0, int64_t r1) {

@@ -193,6 +193,13 @@ void add(const float* a, const float* b, int64_t n, float* y, ThreadPool* pool =
 void mul(const float* a, const float* b, int64_t n, float* y, ThreadPool* pool = nullptr);
 void scale(const float* x, int64_t n, float s, float* y, ThreadPool* pool = nullptr);
 void softcap(const float* x, int64_t n, float cap, float* y, ThreadPool* pool = nullptr);  // cap * tanh(x / cap)
+// xIELU (program.fbs XieluAttrs): y = alpha_p x^2 + beta x for x > 0, else
+// alpha_n (expm1(min(x, eps)) - x) + beta x; a NaN stays NaN. The coefficients are the
+// effective ones (the checkpoint's softplus-parameterized scalars resolved at export).
+struct XieluParams {
+  float alpha_p = 0, alpha_n = 0, beta = 0, eps = 0;
+};
+void xielu(const float* x, int64_t n, const XieluParams& p, float* y, ThreadPool* pool = nullptr);
 // y[T, width] = x[T, in_width][:, begin : begin + width]
 void slice_columns(const float* x, int64_t T, int64_t in_width, int64_t begin, int64_t width, float* y);
 

@@ -193,6 +193,15 @@ Status softcap_check(OpCheck& c) {
   return Status::ok();
 }
 
+// --- xielu: element-wise, finite coefficients ------------------------------------------------
+Status xielu_check(OpCheck& c) {
+  auto a = c.op.attrs_as_XieluAttrs();
+  if (!std::isfinite(a->alpha_p()) || !std::isfinite(a->alpha_n()) || !std::isfinite(a->beta()) || !std::isfinite(a->eps()))
+    return bad_input("op {} (xielu): coefficients alpha_p {}, alpha_n {}, beta {}, eps {} are not all finite", c.i,
+                     a->alpha_p(), a->alpha_n(), a->beta(), a->eps());
+  return same_widths_check(c);
+}
+
 // --- columns: slice, concat ----------------------------------------------------------------
 Status slice_check(OpCheck& c) {
   const int32_t begin = c.op.attrs_as_SliceAttrs()->begin();
@@ -354,6 +363,7 @@ constexpr OpSpec kOps[] = {
     {A::MoeAttrs, "moe", 2, 2, kNoIntInput, moe_tensors, moe_check},
     {A::LayerNormAttrs, "layer_norm", 1, 1, kNoIntInput, layer_norm_tensors, layer_norm_check},
     {A::HeadLinearAttrs, "head_linear", 1, 1, kNoIntInput, head_linear_tensors, head_linear_check},
+    {A::XieluAttrs, "xielu", 1, 1, kNoIntInput, no_tensors, xielu_check},
 };
 
 constexpr bool op_specs_are_complete() {

@@ -109,7 +109,7 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
 
 uint32_t required_format_version(const fb::ProgramT& program) {
   for (const auto& op : program.ops) {
-    if (op->attrs.AsHeadLinearAttrs() != nullptr) return 10;
+    if (op->attrs.AsHeadLinearAttrs() != nullptr || op->attrs.AsXieluAttrs() != nullptr) return 10;
     const fb::ActAttrsT* act = op->attrs.AsActAttrs();
     const fb::MoeAttrsT* moe = op->attrs.AsMoeAttrs();
     if ((act != nullptr && act->activation == fb::Activation::Relu2) || (moe != nullptr && moe->activation == fb::Activation::Relu2))

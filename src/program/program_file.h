@@ -31,8 +31,8 @@ namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // The newest version this build reads and writes. A program is written as the oldest version
-// that can express it (required_format_version): 10 with a head_linear op, a grouped concat or
-// the Relu2 activation,
+// that can express it (required_format_version): 10 with a head_linear or xielu op, a grouped
+// concat or the Relu2 activation,
 // 9 with grouped softmax routing, a group
 // score of other than two experts or another masked key, 8 with a sigmoid-routed mixture of experts,
 // else 7 with a layer_norm op or the exact Gelu, else 6 when a rope has a second frequency
@@ -53,9 +53,9 @@ inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // Version 9: MoeAttrs group_top and masked_key, and expert groups under SoftmaxTopK (a version-8
 // reader would score groups by their two best experts, read a left-out group's experts as 0, or
 // not group a softmax router at all).
-// Version 10: the head_linear op, ConcatAttrs groups and the Relu2 activation (an older
-// reader's op table would refuse the op, one that ignored the groups would join whole rows, and
-// its activation check would refuse Relu2).
+// Version 10: the head_linear and xielu ops, ConcatAttrs groups and the Relu2 activation (an
+// older reader's op table would refuse the ops, one that ignored the groups would join whole
+// rows, and its activation check would refuse Relu2).
 inline constexpr uint32_t kFormatVersion = 10;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;

@@ -73,6 +73,14 @@ Mat gated_mlp(const Mat& x, const MlpWeights& w) {
 
 Mat plain_mlp(const Mat& x, const MlpWeights& w) {
   Mat h = linear(x, *w.up, w.up_bias);  // [T, I]
+  if (w.has_xielu) {  // transformers' XIELUActivation, its python path
+    auto softplus = [](double a) { return std::log1p(std::exp(a)); };
+    const double beta = w.xielu[2], eps = w.xielu[3];
+    const double alpha_p = softplus(w.xielu[0]), alpha_n = beta + softplus(w.xielu[1]);
+    for (double& v : h.v)
+      v = v > 0 ? alpha_p * v * v + beta * v : (std::expm1(std::min(v, eps)) - v) * alpha_n + beta * v;
+    return linear(h, *w.down, w.down_bias);
+  }
   for (double& v : h.v) v = activate(w.act, v);
   return linear(h, *w.down, w.down_bias);
 }

@@ -4,6 +4,7 @@
 // The families decide names, norms around the sublayers and which options are on.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -62,6 +63,9 @@ struct MlpWeights {
   const hf::TensorView* down_bias = nullptr;
   int64_t intermediate = 0;
   Activation act = Activation::kSilu;
+  // plain_mlp with XIELUActivation instead of act: its stored alpha_p, alpha_n, beta, eps.
+  bool has_xielu = false;
+  std::array<double, 4> xielu{};
 };
 
 // x [T, hidden] (already normalized) -> down(act(gate(x)) * up(x)) [T, hidden].

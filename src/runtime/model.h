@@ -17,7 +17,7 @@ namespace og::runtime {
 
 enum class OpKind : uint8_t {
   kEmbedding, kRmsNorm, kLinear, kRope, kAttend, kAdd, kMul, kScale, kAct, kActMul, kSoftcap, kSlice,
-  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay, kMoe, kLayerNorm, kHeadLinear
+  kStreamMix, kConcat, kRmsMatch, kGaussianTopK, kEmbeddingOverlay, kMoe, kLayerNorm, kHeadLinear, kXielu
 };
 
 struct BoundOp {
@@ -45,6 +45,7 @@ struct BoundOp {
   kernels::RopeParams rope;
   kernels::AttendParams attend;
   kernels::StreamMixParams mix;
+  kernels::XieluParams xielu;
   int32_t cache_id = -1;
   bool writes_cache = false;
   kernels::Activation act = kernels::Activation::kSilu;

@@ -124,6 +124,13 @@ Status bind_head_linear(const fb::Op& op, const BindContext& ctx, BoundOp& b) {
   return Status::ok();
 }
 
+Status bind_xielu(const fb::Op& op, const BindContext&, BoundOp& b) {
+  auto a = op.attrs_as_XieluAttrs();
+  b.kind = OpKind::kXielu;
+  b.xielu = {.alpha_p = a->alpha_p(), .alpha_n = a->alpha_n(), .beta = a->beta(), .eps = a->eps()};
+  return Status::ok();
+}
+
 Status bind_concat(const fb::Op& op, const BindContext&, BoundOp& b) {
   b.kind = OpKind::kConcat;
   b.norm_groups = op.attrs_as_ConcatAttrs()->groups();
@@ -264,6 +271,7 @@ constexpr Entry kBinders[] = {
     {A::MoeAttrs, bind_moe},
     {A::LayerNormAttrs, bind_layer_norm},
     {A::HeadLinearAttrs, bind_head_linear},
+    {A::XieluAttrs, bind_xielu},
 };
 
 }  // namespace

@@ -131,6 +131,7 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
         kernels::concat_columns(a, m.width(op.in[0]) / groups, in(1), m.width(op.in[1]) / groups, n * groups, out);
         break;
       }
+      case OpKind::kXielu: kernels::xielu(in(0), elems, op.xielu, out, pool); break;
       case OpKind::kHeadLinear: kernels::head_linear(in(0), n, op.norm_groups, op.dim, op.matrix, out, pool); break;
       case OpKind::kRmsMatch: {
         const float* x = in(0);

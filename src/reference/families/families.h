@@ -63,6 +63,7 @@ extern const Family kSeedOssFamily;
 extern const Family kArceeFamily;
 extern const Family kNemotronFamily;
 extern const Family kHunYuanDenseFamily;
+extern const Family kApertusFamily;
 extern const Family kExaone4Family;
 extern const Family kGraniteMoeFamily;
 extern const Family kGraniteMoeSharedFamily;

@@ -323,7 +323,11 @@ Result<Plan> make_plan(const Variant& var, const hf::ModelConfig& c) {
     OG_ASSIGN_OR_RETURN(p.out_bias, t.get_bool("attention_out_bias", false));
   }
   OG_ASSIGN_OR_RETURN(std::string act, t.get_string("hidden_act", "silu"));
+  if (var.xielu_mlp) {
+    if (act != "xielu") return unsupported("{}: hidden_act '{}': the reference runs {} with xielu only", c.path, act, var.family);
+  } else {
   OG_ASSIGN_OR_RETURN(p.act, parse_activation(act, c.path + ": field '" + t.field_name("hidden_act") + "'"));
+  }
   OG_ASSIGN_OR_RETURN(p.windows, windows_for(var, c));
   if (var.moe != MoeKind::kNone) OG_TRY(read_moe(var, c, p));
   p.qk_norm = var.qk_norm;
@@ -531,8 +535,8 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       join(rms_norm(gated_mlp(x, mw), post_ff, p.eps, NormStyle::kWeight, H));
       continue;
     }
-    OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + "input_layernorm.weight", H));
-    OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + "post_attention_layernorm.weight", H));
+    OG_ASSIGN_OR_RETURN(std::vector<double> ln1, vector_f64(ckpt, pre + var.input_norm + ".weight", H));
+    OG_ASSIGN_OR_RETURN(std::vector<double> ln2, vector_f64(ckpt, pre + var.ff_norm + ".weight", H));
     if (var.moe != MoeKind::kNone && p.sparse(i)) {
       OG_ASSIGN_OR_RETURN(MoeWeights moe, moe_weights(var, p, ckpt, pre, H));
       join(self_attention(rms_norm(x, ln1, p.eps, NormStyle::kWeight, H), aw, shape));
@@ -547,6 +551,14 @@ Result<std::vector<double>> run(const Variant& var, const hf::ModelConfig& c, co
       OG_ASSIGN_OR_RETURN(mw.up, tensor(mlp + "up_proj.weight", {I, H}));
     }
     OG_ASSIGN_OR_RETURN(mw.down, tensor(mlp + "down_proj.weight", {H, I}));
+    if (var.xielu_mlp) {  // apertus: XIELUActivation's four scalars
+      const char* names[4] = {"alpha_p", "alpha_n", "beta", "eps"};
+      for (size_t k = 0; k < 4; ++k) {
+        OG_ASSIGN_OR_RETURN(const hf::TensorView* s, tensor(mlp + "act_fn." + names[k], k < 2 ? std::vector<int64_t>{1} : std::vector<int64_t>{}));
+        mw.xielu[k] = s->get(0);
+      }
+      mw.has_xielu = true;
+    }
     if (p.mlp_bias) {
       if (!var.plain_mlp) { OG_ASSIGN_OR_RETURN(mw.gate_bias, tensor(mlp + "gate_proj.bias", {I})); }
       OG_ASSIGN_OR_RETURN(mw.up_bias, tensor(mlp + "up_proj.bias", {I}));

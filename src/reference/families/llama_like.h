@@ -72,6 +72,9 @@ struct Variant {
   bool reads_attention_bias = false;  // llama, qwen3: attention_bias on q, k, v and o
   bool reads_mlp_bias = false;        // llama: mlp_bias on gate, up and down
   bool plain_mlp = false;             // arcee: the ungated down_proj(act(up_proj x))
+  bool xielu_mlp = false;             // apertus: with plain_mlp, act = each layer's xIELU (mlp.act_fn.*)
+  const char* input_norm = "input_layernorm";        // apertus: attention_layernorm
+  const char* ff_norm = "post_attention_layernorm";  // apertus: feedforward_layernorm
   // seed_oss: q/k/v biased iff attention_bias (default true), o_proj iff attention_out_bias.
   bool reads_attention_out_bias = false;
   bool partial_rotary = false;        // phi3: partial_rotary_factor

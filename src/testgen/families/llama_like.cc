@@ -41,8 +41,8 @@ Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const Fam
       }
       s.linear(p + "mlp.down_proj", d.hidden, inter, shape.mlp_bias);
     }
-    s.norm(p + "input_layernorm", d.hidden, kUnitNormInit);
-    s.norm(p + "post_attention_layernorm", d.hidden, kUnitNormInit);
+    s.norm(p + shape.input_norm, d.hidden, kUnitNormInit);
+    s.norm(p + shape.ff_norm, d.hidden, kUnitNormInit);
     if (shape.glm4_norms) {
       s.norm(p + "post_self_attn_layernorm", d.hidden, kUnitNormInit);
       s.norm(p + "post_mlp_layernorm", d.hidden, kUnitNormInit);

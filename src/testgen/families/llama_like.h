@@ -23,6 +23,8 @@ struct LlamaShape {
   bool plain_mlp = false;      // Arcee: mlp.up_proj and mlp.down_proj only (no gate)
   const char* q_norm = "q_norm";  // with qk_norm: self_attn.NAME (HunYuan: query_layernorm, key_layernorm)
   const char* k_norm = "k_norm";
+  const char* input_norm = "input_layernorm";        // Apertus: attention_layernorm
+  const char* ff_norm = "post_attention_layernorm";  // Apertus: feedforward_layernorm
 };
 
 Result<std::vector<TensorSpec>> llama_shaped_tensors(const Json& text, const FamilyContext& ctx,
