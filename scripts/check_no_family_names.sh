@@ -15,8 +15,8 @@ done
 tops=("$root"/src/export/*.cc "$root"/src/export/*.h)
 # A name at the start of a word (so gemma3_text, Gemma-3n and llama.cpp all count).
 # ("cohere" followed by n is the English word; "phi" alone or with a version number.)
-pattern='(^|[^[:alnum:]])(llama|gemma|qwen|mistral|mixtral|phi3|phi-?[1-4]|phi([^[:alnum:]]|$)|smollm|gpt[-_]?oss|granite|olmo|starcoder|stablelm|cohere([^n]|$)|command[- ]?r|aya[-_ ]|glm|ernie|neox)'
-allowed='llama\.cpp|llama-(server|bench|cli)|llama3'
+pattern='(^|[^[:alnum:]])(llama|gemma|qwen|mistral|mixtral|phi3|phi-?[1-4]|phi([^[:alnum:]]|$)|smollm|gpt[-_]?oss|granite|olmo|starcoder|stablelm|cohere([^n]|$)|command[- ]?r|aya[-_ ]|glm|ernie|neox|deepseek|minimax|hunyuan|apertus|nemotron|minitron|arcee|exaone|kimi|dots[-_.]?llm|dots1|seed[-_]?oss|moonlight)'
+allowed='llama\.cpp|llama-(server|bench|cli)|llama3|<.?minimax:tool_call>'
 if hits=$(grep -rniE "$pattern" "${folders[@]}" "${tops[@]}" | sed -E "s/$allowed//gI" | grep -iE "$pattern"); then
   echo "family names in family-free folders (reword, or move the code to src/export/families):"
   echo "$hits"

@@ -25,7 +25,7 @@ struct DecoderOptions {
   // Their names (these defaults, or a family's own: post_self_attn_layernorm,
   // post_attention_layernorm and post_mlp_layernorm in another).
   const char* post_attn_norm_name = "post_attention_layernorm";
-  // The pre-norm block's two norms (Apertus: attention_layernorm, feedforward_layernorm).
+  // The pre-norm block's two norms (another family's: attention_layernorm, feedforward_layernorm).
   const char* input_norm_name = "input_layernorm";
   const char* ff_norm_name = "post_attention_layernorm";
   const char* pre_ff_norm_name = "pre_feedforward_layernorm";
@@ -35,7 +35,7 @@ struct DecoderOptions {
   bool post_norms_only = false;
   bool qk_norm = false;            // RMSNorm over head_dim of q and k
   bool qk_norm_whole = false;      // with qk_norm: over all of q's (k's) features, before the head split
-  bool qk_norm_after_rope = false; // with qk_norm: the norms on the rotated q and k (HunYuan), not before
+  bool qk_norm_after_rope = false; // with qk_norm: the norms on the rotated q and k, not before
   // With qk_norm and layer_norm: NAME.weight is [heads, head_dim], a LayerNorm of its own per
   // head (stored flat; the layer_norm op's per-group weights).
   bool qk_norm_per_head = false;

@@ -19,7 +19,7 @@ struct RopeTable {
   int32_t rotary_dim = 0;
   float attention_factor = 1.0f;  // cos and sin times this (YaRN, LongRoPE; 1 for the other types)
   // YaRN with mscale_all_dim set: mscale(factor, mscale_all_dim) (1 otherwise), whose square
-  // multiplies the softmax scale of DeepSeek's latent attention.
+  // multiplies the softmax scale of the multi-head latent attention.
   double mscale_all_dim = 1.0;
   // LongRoPE: the long factors' table [rotary_dim / 2] (inv_freq holds the short ones) and
   // the first position that uses it: original_max_position_embeddings. transformers switches

@@ -394,7 +394,7 @@ Detection detect_syntax(const chat::ChatTemplate& tmpl, const chat::RenderOption
     if (a2) b = locate_call(r2, 1, a2->args_end);
   }
   if (b) {
-    // A counter in the frame (Kimi's "functions.NAME:0", then ":1"): the digits where the two
+    // A counter in the frame (one format's "functions.NAME:0", then ":1"): the digits where the two
     // calls' mids differ become an id slot.
     const size_t name_end = b->name + std::string_view(kNames[1]).size();
     const std::string mid2 = with_id_slots(r2.substr(name_end, b->args_begin - name_end));
