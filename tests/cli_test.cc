@@ -441,6 +441,9 @@ TEST(CliLayout, DeepseekV3RealConfig) {
   auto layout = run_offgraph("layout --json " + kConfigs + file);
   ASSERT_EQ(layout.exit_code, 0) << layout.err;
   expect_layout(nlohmann::json::parse(layout.out), {file, "deepseek_v3", 61, iota(61), V(61, 1), V(61, 576), V(61, 0)}, file);
+  EXPECT_EQ(nlohmann::json::parse(layout.out)["value_is_key"], nlohmann::json(std::vector<bool>(61, true)));
+  auto table = run_offgraph("layout " + kConfigs + file);
+  EXPECT_NE(table.out.find("61 of 61 caches keep v as their k"), std::string::npos) << table.out;
   expect_real_fields_match_reference(
       "deepseek_v3", file,
       {"rope_scaling", "rope_theta", "rms_norm_eps", "routed_scaling_factor", "norm_topk_prob", "scoring_func",
@@ -659,11 +662,13 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
                                 {{{"moe_layer_start_index", {1, 2}}}, "moe_layer_start_index"},
                                 {{{"moe_norm_min", 1e-6}}, "moe_norm_min"},
                                 {{{"moe_k", 9}}, "moe_k"}};
-  // DeepSeek-V3's latent attention: biases, a v head wider than q·k's, fewer kv heads than heads.
+  // DeepSeek-V3's latent attention: biases, a v head wider than q·k's, fewer kv heads than heads,
+  // a latent too wide for one cache head.
   const Patches deepseek_v3 = {{{{"attention_bias", true}}, "attention_bias"},
                                {{{"v_head_dim", 64}}, "v_head_dim"},
                                {{{"num_key_value_heads", 2}}, "num_key_value_heads"},
-                               {{{"n_group", 3}}, "n_group"}};
+                               {{{"n_group", 3}}, "n_group"},
+                               {{{"kv_lora_rank", 1024}}, "kv_lora_rank"}};
   // DeepSeek-V2's router: renormalization (transformers' and DeepSeek's code disagree), a
   // sigmoid, sparse layers every other, V3's method, groups that do not divide the experts,
   // more experts per token than the kept groups hold.

@@ -200,6 +200,8 @@ TEST_P(FamilyE2E, PublishedLayoutHasTheReferencesWindowsAndCacheOwners) {
   const int64_t head_dim = latent ? g->config.text.at("kv_lora_rank").get<int64_t>() +
                                         g->config.text.at("qk_rope_head_dim").get<int64_t>()
                                   : g->config.head_dim;
+  // The latent's v is its k (one copy kept); no other family's is.
+  EXPECT_EQ(l.value_is_key, latent ? std::vector<uint8_t>(static_cast<size_t>(l.n_caches()), 1) : std::vector<uint8_t>{});
   for (int32_t c = 0; c < l.n_caches(); ++c) {
     EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], latent ? 1 : g->config.num_key_value_heads) << "cache " << c;
     EXPECT_EQ(l.head_dims[static_cast<size_t>(c)], head_dim) << "cache " << c;

@@ -347,7 +347,7 @@ TEST(InterleavedValidator, BadFloatInterleavingIsRefusedNamingTheTensor) {
     p.tensors[bias]->row_block = 16;
     p.tensors[bias]->nbytes = static_cast<uint64_t>(program::stored_rows(shape[0], 16) * shape[1] * 4);
   }, fmt::format("op {} (moe): weight tensor {} '{}' is interleaved (row_block 16)", moe_op, bias, mb.tensors[bias]->name));
-  EXPECT_NE(message.find("only the matrices of linear, embedding and moe may be"), std::string::npos) << message;
+  EXPECT_NE(message.find("only the matrices of linear, embedding, moe and head_linear may be"), std::string::npos) << message;
 }
 
 // Latent attention's per-head matrices (head_linear): the exporter interleaves one whose groups
@@ -388,6 +388,14 @@ TEST(InterleavedValidator, HeadLinearAndGroupedConcatAreChecked) {
           fmt::format("op {} (concat): 3 groups do not divide the widths", concat));
   refusal(**pf, [&](fb::ProgramT& p) { p.ops[concat]->attrs.AsConcatAttrs()->groups = 0; },
           fmt::format("op {} (concat): 0 groups", concat));
+  // The latent's caches keep v as k: an attention writing another value as v is refused.
+  std::vector<int32_t> attends;
+  for (size_t i = 0; i < base.ops.size(); ++i)
+    if (base.ops[i]->attrs.AsAttendAttrs() != nullptr) attends.push_back(static_cast<int32_t>(i));
+  ASSERT_GE(attends.size(), 2u);
+  ASSERT_EQ(base.ops[attends[0]]->inputs[1], base.ops[attends[0]]->inputs[2]);
+  refusal(**pf, [&](fb::ProgramT& p) { p.ops[attends[1]]->inputs[2] = p.ops[attends[0]]->inputs[1]; },
+          fmt::format("op {} (update_and_attend): cache 1 keeps its v as its k, but k and v are different values", attends[1]));
 }
 
 // xielu's coefficients must be finite: an infinite one is refused naming the op.

@@ -128,6 +128,76 @@ TEST_F(SessionTest, LastRowLogitsEqualTheLastRowOfAllLogits) {
   EXPECT_EQ(std::vector<float>(last->begin(), last->end()), std::vector<float>(all->end() - V, all->end()));
 }
 
+// A latent-attention program's caches keep v as their k (one copy): the layout says so for
+// every cache, the caches take half the bytes of two copies, and a session on them matches the
+// float64 reference, and in fp32 and q8_0 storage alike equals itself through a restored prefix
+// (a state copied out and written back), a save file, and token by token beside another session.
+TEST(ValueIsKey, LatentCachesKeepOneCopyAndRestoreSaveAndBatchExactly) {
+  auto g = generate({.family = "deepseek_v3", .seed = 9});
+  auto m = runtime::Model::load(export_to(*g, "p.ogp", "fp32", 8, 64));
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  const program::CacheLayout& l = (*m)->layout();
+  ASSERT_EQ(l.value_is_key.size(), static_cast<size_t>(l.n_caches()));
+  for (int32_t c = 0; c < l.n_caches(); ++c) EXPECT_TRUE(l.values_are_keys(c)) << c;
+  const runtime::CacheSetPlan plan = runtime::plan_cache_set(l, StorageType::kF32, 64, 8);
+  for (int32_t c = 0; c < plan.n_caches(); ++c)
+    EXPECT_EQ(plan.slot_bytes(c), uint64_t{4} * static_cast<uint64_t>(l.kv_heads[c] * l.head_dims[c])) << c;
+  EXPECT_EQ(plan.position_bytes(), 2 * plan.bytes() / 64);  // prefix states hold K and V each
+  auto set = runtime::CacheSet::create(plan);
+  ASSERT_TRUE(set.is_ok());
+  for (int32_t c = 0; c < set->plan().n_caches(); ++c) EXPECT_EQ(set->storage(c).v, set->storage(c).k) << c;  // V is K's memory
+  const auto ids = test_tokens(20, (*m)->vocab_size(), 4), other = test_tokens(20, (*m)->vocab_size(), 5);
+  for (StorageType kv : {StorageType::kF32, StorageType::kQ8_0}) {
+    SCOPED_TRACE(kv == StorageType::kF32 ? "fp32" : "q8_0");
+    auto make = [&] {
+      auto s = runtime::Session::create(*m, {.kv_dtype = kv});
+      EXPECT_TRUE(s.is_ok());
+      return std::move(*s);
+    };
+    // Steps of at most the program's 8-token chunk.
+    auto feed = [](runtime::Session& s, std::span<const int32_t> t) {
+      std::vector<float> out;
+      for (size_t i = 0; i < t.size(); i += 8) {
+        auto l = s.append(t.subspan(i, std::min<size_t>(8, t.size() - i)));
+        EXPECT_TRUE(l.is_ok()) << l.status().message();
+        if (l.is_ok()) out.insert(out.end(), l->begin(), l->end());
+      }
+      return out;
+    };
+    auto cold = make();
+    const std::vector<float> want = feed(*cold, ids);
+    const int64_t V = (*m)->vocab_size();
+    if (kv == StorageType::kF32) {
+      Diff d = compare(want, reference_logits(*g, ids), g->config.vocab_size);
+      EXPECT_LE(d.relative(), 1e-4);
+    }
+    // A prefix of 12 copied out of a session and restored into a fresh one, then the rest.
+    auto a = make();
+    feed(*a, std::span<const int32_t>(ids.data(), 12));
+    auto state = a->copy_prefix(12);
+    ASSERT_TRUE(state.is_ok()) << state.status().message();
+    auto b = make();
+    ASSERT_TRUE(b->restore_prefix(*state).is_ok());
+    EXPECT_EQ(feed(*b, std::span<const int32_t>(ids.data() + 12, 8)), std::vector<float>(want.begin() + 12 * V, want.end()));
+    // The same through a save file.
+    TempDir dir;
+    ASSERT_TRUE(a->save(dir.file("s.cache")).is_ok());
+    auto c = make();
+    ASSERT_TRUE(c->load(dir.file("s.cache")).is_ok());
+    EXPECT_EQ(feed(*c, std::span<const int32_t>(ids.data() + 12, 8)), std::vector<float>(want.begin() + 12 * V, want.end()));
+    // Token by token beside another session's tokens, interleaved.
+    auto d1 = make(), d2 = make();
+    std::vector<float> got;
+    for (size_t t = 0; t < ids.size(); ++t) {
+      auto x = d1->append(std::span<const int32_t>(ids.data() + t, 1));
+      ASSERT_TRUE(x.is_ok());
+      got.insert(got.end(), x->begin(), x->end());
+      ASSERT_TRUE(d2->append(std::span<const int32_t>(other.data() + t, 1)).is_ok());
+    }
+    EXPECT_EQ(got, want) << "decode == prefill";
+  }
+}
+
 TEST(CachePolicy, SlidingCachesAreRingsOfWindowPlusChunkMinusOne) {
   auto p = runtime::plan_cache(512, 4096, 128);
   EXPECT_TRUE(p.ring);

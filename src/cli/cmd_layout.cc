@@ -17,6 +17,9 @@ std::string layout_table(const program::CacheLayout& l) {
     out += fmt::format("{:>5}  {:>8}  {:>8}  {:>8}  {:>8}  {}\n", c, l.kv_heads[c], l.head_dims[c],
                        l.windows[c] == 0 ? std::string("full") : std::to_string(l.windows[c]), l.owner_layer(c), readers);
   }
+  int32_t shared = 0;
+  for (int32_t c = 0; c < l.n_caches(); ++c) shared += l.values_are_keys(c) ? 1 : 0;
+  if (shared > 0) out += fmt::format("\n{} of {} caches keep v as their k (one copy for both)\n", shared, l.n_caches());
   return out;
 }
 

@@ -29,6 +29,13 @@ Result<fb::Activation> activation_from_config(const hf::ModelConfig& c) {
   return activation_named(c, key, act);
 }
 
+Status read_attention_and_mlp_biases(const hf::JsonFields& t, DecoderOptions& o, bool read_mlp_bias) {
+  OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
+  o.o_bias = o.qkv_bias;
+  if (read_mlp_bias) { OG_ASSIGN_OR_RETURN(o.mlp_bias, t.get_bool("mlp_bias", false)); }
+  return Status::ok();
+}
+
 float round_to_dtype(double x, DType dtype) {
   switch (dtype) {
     case DType::kBF16: return bf16_to_float(float_to_bf16(static_cast<float>(x)));

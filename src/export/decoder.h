@@ -123,6 +123,10 @@ Status build_lm_head(BuildContext& ctx, ValueId x, WeightId embed, float final_s
 
 // hidden_activation / hidden_act as an op activation; unknown names are an error naming the field.
 Result<fb::Activation> activation_from_config(const hf::ModelConfig& c);
+// The biases of a q/k/v/o attention and a gate/up/down (or up/down) MLP as most config classes
+// declare them: on q, k, v and o iff attention_bias, on the MLP iff mlp_bias (both false when
+// absent); with read_mlp_bias false the MLP never has them (a class that hard-codes bias=False).
+Status read_attention_and_mlp_biases(const hf::JsonFields& t, DecoderOptions& o, bool read_mlp_bias = true);
 // An activation name read from config field `key` (named in the error when unknown).
 Result<fb::Activation> activation_named(const hf::ModelConfig& c, const std::string& key, const std::string& act);
 

@@ -23,6 +23,7 @@ struct BuildContext;
 struct KvGeometry {
   int64_t kv_heads = 0;
   int64_t head_dim = 0;
+  bool value_is_key = false;  // the layer's v is its k (program::CacheLayout::value_is_key)
 };
 
 struct ModelType {

@@ -32,6 +32,7 @@ Result<std::vector<LayerAttention>> resolve_layer_attention(const hf::ModelConfi
       return bad_input("{}: layer {} has {} kv heads of dim {}", c.path, l, g.kv_heads, g.head_dim);
     a.kv_heads = g.kv_heads;
     a.head_dim = g.head_dim;
+    a.value_is_key = g.value_is_key;
   }
   // KV-shared tail: each layer reads the last earlier layer of its type before the tail.
   const int64_t first_shared = n - c.num_kv_shared_layers;
@@ -63,7 +64,10 @@ Result<program::CacheLayout> resolve_layout(const hf::ModelConfig& c) {
     out.kv_heads.push_back(static_cast<int32_t>(a.kv_heads));
     out.head_dims.push_back(static_cast<int32_t>(a.head_dim));
     out.windows.push_back(static_cast<int32_t>(a.window));
+    out.value_is_key.push_back(a.value_is_key ? 1 : 0);
   }
+  if (std::none_of(out.value_is_key.begin(), out.value_is_key.end(), [](uint8_t v) { return v != 0; }))
+    out.value_is_key.clear();  // none: the field is left out of the program
   OG_TRY(out.validate());
   return out;
 }

@@ -20,6 +20,7 @@ struct LayerAttention {
   int64_t window = 0;     // 0 = full history
   int64_t kv_heads = 0;
   int64_t head_dim = 0;
+  bool value_is_key = false;
   int64_t donor = -1;     // layer whose cache this KV-shared layer reads; -1 = computes its own
 };
 

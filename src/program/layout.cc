@@ -15,6 +15,8 @@ Status CacheLayout::validate() const {
     return bad_input("layout: layer_to_cache has {} entries for {} layers", layer_to_cache.size(), n_layers);
   if (static_cast<int32_t>(head_dims.size()) != n || static_cast<int32_t>(windows.size()) != n)
     return bad_input("layout: kv_heads, head_dims and windows must all have n_caches ({}) entries", n);
+  if (!value_is_key.empty() && static_cast<int32_t>(value_is_key.size()) != n)
+    return bad_input("layout: value_is_key has {} entries for {} caches", value_is_key.size(), n);
   std::vector<bool> seen(static_cast<size_t>(n), false);
   int32_t next_new = 0;
   for (int32_t l = 0; l < n_layers; ++l) {

@@ -163,6 +163,9 @@ Status attend_check(OpCheck& c) {
     return bad_input("op {} (update_and_attend): geometry disagrees with cache {}", c.i, cache);
   const size_t n_in = a->writes_cache() ? 4 : 2;
   OG_TRY(c.arity(n_in, n_in));
+  if (a->writes_cache() && layout.values_are_keys(cache) && c.in[1] != c.in[2])
+    return bad_input("op {} (update_and_attend): cache {} keeps its v as its k, but k and v are different values", c.i,
+                     cache);
   const int64_t heads = a->n_heads(), kv_heads = a->n_kv_heads();  // products may exceed int32
   if (c.width(c.in[0]) != heads * a->head_dim() || c.out_width() != heads * a->v_head_dim())
     return bad_input("op {} (update_and_attend): q/output widths disagree with heads", c.i);

@@ -147,7 +147,7 @@ class Checker {
       return bad_input("op {}: weight '{}' is quantized; only linear, embedding and moe read quantized weights", i, name);
     if (w->row_block() != 0)
       return bad_input("op {} ({}): weight tensor {} '{}' is interleaved (row_block {}); only the matrices of linear, "
-                       "embedding and moe may be", i, op_name(op.attrs_type()), t, name, w->row_block());
+                       "embedding, moe and head_linear may be", i, op_name(op.attrs_type()), t, name, w->row_block());
     return Status::ok();
   }
 
@@ -207,6 +207,8 @@ CacheLayout layout_from_fb(const fb::Layout& l) {
   out.kv_heads = to_vec(l.kv_heads());
   out.head_dims = to_vec(l.head_dims());
   out.windows = to_vec(l.windows());
+  if (l.value_is_key() != nullptr && l.value_is_key()->size() > 0)
+    for (auto v : *l.value_is_key()) out.value_is_key.push_back(v ? 1 : 0);
   return out;
 }
 
@@ -217,6 +219,7 @@ std::unique_ptr<fb::LayoutT> layout_to_fb(const CacheLayout& l) {
   out->kv_heads = l.kv_heads;
   out->head_dims = l.head_dims;
   out->windows = l.windows;
+  for (uint8_t v : l.value_is_key) out->value_is_key.push_back(v != 0);
   return out;
 }
 

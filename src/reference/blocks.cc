@@ -74,7 +74,7 @@ Mat gated_mlp(const Mat& x, const MlpWeights& w) {
 Mat plain_mlp(const Mat& x, const MlpWeights& w) {
   Mat h = linear(x, *w.up, w.up_bias);  // [T, I]
   if (w.has_xielu) {  // transformers' XIELUActivation, its python path
-    auto softplus = [](double a) { return std::log1p(std::exp(a)); };
+    auto softplus = [](double a) { return a > 20 ? a : std::log1p(std::exp(a)); };  // torch's threshold 20
     const double beta = w.xielu[2], eps = w.xielu[3];
     const double alpha_p = softplus(w.xielu[0]), alpha_n = beta + softplus(w.xielu[1]);
     for (double& v : h.v)

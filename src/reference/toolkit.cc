@@ -177,7 +177,7 @@ double activate(Activation a, double x) {
     case Activation::kGeluTanh: return gelu_tanh(x);
     case Activation::kGeluErf: return gelu_erf(x);
     case Activation::kRelu: return x > 0 ? x : 0.0;
-    case Activation::kRelu2: return x > 0 ? x * x : 0.0;  // torch.square(relu(x))
+    case Activation::kRelu2: return x > 0 ? x * x : std::isnan(x) ? x : 0.0;  // torch.square(relu(x)): NaN stays
   }
   return x;
 }

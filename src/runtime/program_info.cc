@@ -21,6 +21,11 @@ nlohmann::ordered_json layout_json(const program::CacheLayout& l) {
   j["kv_heads"] = l.kv_heads;
   j["head_dims"] = l.head_dims;
   j["windows"] = l.windows;
+  if (!l.value_is_key.empty()) {
+    std::vector<bool> v;
+    for (uint8_t b : l.value_is_key) v.push_back(b != 0);
+    j["value_is_key"] = v;
+  }
   return j;
 }
 

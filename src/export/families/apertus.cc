@@ -49,8 +49,7 @@ Status build(BuildContext& ctx) {
     return unsupported("{}: field '{}' is '{}': Apertus's MLP is offgraph's only with xielu", ctx.config.path,
                        t.field_name("hidden_act"), act);
   DecoderOptions o;
-  OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
-  o.o_bias = o.qkv_bias;
+  OG_TRY(read_attention_and_mlp_biases(t, o, /*read_mlp_bias=*/false));
   o.qk_norm = true;
   o.input_norm_name = "attention_layernorm";
   o.ff_norm_name = "feedforward_layernorm";

@@ -44,8 +44,7 @@ Status derive_config(hf::Json& text, const std::string& path) {
 Status build(BuildContext& ctx) {
   const hf::JsonFields t = ctx.config.text_fields();
   DecoderOptions o;
-  OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
-  o.o_bias = o.qkv_bias;
+  OG_TRY(read_attention_and_mlp_biases(t, o, /*read_mlp_bias=*/false));
   o.qk_norm = true;
   o.qk_norm_after_rope = true;
   o.q_norm_name = "query_layernorm";

@@ -9,9 +9,7 @@ namespace {
 Status build(BuildContext& ctx) {
   hf::JsonFields t = ctx.config.text_fields();
   DecoderOptions o;
-  OG_ASSIGN_OR_RETURN(o.qkv_bias, t.get_bool("attention_bias", false));
-  o.o_bias = o.qkv_bias;
-  OG_ASSIGN_OR_RETURN(o.mlp_bias, t.get_bool("mlp_bias", false));
+  OG_TRY(read_attention_and_mlp_biases(t, o));
   OG_ASSIGN_OR_RETURN(o.activation, activation_from_config(ctx.config));
   return build_decoder(ctx, o);
 }

@@ -27,6 +27,11 @@ Result<MlaConfig> read_mla(const hf::ModelConfig& c, MlaRopePairs pairs) {
   if (t.has("q_lora_rank") && !t.raw("q_lora_rank").is_null() && m.q_lora < 1)
     return t.invalid("q_lora_rank", "a positive integer or null");
   if (m.kv_lora < 1) return t.invalid("kv_lora_rank", "a positive integer");
+  // The cache's one head holds the latent and the rope part: the attention kernels take heads
+  // of at most 1024 values (kernels::kMaxHeadDim), so wider latents are refused here, not at load.
+  if (m.kv_lora + m.rope > 1024)
+    return unsupported("{}: kv_lora_rank {} + qk_rope_head_dim {} = {}: the latent cache's head may hold at most 1024 values",
+                       c.path, m.kv_lora, m.rope, m.kv_lora + m.rope);
   if (m.nope < 1) return t.invalid("qk_nope_head_dim", "a positive integer");
   if (m.rope < 2 || m.rope % 2 != 0) return t.invalid("qk_rope_head_dim", "a positive even integer");
   if (m.v < 1 || m.v > m.qk()) return t.invalid("v_head_dim", fmt::format("in [1, qk_nope_head_dim + qk_rope_head_dim = {}]", m.qk()));
@@ -112,7 +117,7 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
 
 Result<KvGeometry> mla_kv_geometry(const hf::ModelConfig& c, int64_t, const std::string&) {
   OG_ASSIGN_OR_RETURN(MlaConfig m, read_mla(c, MlaRopePairs::kFromConfig));
-  return KvGeometry{1, m.kv_lora + m.rope};
+  return KvGeometry{.kv_heads = 1, .head_dim = m.kv_lora + m.rope, .value_is_key = true};
 }
 
 }  // namespace og::exporter

@@ -45,7 +45,7 @@ enum class MlaRopePairs { kFromConfig, kInterleaved };
 Result<MlaConfig> read_mla(const hf::ModelConfig& c, MlaRopePairs pairs);
 // DecoderOptions::attention for it.
 std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(MlaConfig m);
-// Family::kv_geometry: one kv head of kv_lora_rank + qk_rope_head_dim (the latent).
+// Family::kv_geometry: one kv head of kv_lora_rank + qk_rope_head_dim (the latent), v = k.
 Result<KvGeometry> mla_kv_geometry(const hf::ModelConfig& c, int64_t layer, const std::string& type);
 
 }  // namespace og::exporter

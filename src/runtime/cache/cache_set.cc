@@ -11,14 +11,19 @@
 namespace og::runtime {
 
 
-uint64_t CacheSetPlan::slot_bytes(int32_t c) const {
+uint64_t CacheSetPlan::row_bytes(int32_t c) const {
   const auto i = static_cast<size_t>(c);
-  return 2ull * static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(kv_row_bytes(kv_type, head_dims[i]));
+  return static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(kv_row_bytes(kv_type, head_dims[i]));
+}
+
+uint64_t CacheSetPlan::slot_bytes(int32_t c) const {
+  const bool one_copy = static_cast<size_t>(c) < value_is_key.size() && value_is_key[static_cast<size_t>(c)] != 0;
+  return (one_copy ? 1ull : 2ull) * row_bytes(c);
 }
 
 uint64_t CacheSetPlan::position_bytes() const {
   uint64_t total = 0;
-  for (int32_t c = 0; c < n_caches(); ++c) total += slot_bytes(c);
+  for (int32_t c = 0; c < n_caches(); ++c) total += 2 * row_bytes(c);
   return total;
 }
 
@@ -38,6 +43,7 @@ CacheSetPlan plan_cache_set(const program::CacheLayout& layout, StorageType kv_t
     p.policies.push_back(plan_cache(layout.windows[c], max_ctx_len, p.chunk));
     p.kv_heads.push_back(layout.kv_heads[c]);
     p.head_dims.push_back(layout.head_dims[c]);
+    p.value_is_key.push_back(layout.values_are_keys(c) ? 1 : 0);
   }
   return p;
 }
@@ -158,12 +164,16 @@ Result<CacheSet> CacheSet::create(const CacheSetPlan& plan) {
   s.plan_ = plan;
   for (int32_t c = 0; c < plan.n_caches(); ++c) {
     const CachePolicy& p = plan.policies[static_cast<size_t>(c)];
-    const size_t half = plan.slot_bytes(c) / 2 * static_cast<size_t>(p.slots);  // K or V: [kv_heads, slots, head_dim]
-    auto mem = std::unique_ptr<uint8_t[]>(new (std::nothrow) uint8_t[2 * half]);
-    if (!mem) return resource_error("cannot allocate {} bytes for KV cache {}", 2 * half, c);
+    const size_t half = plan.row_bytes(c) * static_cast<size_t>(p.slots);  // K or V: [kv_heads, slots, head_dim]
+    // Where V is K (the program writes one value as both), V is K's memory: every write of v
+    // stores the bytes k just stored, and every copy of V (prefix states, cache files) reads K.
+    const bool one_copy = plan.slot_bytes(c) == plan.row_bytes(c);
+    const size_t bytes = one_copy ? half : 2 * half;
+    auto mem = std::unique_ptr<uint8_t[]>(new (std::nothrow) uint8_t[bytes]);
+    if (!mem) return resource_error("cannot allocate {} bytes for KV cache {}", bytes, c);
     kernels::KvStorage kv;
     kv.k = mem.get();
-    kv.v = mem.get() + half;
+    kv.v = one_copy ? mem.get() : mem.get() + half;
     kv.type = plan.kv_type;
     kv.kv_heads = plan.kv_heads[static_cast<size_t>(c)];
     kv.head_dim = plan.head_dims[static_cast<size_t>(c)];

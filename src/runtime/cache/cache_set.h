@@ -41,13 +41,17 @@ struct CacheSetPlan {
   std::vector<CachePolicy> policies;    // [n_caches]
   std::vector<int32_t> kv_heads;        // [n_caches]
   std::vector<int32_t> head_dims;       // [n_caches]
+  std::vector<uint8_t> value_is_key;    // [n_caches]: V is K's memory (one copy)
 
   int32_t n_caches() const { return static_cast<int32_t>(policies.size()); }
-  // Bytes of one slot of cache c (K and V together).
+  // Bytes of one row of K (or of V) of cache c, all its kv heads.
+  uint64_t row_bytes(int32_t c) const;
+  // Bytes one slot of cache c occupies: K and V, or K alone where V is K.
   uint64_t slot_bytes(int32_t c) const;
-  // Bytes one position takes in every cache together: what a prefix state holds per token.
+  // Bytes one position takes in every cache together: what a prefix state holds per token (K and
+  // V each, also where V is K).
   uint64_t position_bytes() const;
-  // Bytes the caches take when allocated: 2 * slots * kv_heads * kv_row_bytes(kv_type, head_dim), summed.
+  // Bytes the caches take when allocated: slots * slot_bytes, summed.
   uint64_t bytes() const;
 };
 
