@@ -24,8 +24,11 @@ void head_linear(const float* x, int64_t T, int64_t groups, int64_t x_stride, co
     wg.rows = out;
     wg.data = static_cast<const uint8_t*>(w.data) + g * group_bytes;
     if (T == 1) return linear(x + g * x_stride, 1, wg, nullptr, y + g * out);
-    // The group's columns gathered into [T, in], its output scattered from [T, out].
-    std::vector<float> xg(static_cast<size_t>(T * in)), yg(static_cast<size_t>(T * out));
+    // The group's columns gathered into [T, in], its output scattered from [T, out]; the buffers
+    // are the thread's, kept across groups and steps (a prefill runs this every layer).
+    thread_local std::vector<float> xg, yg;
+    xg.resize(static_cast<size_t>(T * in));
+    yg.resize(static_cast<size_t>(T * out));
     for (int64_t t = 0; t < T; ++t)
       std::memcpy(xg.data() + t * in, x + t * groups * x_stride + g * x_stride, static_cast<size_t>(in) * sizeof(float));
     linear(xg.data(), T, wg, nullptr, yg.data());

@@ -80,7 +80,6 @@ std::function<Result<ValueId>(BuildContext&, int64_t, ValueId)> mla_attention(Ml
     // kv_b_proj absorbed: q_nope_h meets ckv through W_UK_h (q_lat_h = W_UK_h^T q_nope_h), and
     // the attention's latent output goes up through W_UV_h.
     OG_ASSIGN_OR_RETURN(const hf::TensorView* kvb, ctx.tensor(p + "kv_b_proj.weight", {nh * (dn + dv), R}));
-    g.mark_ignored(kvb->name);
     OG_ASSIGN_OR_RETURN(WeightId w_uk, g.weight_made(kvb->name + "[made: per head k_nope rows, transposed]", {nh * R, dn}, [kvb, nh, dn, dv, R]() {
       std::vector<float> w(static_cast<size_t>(nh * R * dn));
       for (int64_t hd = 0; hd < nh; ++hd)

@@ -16,10 +16,7 @@ uint64_t CacheSetPlan::row_bytes(int32_t c) const {
   return static_cast<uint64_t>(kv_heads[i]) * static_cast<uint64_t>(kv_row_bytes(kv_type, head_dims[i]));
 }
 
-uint64_t CacheSetPlan::slot_bytes(int32_t c) const {
-  const bool one_copy = static_cast<size_t>(c) < value_is_key.size() && value_is_key[static_cast<size_t>(c)] != 0;
-  return (one_copy ? 1ull : 2ull) * row_bytes(c);
-}
+uint64_t CacheSetPlan::slot_bytes(int32_t c) const { return (one_copy(c) ? 1ull : 2ull) * row_bytes(c); }
 
 uint64_t CacheSetPlan::position_bytes() const {
   uint64_t total = 0;
@@ -167,7 +164,7 @@ Result<CacheSet> CacheSet::create(const CacheSetPlan& plan) {
     const size_t half = plan.row_bytes(c) * static_cast<size_t>(p.slots);  // K or V: [kv_heads, slots, head_dim]
     // Where V is K (the program writes one value as both), V is K's memory: every write of v
     // stores the bytes k just stored, and every copy of V (prefix states, cache files) reads K.
-    const bool one_copy = plan.slot_bytes(c) == plan.row_bytes(c);
+    const bool one_copy = plan.one_copy(c);
     const size_t bytes = one_copy ? half : 2 * half;
     auto mem = std::unique_ptr<uint8_t[]>(new (std::nothrow) uint8_t[bytes]);
     if (!mem) return resource_error("cannot allocate {} bytes for KV cache {}", bytes, c);

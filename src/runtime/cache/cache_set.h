@@ -46,6 +46,10 @@ struct CacheSetPlan {
   int32_t n_caches() const { return static_cast<int32_t>(policies.size()); }
   // Bytes of one row of K (or of V) of cache c, all its kv heads.
   uint64_t row_bytes(int32_t c) const;
+  // Whether cache c's V is K's memory (value_is_key).
+  bool one_copy(int32_t c) const {
+    return static_cast<size_t>(c) < value_is_key.size() && value_is_key[static_cast<size_t>(c)] != 0;
+  }
   // Bytes one slot of cache c occupies: K and V, or K alone where V is K.
   uint64_t slot_bytes(int32_t c) const;
   // Bytes one position takes in every cache together: what a prefix state holds per token (K and
