@@ -2,6 +2,9 @@
 // for another program, dtype or context size, and corrupt or truncated files are refused
 // without touching the session.
 #include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <cstring>
 
 #include "e2e_support.h"
 #include "runtime/cache/cache_file.h"
@@ -47,6 +50,49 @@ TEST_F(CacheFileTest, RestoredSessionContinuesExactly) {
     ASSERT_TRUE(a.is_ok() && b.is_ok());
     EXPECT_EQ(std::vector<float>(a->begin(), a->end()), std::vector<float>(b->begin(), b->end()));
   }
+}
+
+// A version-2 file (before the per-cache copy count: K and V of every cache) still reads: the
+// same session's file rewritten in version 2's layout restores and continues alike.
+TEST_F(CacheFileTest, VersionTwoFilesStillRead) {
+  auto saved = fed(17);
+  const std::string path = gen_->dir.file("c.kv");
+  ASSERT_TRUE(saved->save(path).is_ok());
+  const std::string v3 = read_file(path);
+  uint32_t version = 0, n = 0;
+  std::memcpy(&version, v3.data() + 8, 4);
+  std::memcpy(&n, v3.data() + 32, 4);
+  ASSERT_EQ(version, 3u);
+  // Header: magic 8, version 4, dtype 4, program 8, length 8, count 4; per cache 36 bytes in
+  // version 3 (slots, heads, dim, rows, window, copies), 32 in version 2.
+  std::string v2 = v3.substr(0, 36);
+  const uint32_t two = 2;
+  std::memcpy(v2.data() + 8, &two, 4);
+  for (uint32_t c = 0; c < n; ++c) {
+    uint32_t copies = 0;
+    std::memcpy(&copies, v3.data() + 36 + 36 * c + 32, 4);
+    EXPECT_EQ(copies, 2u);
+    v2 += v3.substr(36 + 36 * c, 32);
+  }
+  v2 += v3.substr(36 + 36 * n, v3.size() - 8 - (36 + 36 * n));
+  const uint64_t sum = XXH3_64bits(v2.data(), v2.size());
+  v2.append(reinterpret_cast<const char*>(&sum), 8);
+  write_file(gen_->dir.file("v2.kv"), v2);
+  auto restored = runtime::Session::create(model_);
+  ASSERT_TRUE((*restored)->load(gen_->dir.file("v2.kv")).is_ok());
+  const std::vector<int32_t> next(ids_.begin() + 17, ids_.begin() + 21);
+  auto a = saved->append(next), b = (*restored)->append(next);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  EXPECT_EQ(std::vector<float>(a->begin(), a->end()), std::vector<float>(b->begin(), b->end()));
+  // A copy count other than 1 or 2 is refused.
+  std::string bad = v3.substr(0, v3.size() - 8);
+  const uint32_t three = 3;
+  std::memcpy(bad.data() + 36 + 32, &three, 4);
+  const uint64_t bad_sum = XXH3_64bits(bad.data(), bad.size());
+  bad.append(reinterpret_cast<const char*>(&bad_sum), 8);
+  write_file(gen_->dir.file("bad.kv"), bad);
+  const Status s = (*restored)->load(gen_->dir.file("bad.kv"));
+  EXPECT_NE(s.message().find("copies"), std::string::npos) << s.message();
 }
 
 TEST_F(CacheFileTest, MismatchedOrDamagedFilesAreRefusedAndChangeNothing) {

@@ -69,6 +69,80 @@ TEST(CacheSetPlan, StepIsClampedToTheContext) {
   EXPECT_EQ(p.bytes(), 2u * 6 * 2 * 8 * 4 + 2u * 6 * 1 * 16 * 4);
 }
 
+// A cache whose V is K's memory (layout value_is_key) moves one copy: its prefix states and
+// files hold each row once, and either form reads into either kind of cache (same layout with
+// and without the flag): one copy into two gives V the K rows, two into one keeps K.
+TEST(CacheSetPlan, OneCopyCachesMoveOneCopyIntoEitherKind) {
+  program::CacheLayout one = two_cache_layout();
+  one.windows = {0, 0};
+  one.value_is_key = {1, 0};
+  program::CacheLayout two = one;
+  two.value_is_key.clear();
+  auto p1 = runtime::plan_cache_set(one, StorageType::kF32, 16, 8), p2 = runtime::plan_cache_set(two, StorageType::kF32, 16, 8);
+  EXPECT_EQ(p1.bytes(), p2.bytes() - 16 * p2.row_bytes(0));
+  EXPECT_EQ(p1.position_bytes(), p2.position_bytes() - p2.row_bytes(0));
+  auto a = runtime::CacheSet::create(p1), b = runtime::CacheSet::create(p2);
+  ASSERT_TRUE(a.is_ok() && b.is_ok());
+  // Rows of 5 positions: cache 0 K (= V in a), cache 1 K and V, each value distinct.
+  const int64_t n = 5;
+  auto fill = [&](const kernels::KvStorage& kv, float base, bool v) {
+    auto* d = static_cast<float*>(v ? kv.v : kv.k);
+    for (int32_t h = 0; h < kv.kv_heads; ++h)
+      for (int64_t r = 0; r < n; ++r)
+        for (int32_t i = 0; i < kv.head_dim; ++i) d[(h * kv.slots + r) * kv.head_dim + i] = base + static_cast<float>((h * 100 + r) * 100 + i);
+  };
+  auto rows_of = [&](const kernels::KvStorage& kv, bool v) {
+    std::vector<float> out;
+    const auto* d = static_cast<const float*>(v ? kv.v : kv.k);
+    for (int32_t h = 0; h < kv.kv_heads; ++h)
+      out.insert(out.end(), d + h * kv.slots * kv.head_dim, d + (h * kv.slots + n) * kv.head_dim);
+    return out;
+  };
+  for (auto* set : {&*a, &*b}) {
+    fill(set->storage(0), 0, false);
+    if (set == &*b) fill(set->storage(0), 0, true);  // two copies of the same rows
+    fill(set->storage(1), 1e6f, false);
+    fill(set->storage(1), 2e6f, true);
+  }
+  const std::vector<float> k0 = rows_of(a->storage(0), false), k1 = rows_of(a->storage(1), false), v1 = rows_of(a->storage(1), true);
+  auto expect_rows = [&](const runtime::CacheSet& set, const char* what) {
+    SCOPED_TRACE(what);
+    EXPECT_EQ(rows_of(set.storage(0), false), k0);
+    EXPECT_EQ(rows_of(set.storage(0), true), k0);
+    EXPECT_EQ(rows_of(set.storage(1), false), k1);
+    EXPECT_EQ(rows_of(set.storage(1), true), v1);
+  };
+  const runtime::PrefixState s1 = a->copy_prefix(n), s2 = b->copy_prefix(n);
+  EXPECT_EQ(s1.bytes(), s2.bytes() - n * p2.row_bytes(0));
+  EXPECT_EQ(s1.bytes(), n * p1.position_bytes());
+  auto a2 = runtime::CacheSet::create(p1), b2 = runtime::CacheSet::create(p2);
+  ASSERT_TRUE(b2->restore_prefix(s1).is_ok());
+  expect_rows(*b2, "one-copy state into two copies");
+  ASSERT_TRUE(a2->restore_prefix(s2).is_ok());
+  expect_rows(*a2, "two-copy state into one copy");
+  // Files: the one-copy file is a row-set smaller and each reads into the other kind.
+  TempDir dir;
+  ASSERT_TRUE(a->save(dir.file("a.kv"), 7, n).is_ok());
+  ASSERT_TRUE(b->save(dir.file("b.kv"), 7, n).is_ok());
+  EXPECT_EQ(std::filesystem::file_size(dir.file("a.kv")), std::filesystem::file_size(dir.file("b.kv")) - n * p2.row_bytes(0));
+  auto a3 = runtime::CacheSet::create(p1), b3 = runtime::CacheSet::create(p2);
+  ASSERT_TRUE(b3->load(dir.file("a.kv"), 7).is_ok());
+  expect_rows(*b3, "one-copy file into two copies");
+  ASSERT_TRUE(a3->load(dir.file("b.kv"), 7).is_ok());
+  expect_rows(*a3, "two-copy file into one copy");
+  // A prefix state's file: one copy in, one copy out, the same rows.
+  const std::vector<int32_t> tokens(n, 1);
+  ASSERT_TRUE(runtime::save_prefix_state(dir.file("s.kv"), 7, s1, tokens).is_ok());
+  auto back = runtime::load_prefix_state(dir.file("s.kv"), 7, StorageType::kF32);
+  ASSERT_TRUE(back.is_ok()) << back.status().message();
+  EXPECT_EQ(back->state.bytes(), s1.bytes());
+  EXPECT_TRUE(back->state.caches[0].one_copy);
+  EXPECT_FALSE(back->state.caches[1].one_copy);
+  auto b4 = runtime::CacheSet::create(p2);
+  ASSERT_TRUE(b4->restore_prefix(back->state).is_ok());
+  expect_rows(*b4, "one-copy state file into two copies");
+}
+
 struct PrefixCase {
   std::string family;
   StorageType kv;

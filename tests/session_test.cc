@@ -142,7 +142,7 @@ TEST(ValueIsKey, LatentCachesKeepOneCopyAndRestoreSaveAndBatchExactly) {
   const runtime::CacheSetPlan plan = runtime::plan_cache_set(l, StorageType::kF32, 64, 8);
   for (int32_t c = 0; c < plan.n_caches(); ++c)
     EXPECT_EQ(plan.slot_bytes(c), uint64_t{4} * static_cast<uint64_t>(l.kv_heads[c] * l.head_dims[c])) << c;
-  EXPECT_EQ(plan.position_bytes(), 2 * plan.bytes() / 64);  // prefix states hold K and V each
+  EXPECT_EQ(plan.position_bytes(), plan.bytes() / 64);  // prefix states hold the one copy too
   auto set = runtime::CacheSet::create(plan);
   ASSERT_TRUE(set.is_ok());
   for (int32_t c = 0; c < set->plan().n_caches(); ++c) EXPECT_EQ(set->storage(c).v, set->storage(c).k) << c;  // V is K's memory
@@ -176,6 +176,9 @@ TEST(ValueIsKey, LatentCachesKeepOneCopyAndRestoreSaveAndBatchExactly) {
     feed(*a, std::span<const int32_t>(ids.data(), 12));
     auto state = a->copy_prefix(12);
     ASSERT_TRUE(state.is_ok()) << state.status().message();
+    const runtime::CacheSetPlan kv_plan = runtime::plan_cache_set(l, kv, 64, 8);
+    EXPECT_EQ(state->bytes(), 12 * kv_plan.position_bytes());  // one copy of each row
+    for (const auto& pc : state->caches) EXPECT_EQ(pc.v.data(), pc.k.data());
     auto b = make();
     ASSERT_TRUE(b->restore_prefix(*state).is_ok());
     EXPECT_EQ(feed(*b, std::span<const int32_t>(ids.data() + 12, 8)), std::vector<float>(want.begin() + 12 * V, want.end()));
@@ -185,6 +188,16 @@ TEST(ValueIsKey, LatentCachesKeepOneCopyAndRestoreSaveAndBatchExactly) {
     auto c = make();
     ASSERT_TRUE(c->load(dir.file("s.cache")).is_ok());
     EXPECT_EQ(feed(*c, std::span<const int32_t>(ids.data() + 12, 8)), std::vector<float>(want.begin() + 12 * V, want.end()));
+    // A prefix state's file holds one copy too, and reads back into a state that continues alike.
+    const uint64_t checksum = (*m)->file().checksum();
+    ASSERT_TRUE(runtime::save_prefix_state(dir.file("p.cache"), checksum, *state, ids).is_ok());
+    auto stored = runtime::load_prefix_state(dir.file("p.cache"), checksum, kv);
+    ASSERT_TRUE(stored.is_ok()) << stored.status().message();
+    EXPECT_EQ(stored->state.bytes(), state->bytes());
+    EXPECT_LT(stored->file_bytes, state->bytes() + 1024);
+    auto e = make();
+    ASSERT_TRUE(e->restore_prefix(stored->state).is_ok());
+    EXPECT_EQ(feed(*e, std::span<const int32_t>(ids.data() + 12, 8)), std::vector<float>(want.begin() + 12 * V, want.end()));
     // Token by token beside another session's tokens, interleaved.
     auto d1 = make(), d2 = make();
     std::vector<float> got;

@@ -82,6 +82,11 @@ Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_
     if (h.version >= 2) {
       OG_ASSIGN_OR_RETURN(window, r.get<uint64_t>("window"));
     }
+    uint32_t copies = 2;
+    if (h.version >= 3) {
+      OG_ASSIGN_OR_RETURN(copies, r.get<uint32_t>("copies"));
+    }
+    if (copies != 1 && copies != 2) return bad_input("{}: cache {} has {} copies (1 or 2)", path, c, copies);
     if (slots > (uint64_t{1} << 40) || rows > slots || heads > (1u << 16) || dim > (1u << 16) || window > (uint64_t{1} << 40))
       return bad_input("{}: implausible geometry of cache {}", path, c);
     hc.slots = static_cast<int64_t>(slots);
@@ -89,7 +94,8 @@ Result<CacheFileHeader> parse_header(Reader& r, const std::string& path, uint64_
     hc.head_dim = static_cast<int32_t>(dim);
     hc.rows = static_cast<int64_t>(rows);
     hc.window = static_cast<int64_t>(window);
-    data += 2 * rows * heads * static_cast<uint64_t>(kv_row_bytes(h.kv_type, static_cast<int64_t>(dim)));
+    hc.copies = static_cast<int32_t>(copies);
+    data += copies * rows * heads * static_cast<uint64_t>(kv_row_bytes(h.kv_type, static_cast<int64_t>(dim)));
     h.caches.push_back(hc);
   }
   if (h.version >= 2) {
@@ -131,15 +137,19 @@ Status write_cache_file(const std::string& path, const CacheImage& img) {
     put<uint32_t>(out, static_cast<uint32_t>(kv.head_dim));
     put<uint64_t>(out, static_cast<uint64_t>(used_rows(kv, img.length)));
     put<uint64_t>(out, static_cast<uint64_t>(img.windows.empty() ? 0 : img.windows[c]));
+    put<uint32_t>(out, kv.v == kv.k ? 1u : 2u);
   }
   put<uint64_t>(out, img.tokens.size());
   out.append(reinterpret_cast<const char*>(img.tokens.data()), img.tokens.size_bytes());
   for (const auto& kv : img.caches) {
     const auto row = static_cast<size_t>(kv_row_bytes(kv.type, kv.head_dim));
     const size_t rows = static_cast<size_t>(used_rows(kv, img.length));
-    for (const void* base : {static_cast<const void*>(kv.k), static_cast<const void*>(kv.v)})
+    auto write = [&](const void* base) {
       for (int32_t h = 0; h < kv.kv_heads; ++h)
         out.append(static_cast<const char*>(base) + static_cast<size_t>(h) * kv.slots * row, rows * row);
+    };
+    write(kv.k);
+    if (kv.v != kv.k) write(kv.v);  // V is K's memory: one copy
   }
   put<uint64_t>(out, XXH3_64bits(out.data(), out.size()));
   const std::string tmp = path + ".partial";
@@ -207,10 +217,14 @@ Result<CacheFileHeader> read_cache_file(const std::string& path, uint64_t progra
   for (size_t c = 0; c < caches.size(); ++c) {
     const auto& kv = caches[c];
     const auto row = static_cast<size_t>(kv_row_bytes(kv.type, kv.head_dim));
-    for (void* base : {kv.k, kv.v})
-      for (int32_t hd = 0; hd < kv.kv_heads; ++hd)
-        OG_TRY(r.read(static_cast<char*>(base) + static_cast<size_t>(hd) * kv.slots * row,
-                      static_cast<size_t>(h.caches[c].rows) * row));
+    const size_t rows = static_cast<size_t>(h.caches[c].rows);
+    auto head = [&](void* base, int32_t hd) { return static_cast<char*>(base) + static_cast<size_t>(hd) * kv.slots * row; };
+    for (int32_t hd = 0; hd < kv.kv_heads; ++hd) OG_TRY(r.read(head(kv.k, hd), rows * row));
+    if (h.caches[c].copies == 2) {  // into V, which is K again where the destination keeps one copy
+      for (int32_t hd = 0; hd < kv.kv_heads; ++hd) OG_TRY(r.read(head(kv.v, hd), rows * row));
+    } else if (kv.v != kv.k) {  // one copy into a cache with two: V gets K's rows
+      for (int32_t hd = 0; hd < kv.kv_heads; ++hd) std::memcpy(head(kv.v, hd), head(kv.k, hd), rows * row);
+    }
   }
   return h;
 }

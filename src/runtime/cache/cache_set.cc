@@ -20,7 +20,7 @@ uint64_t CacheSetPlan::slot_bytes(int32_t c) const { return (one_copy(c) ? 1ull 
 
 uint64_t CacheSetPlan::position_bytes() const {
   uint64_t total = 0;
-  for (int32_t c = 0; c < n_caches(); ++c) total += 2 * row_bytes(c);
+  for (int32_t c = 0; c < n_caches(); ++c) total += slot_bytes(c);
   return total;
 }
 
@@ -58,15 +58,16 @@ void PrefixState::allocate() {
   auto half_bytes = [&](const Cache& c) {  // K or V: [kv_heads, rows] rows
     return static_cast<size_t>(c.kv_heads) * static_cast<size_t>(c.rows) * static_cast<size_t>(kv_row_bytes(kv_type, c.head_dim));
   };
+  auto copies = [](const Cache& c) -> size_t { return c.one_copy ? 1 : 2; };
   size_t total = 0;
-  for (const Cache& c : caches) total += 2 * half_bytes(c);
+  for (const Cache& c : caches) total += copies(c) * half_bytes(c);
   memory.resize(total);
   uint8_t* at = memory.data();
   for (Cache& c : caches) {
     const size_t half = half_bytes(c);
     c.k = {at, half};
-    c.v = {at + half, half};
-    at += 2 * half;
+    c.v = {c.one_copy ? at : at + half, half};
+    at += copies(c) * half;
   }
 }
 
@@ -75,7 +76,12 @@ PrefixState PrefixState::shape() const {
   s.length = length;
   s.kv_type = kv_type;
   for (const Cache& c : caches)
-    s.caches.push_back({.window = c.window, .kv_heads = c.kv_heads, .head_dim = c.head_dim, .first = c.first, .rows = c.rows});
+    s.caches.push_back({.window = c.window,
+                        .kv_heads = c.kv_heads,
+                        .head_dim = c.head_dim,
+                        .first = c.first,
+                        .rows = c.rows,
+                        .one_copy = c.one_copy});
   return s;
 }
 
@@ -109,7 +115,8 @@ Result<StoredPrefix> prefix_of(const CacheFileHeader& h, const std::string& path
   if (static_cast<int64_t>(h.tokens.size()) != h.length || h.length <= 0)
     return bad_input("{}: holds {} tokens for a prefix of {}; not a prefix snapshot", path, h.tokens.size(), h.length);
   for (const CacheFileHeader::Cache& hc : h.caches) {
-    PrefixState::Cache c{.window = hc.window, .kv_heads = hc.kv_heads, .head_dim = hc.head_dim, .rows = hc.rows};
+    PrefixState::Cache c{.window = hc.window, .kv_heads = hc.kv_heads, .head_dim = hc.head_dim, .rows = hc.rows,
+                         .one_copy = hc.copies == 1};
     c.first = h.length - hc.rows;
     // A state holds at least what its own length reads (copy_prefix), from position 0 at
     // most (a windowed cache's history): anything else is not a snapshot. A full-history
@@ -311,6 +318,7 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
     pc.head_dim = kv.head_dim;
     pc.first = whole ? held_from(c) : need;
     pc.rows = length - pc.first;
+    pc.one_copy = plan_.one_copy(static_cast<int32_t>(c));
     st.caches.push_back(pc);
   }
   st.allocate();
@@ -319,11 +327,14 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
     PrefixState::Cache& pc = st.caches[c];
     const auto row = static_cast<size_t>(kv_row_bytes(plan_.kv_type, kv.head_dim));
     if (keep_history_ && history_[c] && pc.first >= history_[c]->first() && history_[c]->end() >= length) {
+      // (A ring's history keeps K and V apart even where V is K; with one copy both land on pc.k.)
       history_[c]->copy_out(pc.first, length, pc.k.data(), pc.v.data());
       continue;
     }
-    for (auto [src, dst] : {std::pair{static_cast<const uint8_t*>(kv.k), pc.k.data()},
-                            std::pair{static_cast<const uint8_t*>(kv.v), pc.v.data()}})
+    const std::pair<const uint8_t*, uint8_t*> passes[] = {{static_cast<const uint8_t*>(kv.k), pc.k.data()},
+                                                          {static_cast<const uint8_t*>(kv.v), pc.v.data()}};
+    for (int pass = 0; pass < (pc.one_copy ? 1 : 2); ++pass) {  // V is K: the K pass copied it
+      const auto [src, dst] = passes[pass];
       for (int32_t h = 0; h < kv.kv_heads; ++h)
         for (int64_t r = 0; r < pc.rows;) {  // runs of consecutive slots (a ring's wrap ends one)
           const int64_t s0 = kv.slot(pc.first + r);
@@ -333,6 +344,7 @@ PrefixState CacheSet::copy_prefix(int64_t length) const {
                       src + (static_cast<size_t>(h) * kv.slots + s0) * row, static_cast<size_t>(n) * row);
           r += n;
         }
+    }
   }
   return st;
 }
@@ -371,7 +383,12 @@ Status CacheSet::restore(const PrefixState& st, std::optional<int64_t> length,
     // Positions from .. n - 1: what position n reads; keeping history, a flat windowed cache
     // takes every row the state has (a ring's history takes them below).
     const int64_t from = keep_history_ && !kv.ring ? pc.first : first_needed(n, pc.window);
-    for (auto [src, dst] : {std::pair{pc.k.data(), static_cast<uint8_t*>(kv.k)}, std::pair{pc.v.data(), static_cast<uint8_t*>(kv.v)}})
+    // Where the session's V is K's memory the K pass has written it (a state of two copies holds
+    // the same rows twice); a state of one copy into two copies gives V its K rows.
+    const std::pair<const uint8_t*, uint8_t*> passes[] = {{pc.k.data(), static_cast<uint8_t*>(kv.k)},
+                                                          {pc.v.data(), static_cast<uint8_t*>(kv.v)}};
+    for (int pass = 0; pass < (kv.v == kv.k ? 1 : 2); ++pass) {
+      const auto [src, dst] = passes[pass];
       for (int32_t h = 0; h < kv.kv_heads; ++h)
         for (int64_t p = from; p < n;) {  // runs of consecutive slots: a ring's wrap ends one
           const int64_t s0 = kv.slot(p);
@@ -380,6 +397,7 @@ Status CacheSet::restore(const PrefixState& st, std::optional<int64_t> length,
                       src + (static_cast<size_t>(h) * pc.rows + (p - pc.first)) * row, static_cast<size_t>(run) * row);
           p += run;
         }
+    }
     stored_from_[c] = pc.window > 0 ? from : 0;
     if (!keep_history_) continue;
     if (history_[c] && shared) {

@@ -53,7 +53,7 @@ struct CacheSetPlan {
   // Bytes one slot of cache c occupies: K and V, or K alone where V is K.
   uint64_t slot_bytes(int32_t c) const;
   // Bytes one position takes in every cache together: what a prefix state holds per token (K and
-  // V each, also where V is K).
+  // V, or K alone where V is K).
   uint64_t position_bytes() const;
   // Bytes the caches take when allocated: slots * slot_bytes, summed.
   uint64_t bytes() const;
@@ -79,11 +79,12 @@ struct PrefixState {
     int32_t head_dim = 0;
     int64_t first = 0;       // first position held
     int64_t rows = 0;        // positions first .. first + rows - 1
+    bool one_copy = false;   // V is K (layout value_is_key): v spans k's bytes
     std::span<uint8_t> k;    // [kv_heads, rows, head_dim] elements of kv_type, in `memory`
     std::span<uint8_t> v;    // [kv_heads, rows, head_dim]
   };
   std::vector<Cache> caches;  // [n_caches]
-  LargeBytes memory;          // every cache's K then V
+  LargeBytes memory;          // every cache's K then V (K alone where one_copy)
 
   PrefixState() = default;
   PrefixState(PrefixState&&) = default;
