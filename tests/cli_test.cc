@@ -356,6 +356,20 @@ void expect_real_fields_match_reference(const std::string& family, const std::st
   EXPECT_LE(diff, 1e-4 * top) << family;
 }
 
+// gpt2-large (tests/data/configs): 36 full caches of 20 kv heads × 64 (1280 / 20, no head_dim),
+// and a tiny model with its activation, LayerNorm eps and 1024 learned positions run against the
+// reference through the command line.
+TEST(CliLayout, Gpt2RealConfig) {
+  using V = std::vector<int>;
+  const std::string file = "gpt2-large.json";
+  auto layout = run_offgraph("layout --json " + kConfigs + file);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {file, "gpt2", 36, iota(36), V(36, 20), V(36, 64), V(36, 0)}, file);
+  expect_real_fields_match_reference("gpt2", file,
+                                     {"activation_function", "layer_norm_epsilon", "n_positions", "n_ctx", "summary_type",
+                                      "task_specific_params"});
+}
+
 // Granite 3.3 and OLMo 2 (tests/data/configs): their layouts, and tiny models with their
 // fields (Granite's four multipliers, OLMo 2's norms) exported and run against the float64
 // reference through the command line.
@@ -712,11 +726,13 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   const Patches hunyuan = {{{{"rope_scaling", {{"alpha", nullptr}}}}, "rope_type"},
                            {{{"rope_scaling", {{"alpha", -2.0}}}}, "alpha"}};
   const Patches nemotron = {{{{"partial_rotary_factor", 0.1}}, "partial_rotary_factor"}, {{{"hidden_act", "xielu"}}, "hidden_act"}};
+  // GPT-2: an activation offgraph has no kernel for, named as the file names it.
+  const Patches gpt2 = {{{{"activation_function", "quick_gelu"}}, "activation_function"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
            {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}, {"exaone4", exaone4},
-           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}, {"apertus", apertus}}) {
+           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}, {"apertus", apertus}, {"gpt2", gpt2}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

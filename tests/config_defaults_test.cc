@@ -373,6 +373,12 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    {{"rms_norm_eps", nullptr}, {"hidden_act", nullptr}, {"attention_bias", nullptr},
                                     {"tie_word_embeddings", nullptr}, {"rope_theta", nullptr}, {"rope_scaling", nullptr}},
                                    73);
+  // GPT2Config: gelu_new, eps 1e-5, 1024 positions (the table the generator then writes, and the
+  // program's context), tied.
+  expect_program_matches_reference("gpt2",
+                                   {{"activation_function", nullptr}, {"layer_norm_epsilon", nullptr},
+                                    {"n_positions", nullptr}, {"tie_word_embeddings", nullptr}},
+                                   74);
   // Exaone4Config: eps 1e-5, rope_theta 1e4, untied, sliding_window 4096 with pattern 4 (layers
   // 0-2 sliding and rotated, layer 3 full without the rope).
   expect_program_matches_reference("exaone4_hybrid",

@@ -89,7 +89,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2", "arcee", "nemotron", "hunyuan_v1_dense", "apertus"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2", "arcee", "nemotron", "hunyuan_v1_dense", "apertus", "gpt2", "gpt2_untied_by_layer"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -392,7 +392,14 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"exaone4_hybrid", 87},
                                            // Kimi-K2: model_type kimi_k2 on DeepSeek-V3's classes, one group,
                                            // YaRN factor 32 with beta 1/1.
-                                           FamilyCase{"kimi_k2", 88}),
+                                           FamilyCase{"kimi_k2", 88},
+                                           // GPT-2: learned positions, Conv1D projections, no rope; and with
+                                           // its per-layer score scale, an n_inner, the exact gelu, untied.
+                                           FamilyCase{"gpt2", 90},
+                                           FamilyCase{"gpt2", 91,
+                                                      {{"scale_attn_by_inverse_layer_idx", true}, {"n_inner", 96},
+                                                       {"activation_function", "gelu"}, {"tie_word_embeddings", false}},
+                                                      "gpt2_untied_by_layer"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool
@@ -440,6 +447,74 @@ TEST(E2E, GptNeoxMaskBuffersAreIgnoredAndOtherUnusedTensorsRefused) {
     ASSERT_TRUE(model.is_ok()) << model.status().message();
     EXPECT_TRUE(same_bits(run_program(*model, ids, 5), want));
   }
+}
+
+// GPT-2's learned positions: the program embeds each token's position from wpe (format version
+// 11), so its context is at most n_positions (the default, and a longer --max-ctx-len refused at
+// export, naming the table); the original checkpoints' layout (tensors at the top level, with
+// the attention's mask buffers, ignored) matches the reference too, bit for bit as without them.
+TEST(E2E, Gpt2PositionsComeFromItsTableWithinNPositions) {
+  auto g = generate({.family = "gpt2", .seed = 62});
+  const auto ids = test_tokens(20, g->config.vocab_size, 62);
+  auto m = runtime::Model::load(export_to(*g, "p.ogp", "fp32", 4));
+  ASSERT_TRUE(m.is_ok()) << m.status().message();
+  EXPECT_EQ((*m)->file().format_version(), 11u);
+  EXPECT_EQ((*m)->max_ctx_len(), g->config.max_position_embeddings);  // n_positions (4096)
+  const std::vector<float> want = run_program(*m, ids, 4);
+  EXPECT_LE(compare(want, reference_logits(*g, ids), g->config.vocab_size).relative(), 1e-4);
+  exporter::ExportOptions o;
+  o.model = g->model_dir();
+  o.output = g->dir.file("long.ogp");
+  o.max_ctx_len = g->config.max_position_embeddings + 1;
+  auto s = exporter::export_program(o);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.status().message().find("learned positions (transformer.wpe.weight)"), std::string::npos) << s.status().message();
+  EXPECT_FALSE(std::filesystem::exists(o.output));
+  // The validator wants the table to cover max_ctx_len, and no remap of positions.
+  for (const bool remap : {false, true}) {
+    fb::ProgramT p;
+    (*m)->file().program().UnPackTo(&p);
+    if (remap) {
+      for (auto& op : p.ops)
+        if (auto* a = op->attrs.AsEmbeddingAttrs(); a != nullptr && op->inputs[0] == p.positions) a->remap_ids = {3};
+    } else {
+      p.max_ctx_len += 1;
+    }
+    flatbuffers::FlatBufferBuilder fbb;
+    fbb.Finish(fb::Program::Pack(fbb, &p));
+    const Status v = program::validate_program(*fb::GetProgram(fbb.GetBufferPointer()), (*m)->file().file_size());
+    ASSERT_FALSE(v.is_ok()) << remap;
+    EXPECT_NE(v.message().find(remap ? "a position table with remap_ids" : "a position table of 4096 rows for max_ctx_len 4097"),
+              std::string::npos) << v.message();
+  }
+
+  auto hub = generate({.family = "gpt2", .seed = 62, .hub_layout = true});
+  auto plain = runtime::Model::load(export_to(*hub, "plain.ogp", "fp32", 4));
+  ASSERT_TRUE(plain.is_ok()) << plain.status().message();
+  const std::vector<float> want_hub = run_program(*plain, ids, 4);
+  EXPECT_LE(compare(want_hub, reference_logits(*hub, ids), g->config.vocab_size).relative(), 1e-4);
+  const std::string dir = hub->dir.file("with_buffers");
+  auto ck = hf::Checkpoint::open(hub->model_dir());
+  ASSERT_TRUE(ck.is_ok());
+  std::vector<hf::OwnedTensor> all;
+  for (const std::string& name : ck->names()) {
+    EXPECT_FALSE(name.starts_with("transformer.")) << name;
+    const hf::TensorView* t = *ck->get(name);
+    all.push_back({.name = name, .dtype = t->dtype, .shape = t->shape, .bytes = {t->data, t->data + t->nbytes}});
+  }
+  all.push_back({.name = "h.0.attn.bias", .dtype = DType::kBool, .shape = {1, 1, 4, 4}, .bytes = std::vector<uint8_t>(16, 1)});
+  all.push_back({.name = "h.1.attn.masked_bias", .dtype = DType::kF32, .shape = {}, .bytes = {0, 0x40, 0x1c, 0xc6}});
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(hf::write_checkpoint(dir, all).is_ok());
+  std::filesystem::copy_file(hub->model_dir() + "/config.json", dir + "/config.json");
+  o.model = dir;
+  o.output = dir + "/p.ogp";
+  o.max_ctx_len = 0;
+  o.prefill_chunk_size = 4;
+  ASSERT_TRUE(exporter::export_program(o).is_ok());
+  auto top = runtime::Model::load(o.output);
+  ASSERT_TRUE(top.is_ok()) << top.status().message();
+  EXPECT_TRUE(same_bits(run_program(*top, ids, 4), want_hub));
 }
 
 // LongRoPE: the program's rope ops carry both tables, computed here from the config alone

@@ -73,11 +73,12 @@ inline std::unique_ptr<Generated> generate_with_real_tokenizer(uint64_t seed, co
 #endif
 
 // The checkpoint tensor a program tensor was made from: its name up to the first slice
-// ("...gate_up_proj[3][0:128:2].T"), flattening ("...q_norm.weight.flat") or row pairing
-// ("...q_proj.weight.pairs(16,16)").
+// ("...gate_up_proj[3][0:128:2].T"), flattening ("...q_norm.weight.flat"), row pairing
+// ("...q_proj.weight.pairs(16,16)") or transpose ("...c_proj.weight.T").
 inline std::string checkpoint_name_of(const std::string& program_tensor) {
-  return program_tensor.substr(
-      0, std::min({program_tensor.find('['), program_tensor.find(".pairs("), program_tensor.find(".flat")}));
+  const size_t transposed = program_tensor.ends_with(".T") ? program_tensor.size() - 2 : std::string::npos;
+  return program_tensor.substr(0, std::min({program_tensor.find('['), program_tensor.find(".pairs("),
+                                            program_tensor.find(".flat"), transposed}));
 }
 
 // Exports g to g.dir/name with options o (its model and output are filled in here).

@@ -172,7 +172,19 @@ TEST(ProgramFormat, Version4OnlyWhenATensorIsInterleaved) {
   EXPECT_EQ(program_with(0, true), 3u);
   EXPECT_EQ(program_with(program::kRowBlock, false), 4u);
   EXPECT_EQ(program_with(program::kRowBlock, true), 4u);
-  EXPECT_EQ(program::kFormatVersion, 10u);
+  EXPECT_EQ(program::kFormatVersion, 11u);
+  {  // version 11: an embedding of the positions value (a version-10 reader would embed the ids)
+    for (const bool of_positions : {false, true}) {
+      fb::ProgramT program;
+      program.input_ids = 0;
+      program.positions = 1;
+      auto op = std::make_unique<fb::OpT>();
+      op->attrs.Set(fb::EmbeddingAttrsT{});
+      op->inputs = {of_positions ? program.positions : program.input_ids};
+      program.ops.push_back(std::move(op));
+      EXPECT_EQ(program::required_format_version(program), of_positions ? 11u : 2u);
+    }
+  }
   {  // version 10: a head_linear op, a concat by groups or the Relu2 activation (a version-9
      // reader would refuse the op or the activation, or join whole rows)
     auto with = [](fb::OpAttrsUnion attrs) {

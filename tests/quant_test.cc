@@ -594,7 +594,8 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
     // Back to the checkpoint's rows: an expert of a fused [E, R, C] tensor ("...input_linear.weight[3]",
     // its [R, C] matrix), a row slice ("...gate_up_proj.weight[256:512]", step optional) and rows
     // stored paired (".pairs(B,W)": in each block of B rows the first W in the order 0, 2, ...,
-    // 1, 3, ...). (Transposes are not read here.)
+    // 1, 3, ...), and a matrix read transposed (".T": a Conv1D's [in, out], row r of the stored
+    // matrix its column r).
     const std::string full = t->name()->str();
     int64_t begin = 0, end = 0, step = 1, block = 0, width = 0;
     int64_t run = 1;  // "[begin:end:step x run]": runs of `run` rows every `step`
@@ -617,8 +618,16 @@ std::string dequantized_checkpoint(const testing::Generated& g, const std::strin
       return begin + r / run * step + r % run;
     };
     std::map<int64_t, float>& v = values[testing::checkpoint_name_of(full)];
+    int64_t transposed_cols = 0;  // the source tensor's columns when read transposed
+    if (full.ends_with(".T")) {
+      const hf::TensorView* src = source.is_ok() ? source->find(testing::checkpoint_name_of(full)) : nullptr;
+      EXPECT_TRUE(src && src->shape.size() == 2) << full;
+      if (src && src->shape.size() == 2) transposed_cols = src->shape[1];
+    }
     for (int64_t r = 0; r < q.q.rows; ++r)
-      for (int64_t c = 0; c < q.q.cols; ++c) v[expert_offset + source_row(r) * q.q.cols + c] = static_cast<float>(q.value(r, c));
+      for (int64_t c = 0; c < q.q.cols; ++c)
+        v[expert_offset + (transposed_cols > 0 ? c * transposed_cols + source_row(r) : source_row(r) * q.q.cols + c)] =
+            static_cast<float>(q.value(r, c));
   }
   return write_f32_checkpoint(g, dir, [&](const std::string& name, int64_t k, float f) {
     auto it = values.find(name);
@@ -685,12 +694,18 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // --qembedding if given, else the head's), norms stay f32.
   const auto dt = dtypes(prog);
   const fb::DType lin = std::string(c.qlinear) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
-  // Layer 0's prefix (model., model.language_model., gpt_neox., ...) and the text model's.
-  std::string p;
+  // Layer 0's prefix (model.layers.0., model.language_model.layers.0., gpt_neox.layers.0.,
+  // transformer.h.0., ...) and the text model's.
+  std::string p, text;
   for (const auto& [name, type] : dt)  // (every family has one of these norms; rope tables are named layers.N. too)
-    for (const char* norm : {"layers.0.input_layernorm.weight", "layers.0.post_attention_layernorm.weight",
-                             "layers.0.attention_layernorm.weight"})
-      if (name.ends_with(norm)) p = name.substr(0, name.size() - std::string(norm).size()) + "layers.0.";
+    for (const auto& [norm, layer] : {std::pair{"layers.0.input_layernorm.weight", "layers.0."},
+                                      std::pair{"layers.0.post_attention_layernorm.weight", "layers.0."},
+                                      std::pair{"layers.0.attention_layernorm.weight", "layers.0."},
+                                      std::pair{"h.0.ln_1.weight", "h.0."}})
+      if (name.ends_with(norm)) {
+        text = name.substr(0, name.size() - std::string(norm).size());
+        p = text + layer;
+      }
   ASSERT_FALSE(p.empty());
   if (dt.contains(p + "mlp.gate.weight")) {  // a mixture of experts: experts quantized, router f32
     EXPECT_EQ(dt.at(p + "mlp.experts.0.down_proj.weight"), lin);
@@ -709,7 +724,7 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
     EXPECT_EQ(dt.at(p + "block_sparse_moe.gate.weight"), fb::DType::F32);
   } else {  // the dense MLP's output projection under its family's name
     std::string down = "mlp.down_proj.weight";
-    for (const char* name : {"mlp.c_proj.weight", "mlp.fc2.weight", "mlp.dense_4h_to_h.weight"})
+    for (const char* name : {"mlp.c_proj.weight", "mlp.c_proj.weight.T", "mlp.fc2.weight", "mlp.dense_4h_to_h.weight"})
       if (dt.contains(p + name)) down = name;
     EXPECT_EQ(dt.at(p + down), lin);
   }
@@ -717,10 +732,12 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
   // names its attention_layernorm.)
   const char* norm = dt.contains(p + "input_layernorm.weight")       ? "input_layernorm.weight"
                      : dt.contains(p + "attention_layernorm.weight") ? "attention_layernorm.weight"
+                     : dt.contains(p + "ln_1.weight")                ? "ln_1.weight"
                                                                      : "post_attention_layernorm.weight";
   EXPECT_EQ(dt.at(p + norm), fb::DType::F32);
-  const std::string text = p.substr(0, p.find("layers."));
-  const std::string embed = text + (dt.contains(text + "embed_in.weight") ? "embed_in.weight" : "embed_tokens.weight");
+  std::string embed = text + "embed_tokens.weight";
+  for (const char* name : {"embed_in.weight", "wte.weight"})
+    if (dt.contains(text + name)) embed = text + name;
   const std::string head_name = dt.contains("embed_out.weight") ? "embed_out" : "lm_head";
   const fb::DType head = std::string(c.qhead) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
   const fb::DType emb = std::string(c.qembedding) == "4w" ? fb::DType::Q4 : std::string(c.qembedding) == "8w" ? fb::DType::Q8
@@ -879,7 +896,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"seed_oss", false, "8w", "", 32},
                                            QCase{"arcee", false, "8w", "", 32}, QCase{"nemotron", false, "4w", "", 32},
                                            QCase{"hunyuan_v1_dense", true, "4w", "", 64}, QCase{"apertus", false, "8w", "", 32},
-                                           QCase{"exaone4_hybrid", false, "4w", "", 32}),
+                                           QCase{"exaone4_hybrid", false, "4w", "", 32},
+                                           QCase{"gpt2", true, "8w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

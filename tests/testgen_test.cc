@@ -195,6 +195,8 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel) (+ a weight per q and k head)
     return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4) +
                     (flag("qk_layernorm", false) ? c.num_attention_heads + c.num_key_value_heads : 0)) + 2 + head;
+  if (family == "gpt2")  // wte, wpe; ln_1 ln_2, c_attn, attn.c_proj, c_fc, mlp.c_proj (all w + b); ln_f w + b
+    return 2 + L * (4 + 4 + 4) + 2 + head;
   if (family == "gpt_neox")  // 2 LayerNorms, query_key_value, dense, 2 MLP projections (all w + b), final norm w + b
     return 1 + L * (4 + (flag("attention_bias", true) ? 4 : 2) + 4) + 2 + head;
   if (family == "ernie4_5")  // q k v o, gate up down (+ a bias each iff use_bias), 2 norms
@@ -271,6 +273,18 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, "gpt_neox.layers.0.mlp.dense_h_to_4h.weight"), (Shape{c.intermediate_size[0], H}));
     EXPECT_EQ(shape_of(m.checkpoint, "gpt_neox.final_layer_norm.bias"), (Shape{H}));
     EXPECT_EQ(shape_of(m.checkpoint, "embed_out.weight"), (Shape{c.vocab_size, H}));
+    return;
+  }
+  if (family == "gpt2") {  // its own names under transformer.; Conv1D weights [in, out]
+    const int64_t H = c.hidden_size, I = c.intermediate_size[0];
+    EXPECT_EQ(I, 4 * H);  // n_inner absent
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.wte.weight"), (Shape{c.vocab_size, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.wpe.weight"), (Shape{c.max_position_embeddings, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.attn.c_attn.weight"), (Shape{H, 3 * H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.attn.c_attn.bias"), (Shape{3 * H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.mlp.c_fc.weight"), (Shape{H, I}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.mlp.c_proj.weight"), (Shape{I, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.ln_f.bias"), (Shape{H}));
     return;
   }
   EXPECT_EQ(shape_of(m.checkpoint, p + "embed_tokens.weight"), (Shape{c.vocab_size, c.hidden_size}));
@@ -435,8 +449,8 @@ TEST_P(EveryFamily, TinyDefaultsMakeGoodTests) {
   ASSERT_TRUE(c.is_ok()) << c.status().message();
   EXPECT_GE(c->hidden_size, 32);
   EXPECT_LE(c->hidden_size, 128);
-  // (GPT-NeoX has no num_key_value_heads, and latent attention gives every head its own k and v)
-  if (family != "gpt_neox" && !mla_family(family))
+  // (GPT-NeoX and GPT-2 have no num_key_value_heads, and latent attention gives every head its own k and v)
+  if (family != "gpt_neox" && family != "gpt2" && !mla_family(family))
     EXPECT_LT(c->num_key_value_heads, c->num_attention_heads) << "GQA: kv heads < q heads";
   if (!mla_family(family)) {  // (latent attention's head_dim is its rope part, qk_rope_head_dim)
     EXPECT_GE(c->head_dim, 16);
@@ -500,7 +514,7 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"hunyuan_v1_dense", "hunyuan_v1_dense", "hunyuan_v1_dense", "hunyuan_v1_dense"},
                         Case{"apertus", "apertus", "apertus", "apertus"},
                         Case{"exaone4", "exaone4", "exaone4", "exaone4"},
-                        Case{"exaone4_hybrid", "exaone4", "exaone4", "exaone4"}}) {
+                        Case{"exaone4_hybrid", "exaone4", "exaone4", "exaone4"}, Case{"gpt2", "gpt2", "gpt2", "gpt2"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -521,7 +535,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"kimi_k2", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
            {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false},
-           {"arcee", false}, {"nemotron", false}, {"hunyuan_v1_dense", true}, {"apertus", false}, {"exaone4", true}, {"exaone4_hybrid", false}}) {
+           {"arcee", false}, {"nemotron", false}, {"hunyuan_v1_dense", true}, {"apertus", false}, {"exaone4", true}, {"exaone4_hybrid", false}, {"gpt2", true}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;
@@ -953,9 +967,9 @@ TEST(TestGen, TieOptionWins) {
 
 TEST(TestGen, ErrorsNameWhatIsWrong) {
   TempDir dir("errors");
-  Status s = generate_checkpoint({.family = "gpt2", .out_dir = dir.str()});
+  Status s = generate_checkpoint({.family = "bert", .out_dir = dir.str()});
   EXPECT_EQ(s.code(), ErrorCode::kBadInput);
-  EXPECT_NE(s.message().find("'gpt2'"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("'bert'"), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("gemma3n"), std::string::npos) << s.message();
 
   s = generate_checkpoint({.family = "llama", .out_dir = dir.str(), .dtype = DType::kI8});

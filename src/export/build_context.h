@@ -20,6 +20,7 @@ struct BuildContext {
   const program::CacheLayout& layout;
   GraphBuilder& g;
   std::string prefix;   // where the text model's tensors live: "model.", "model.language_model.", ...
+  int64_t max_ctx_len = 0;  // the program's (a learned position table must cover it)
 
   bool has(const std::string& name) const { return ckpt.find(prefix + name) != nullptr; }
   // The tensor prefix+name, checked against the shape config.json implies.

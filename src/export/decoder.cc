@@ -73,6 +73,15 @@ Result<WeightId> optional_bias(const BuildContext& ctx, bool want, const std::st
   return ctx.weight(name, {n}, options);
 }
 
+// A linear's weight NAME [out, in] as nn.Linear stores it, or [in, out] read transposed where
+// the family's linears are Conv1D (DecoderOptions::conv1d).
+Result<WeightId> linear_weight(const BuildContext& ctx, const DecoderOptions& o, const std::string& name, int64_t out,
+                               int64_t in, WeightOptions options = {}) {
+  if (!o.conv1d) return ctx.weight(name, {out, in}, options);
+  options.transpose = true;
+  return ctx.weight(name, {in, out}, options);
+}
+
 // down(act(gate h) * up h) with the layer's mlp.* weights (prefix p), or the plain
 // DOWN(act(UP h)): [T, H].
 Result<ValueId> mlp_block(BuildContext& ctx, const DecoderOptions& o, const std::string& p, ValueId h, int64_t I) {
@@ -80,9 +89,9 @@ Result<ValueId> mlp_block(BuildContext& ctx, const DecoderOptions& o, const std:
   const int64_t H = ctx.config.hidden_size;
   if (o.plain_mlp_up != nullptr && o.plain_mlp_down != nullptr) {
     const std::string up_name = p + "mlp." + o.plain_mlp_up, down_name = p + "mlp." + o.plain_mlp_down;
-    OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(up_name + ".weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId wu, linear_weight(ctx, o, up_name + ".weight", I, H));
     OG_ASSIGN_OR_RETURN(WeightId bu, optional_bias(ctx, o.mlp_bias, up_name + ".bias", I));
-    OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(down_name + ".weight", {H, I}));
+    OG_ASSIGN_OR_RETURN(WeightId wd, linear_weight(ctx, o, down_name + ".weight", H, I));
     OG_ASSIGN_OR_RETURN(WeightId bd, optional_bias(ctx, o.mlp_bias, down_name + ".bias", H));
     const ValueId m = g.act(g.linear(h, wu, bu), o.activation);  // [T, I]
     return g.linear(m, wd, bd);
@@ -95,15 +104,15 @@ Result<ValueId> mlp_block(BuildContext& ctx, const DecoderOptions& o, const std:
     gate = g.linear(h, wg);
     up = g.linear(h, wu);
   } else {
-    OG_ASSIGN_OR_RETURN(WeightId wg, ctx.weight(p + "mlp.gate_proj.weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId wg, linear_weight(ctx, o, p + "mlp.gate_proj.weight", I, H));
     OG_ASSIGN_OR_RETURN(WeightId bg, optional_bias(ctx, o.mlp_bias, p + "mlp.gate_proj.bias", I));
-    OG_ASSIGN_OR_RETURN(WeightId wu, ctx.weight(p + "mlp.up_proj.weight", {I, H}));
+    OG_ASSIGN_OR_RETURN(WeightId wu, linear_weight(ctx, o, p + "mlp.up_proj.weight", I, H));
     OG_ASSIGN_OR_RETURN(WeightId bu, optional_bias(ctx, o.mlp_bias, p + "mlp.up_proj.bias", I));
     gate = g.linear(h, wg, bg);
     up = g.linear(h, wu, bu);
   }
   const ValueId m = g.act_mul(gate, up, o.activation);  // [T, I]
-  OG_ASSIGN_OR_RETURN(WeightId wd, ctx.weight(p + "mlp.down_proj.weight", {H, I}));
+  OG_ASSIGN_OR_RETURN(WeightId wd, linear_weight(ctx, o, p + "mlp.down_proj.weight", H, I));
   OG_ASSIGN_OR_RETURN(WeightId bd, optional_bias(ctx, o.mlp_bias, p + "mlp.down_proj.bias", H));
   return g.linear(m, wd, bd);  // [T, H]
 }
@@ -165,10 +174,22 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   OG_ASSIGN_OR_RETURN(const hf::TensorView* embed_t, ctx.tensor(std::string(o.embed_name) + ".weight", {V, H}));
   OG_ASSIGN_OR_RETURN(WeightId embed, g.weight(*embed_t));
   ValueId x = g.embedding(embed, static_cast<int32_t>(H), o.embed_scale);  // [T, H]: the residual stream
+  if (o.position_embed_name != nullptr) {
+    const std::string name = std::string(o.position_embed_name) + ".weight";
+    const hf::TensorView* pos_t = ctx.ckpt.find(ctx.prefix + name);
+    if (pos_t == nullptr) return bad_input("{}: the checkpoint has no {}{}", ctx.ckpt.dir(), ctx.prefix, name);
+    if (pos_t->shape.size() != 2 || pos_t->shape[1] != H)
+      return bad_input("{}: tensor '{}' {}: expected [positions, {}]", pos_t->file, pos_t->name, pos_t->shape_str(), H);
+    if (pos_t->shape[0] < ctx.max_ctx_len)
+      return usage_error("{}: max_ctx_len {} exceeds the model's {} learned positions ({}); pass --max-ctx-len {} or less",
+                         c.path, ctx.max_ctx_len, pos_t->shape[0], pos_t->name, pos_t->shape[0]);
+    OG_ASSIGN_OR_RETURN(WeightId pos, g.weight(*pos_t));
+    x = g.add(x, g.position_embedding(pos, static_cast<int32_t>(H)));  // inputs_embeds + position_embeds
+  }
 
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const LayerAttention& la = ctx.layers[l];
-    const std::string p = "layers." + std::to_string(l) + ".";
+    const std::string p = std::string(o.layers_name) + "." + std::to_string(l) + ".";
     const int64_t D = la.head_dim, Hkv = la.kv_heads, I = c.intermediate_size[l];
     if (la.donor >= 0) return unsupported("{}: KV-shared layers are not supported by this family's builder", c.path);
 
@@ -179,7 +200,8 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       OG_ASSIGN_OR_RETURN(attn_out, o.attention(ctx, l, h));
     } else {
       // The rope fields are checked for every layer, including those that apply none.
-      OG_ASSIGN_OR_RETURN(RopeTable rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta));
+      RopeTable rope;
+      if (!o.no_rope) { OG_ASSIGN_OR_RETURN(rope, rope_for_layer(c, la.type, D, o.sliding_rope_theta)); }
       // q's and k's rows in the order the rope kernel rotates (DecoderOptions::rope_interleaved).
       const WeightOptions qk_rows = o.rope_interleaved ? WeightOptions{.pairs_block = D, .pairs_width = rope.rotary_dim}
                                                        : WeightOptions{};
@@ -201,14 +223,18 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
           return wo;
         };
         const std::string fused = at + o.fused_qkv_name;
-        OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(fused + ".weight", {(Hq + 2 * Hkv) * D, H}));
+        const int64_t fused_rows = (Hq + 2 * Hkv) * D;
+        OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(fused + ".weight", o.conv1d ? std::vector<int64_t>{H, fused_rows}
+                                                                                               : std::vector<int64_t>{fused_rows, H}));
         const hf::TensorView* qkv_bias = nullptr;  // [(Hq + 2 Hkv) D]
         if (o.qkv_bias) { OG_ASSIGN_OR_RETURN(qkv_bias, ctx.tensor(fused + ".bias", {(Hq + 2 * Hkv) * D})); }
         else if (ctx.has(fused + ".bias"))
           return unsupported("{}: checkpoint has '{}{}.bias' but the config implies no bias", c.path, ctx.prefix, fused);
         std::array<ValueId, 3> parts{};
         for (int64_t part = 0; part < 3; ++part) {
-          OG_ASSIGN_OR_RETURN(WeightId w, g.weight(*qkv, rows_of(part)));
+          WeightOptions wo = rows_of(part);
+          wo.transpose = o.conv1d;
+          OG_ASSIGN_OR_RETURN(WeightId w, g.weight(*qkv, wo));
           WeightId b = kNoWeight;
           if (qkv_bias != nullptr) {
             WeightOptions bo = rows_of(part);
@@ -219,11 +245,11 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
         }
         q = parts[0], k = parts[1], v = parts[2];
       } else {
-        OG_ASSIGN_OR_RETURN(WeightId wq, ctx.weight(at + "q_proj.weight", {Hq * D, H}, qk_rows));
+        OG_ASSIGN_OR_RETURN(WeightId wq, linear_weight(ctx, o, at + "q_proj.weight", Hq * D, H, qk_rows));
         OG_ASSIGN_OR_RETURN(WeightId bq, optional_bias(ctx, o.qkv_bias, at + "q_proj.bias", Hq * D, qk_rows));
-        OG_ASSIGN_OR_RETURN(WeightId wk, ctx.weight(at + "k_proj.weight", {Hkv * D, H}, qk_rows));
+        OG_ASSIGN_OR_RETURN(WeightId wk, linear_weight(ctx, o, at + "k_proj.weight", Hkv * D, H, qk_rows));
         OG_ASSIGN_OR_RETURN(WeightId bk, optional_bias(ctx, o.qkv_bias, at + "k_proj.bias", Hkv * D, qk_rows));
-        OG_ASSIGN_OR_RETURN(WeightId wv, ctx.weight(at + "v_proj.weight", {Hkv * D, H}));
+        OG_ASSIGN_OR_RETURN(WeightId wv, linear_weight(ctx, o, at + "v_proj.weight", Hkv * D, H));
         OG_ASSIGN_OR_RETURN(WeightId bv, optional_bias(ctx, o.qkv_bias, at + "v_proj.bias", Hkv * D));
         q = g.linear(h, wq, bq);
         k = g.linear(h, wk, bk);
@@ -236,7 +262,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
         return Status::ok();
       };
       if (o.qk_norm && !o.qk_norm_after_rope) OG_TRY(qk_norms());
-      if (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)]) {
+      if (!o.no_rope && (o.skip_rope.empty() || !o.skip_rope[static_cast<size_t>(l)])) {
         OG_ASSIGN_OR_RETURN(RopeWeights tables, add_rope_tables(g, p, rope));  // [rotary_dim / 2]
         q = g.rope(q, tables, static_cast<int32_t>(Hq), static_cast<int32_t>(D), rope.rotary_dim,
                    rope.attention_factor);
@@ -246,8 +272,10 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
       if (o.qk_norm && o.qk_norm_after_rope) OG_TRY(qk_norms());
       WeightId sinks = kNoWeight;  // [Hq]
       if (o.attention_sinks) { OG_ASSIGN_OR_RETURN(sinks, ctx.weight(at + "sinks", {Hq}, {.keep_f32 = true})); }
+      double scale = o.attn_scale > 0 ? o.attn_scale : 1.0 / std::sqrt(static_cast<double>(D));
+      if (o.attn_scale_by_inverse_layer) scale /= static_cast<double>(l + 1);
       AttendSpec spec{.cache_id = ctx.layout.layer_to_cache[l],
-                      .scale = o.attn_scale > 0 ? o.attn_scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))),
+                      .scale = static_cast<float>(scale),
                       .softcap = o.attn_softcap,
                       .n_heads = static_cast<int32_t>(Hq),
                       .n_kv_heads = static_cast<int32_t>(Hkv),
@@ -256,7 +284,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
                       .sinks = sinks};
       ValueId a = g.attend(q, k, v, spec);  // [T, Hq * D]
       const std::string o_proj = at + o.o_name;
-      OG_ASSIGN_OR_RETURN(WeightId wo, ctx.weight(o_proj + ".weight", {H, Hq * D}));
+      OG_ASSIGN_OR_RETURN(WeightId wo, linear_weight(ctx, o, o_proj + ".weight", H, Hq * D));
       OG_ASSIGN_OR_RETURN(WeightId bo, optional_bias(ctx, o.o_bias, o_proj + ".bias", H));
       attn_out = g.linear(a, wo, bo);
     }

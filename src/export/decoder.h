@@ -63,6 +63,14 @@ struct DecoderOptions {
   const char* plain_mlp_up = nullptr;
   const char* plain_mlp_down = nullptr;
   const char* embed_name = "embed_tokens";  // the text model's NAME.weight
+  const char* layers_name = "layers";        // the text model's NAME.N.* per layer (GPT-2: h)
+  // A learned position table NAME.weight [n, H] (GPT-2's wpe), its row at each token's position
+  // added to the token embedding; n must cover the program's max_ctx_len. Null: none.
+  const char* position_embed_name = nullptr;
+  bool no_rope = false;            // no rotary embedding at all (and no rope fields read)
+  // Every linear's weight stored [in, out] (GPT-2's Conv1D, y = x W + b) and read transposed.
+  bool conv1d = false;
+  bool attn_scale_by_inverse_layer = false;  // layer l's attention scale divided by l + 1
   const char* attention_name = "self_attn";  // layers.N.NAME.q_proj, ...
   const char* o_name = "o_proj";   // the attention's output projection, self_attn.NAME
   const char* head_name = "lm_head";  // NAME.weight (at the checkpoint's top level), unless tied

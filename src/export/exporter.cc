@@ -152,7 +152,11 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
 
   OG_ASSIGN_OR_RETURN(hf::Checkpoint ckpt, hf::Checkpoint::open(loc.dir));
   std::string prefix = family->text_prefix != nullptr ? family->text_prefix : "";
-  if (family->text_prefix == nullptr) { OG_ASSIGN_OR_RETURN(prefix, find_text_prefix(ckpt)); }
+  if (family->find_prefix != nullptr) {
+    OG_ASSIGN_OR_RETURN(prefix, family->find_prefix(ckpt));
+  } else if (family->text_prefix == nullptr) {
+    OG_ASSIGN_OR_RETURN(prefix, find_text_prefix(ckpt));
+  }
 
   fb::ProgramT p;
   p.model_id = loc.model_id;
@@ -176,7 +180,7 @@ Result<ExportSummary> export_program(const ExportOptions& o) {
     g.set_progress_callback([&o](int64_t written, int64_t expected, uint64_t bytes) {
       o.on_progress({.tensors_written = written, .tensors_expected = expected, .bytes_written = bytes});
     });
-  BuildContext ctx{config, ckpt, layers, layout, g, prefix};
+  BuildContext ctx{config, ckpt, layers, layout, g, prefix, max_ctx};
   Status built = family->build(ctx);
   if (built.is_ok()) built = g.write_weights();
   g.finish_progress();

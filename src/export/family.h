@@ -15,6 +15,10 @@
 #include "base/status.h"
 #include "hf/model_config.h"
 
+namespace og::hf {
+class Checkpoint;
+}
+
 namespace og::exporter {
 
 class GraphBuilder;
@@ -68,6 +72,9 @@ struct Family {
   // Where the text model's tensors live when the family names it ("NAME."); null: found by
   // find_text_prefix (embed_tokens under model., model.language_model., ...).
   const char* text_prefix = nullptr;
+  // Where the text model's tensors live when the family's checkpoints differ in it (GPT-2's
+  // transformer. or none); null: text_prefix.
+  Result<std::string> (*find_prefix)(const hf::Checkpoint& ckpt) = nullptr;
   // Checkpoint tensors that are buffers, not weights (an old causal-mask buffer saved with
   // the weights): the export ignores them instead of refusing them as an unused feature.
   bool (*is_buffer)(const std::string& tensor) = nullptr;

@@ -147,6 +147,9 @@ class GraphBuilder {
 
   ValueId embedding(WeightId table, int32_t width, float scale, std::vector<int32_t> remap_ids = {},
                     int32_t remap_to = 0);
+  // The rows of a learned position table [>= max_ctx_len, width] at the step's positions
+  // (format version 11).
+  ValueId position_embedding(WeightId table, int32_t width);
   ValueId rms_norm(ValueId x, WeightId weight, float eps, int32_t dim);
   // torch's LayerNorm over groups of dim (weight, bias [dim] f32 or kNoWeight)
   ValueId layer_norm(ValueId x, WeightId weight, WeightId bias, float eps, int32_t dim);

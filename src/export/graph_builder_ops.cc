@@ -29,6 +29,15 @@ ValueId GraphBuilder::embedding(WeightId table, int32_t width, float scale, std:
   return push({ids_}, width, std::move(u));
 }
 
+ValueId GraphBuilder::position_embedding(WeightId table, int32_t width) {
+  fb::EmbeddingAttrsT a;
+  a.table = table;
+  fb::OpAttrsUnion u;
+  u.Set(std::move(a));
+  uses_[table] |= kEmbeddingUse;
+  return push({positions_}, width, std::move(u));
+}
+
 ValueId GraphBuilder::rms_norm(ValueId x, WeightId weight, float eps, int32_t dim) {
   fb::RmsNormAttrsT a;
   a.weight = weight;

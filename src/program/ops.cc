@@ -47,6 +47,15 @@ Status embedding_check(OpCheck& c) {
   if (rows < 1) return bad_input("op {} (embedding): table has {} rows", c.i, rows);
   if (a->remap_to() < 0 || a->remap_to() >= c.program().vocab_size())
     return bad_input("op {} (embedding): remap_to {} outside the vocabulary", c.i, a->remap_to());
+  if (c.in[0] == c.program().positions()) {  // a learned position table: a row for every position
+    if (rows < c.program().max_ctx_len())
+      return bad_input("op {} (embedding): a position table of {} rows for max_ctx_len {}", c.i, rows,
+                       c.program().max_ctx_len());
+    if (a->remap_ids() != nullptr && a->remap_ids()->size() > 0)
+      return bad_input("op {} (embedding): a position table with remap_ids", c.i);
+  } else if (c.in[0] != c.program().input_ids()) {
+    return bad_input("op {} (embedding): input {} is neither input_ids nor positions", c.i, c.in[0]);
+  }
   return c.shape(t, {rows, c.out_width()});
 }
 

@@ -108,6 +108,8 @@ Status ProgramWriter::append_tensor_data(std::span<const uint8_t> bytes) {
 }
 
 uint32_t required_format_version(const fb::ProgramT& program) {
+  for (const auto& op : program.ops)
+    if (op->attrs.AsEmbeddingAttrs() != nullptr && !op->inputs.empty() && op->inputs[0] == program.positions) return 11;
   for (const auto& op : program.ops) {
     if (op->attrs.AsHeadLinearAttrs() != nullptr || op->attrs.AsXieluAttrs() != nullptr) return 10;
     const fb::ActAttrsT* act = op->attrs.AsActAttrs();

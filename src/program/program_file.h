@@ -31,7 +31,8 @@ namespace og::program {
 
 inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // The newest version this build reads and writes. A program is written as the oldest version
-// that can express it (required_format_version): 10 with a head_linear or xielu op, a grouped
+// that can express it (required_format_version): 11 with an embedding of the positions (a learned
+// position table), 10 with a head_linear or xielu op, a grouped
 // concat or the Relu2 activation,
 // 9 with grouped softmax routing, a group
 // score of other than two experts or another masked key, 8 with a sigmoid-routed mixture of experts,
@@ -56,7 +57,9 @@ inline constexpr char kMagic[8] = {'O', 'F', 'F', 'G', 'R', 'A', 'P', 'H'};
 // Version 10: the head_linear and xielu ops, ConcatAttrs groups and the Relu2 activation (an
 // older reader's op table would refuse the ops, one that ignored the groups would join whole
 // rows, and its activation check would refuse Relu2).
-inline constexpr uint32_t kFormatVersion = 10;
+// Version 11: an embedding op of the positions value (a learned position table, GPT-2's wpe; an
+// older reader embedded the token ids whatever the op's input).
+inline constexpr uint32_t kFormatVersion = 11;
 inline constexpr uint32_t kOldestReadableVersion = 1;  // version 1: no header checksum; verified in full
 inline constexpr size_t kPreambleSize = 64;
 inline constexpr size_t kTensorAlignment = 64;
@@ -74,7 +77,7 @@ struct Preamble {
 };
 static_assert(sizeof(Preamble) == kPreambleSize);
 
-// The oldest format version that expresses `program` (2 to 10; see kFormatVersion).
+// The oldest format version that expresses `program` (2 to 11; see kFormatVersion).
 uint32_t required_format_version(const fb::ProgramT& program);
 
 // Tensor::row_block of an interleaved matrix (program.fbs; kernels::kRowBlock).

@@ -68,15 +68,25 @@ Mat round_bf16(const Mat& x) {
 
 void set_int8_linear_inputs(Int8Inputs* state) { t_int8_inputs = state; }
 
+namespace {
+
+// x as a linear of weight `name` takes it: quantized to int8 or rounded to bf16 where
+// set_int8_linear_inputs says so (into `storage`), else x itself.
+const Mat& linear_input(const Mat& x, const std::string& name, Mat& storage) {
+  if (t_int8_inputs != nullptr)
+    if (auto it = t_int8_inputs->weights->find(name); it != t_int8_inputs->weights->end())
+      storage = quantize_int8(x, it->second, *t_int8_inputs);
+  if (t_int8_inputs != nullptr && t_int8_inputs->bf16_weights != nullptr && t_int8_inputs->bf16_weights->contains(name))
+    storage = round_bf16(x);
+  return storage.rows > 0 ? storage : x;
+}
+
+}  // namespace
+
 Mat linear_rows(const Mat& x_in, const hf::TensorView& w, int64_t row_begin, int64_t n_rows) {
   OG_CHECK(w.shape.size() == 2 && w.shape[1] == x_in.cols);
   Mat quantized;
-  if (t_int8_inputs != nullptr)
-    if (auto it = t_int8_inputs->weights->find(w.name); it != t_int8_inputs->weights->end())
-      quantized = quantize_int8(x_in, it->second, *t_int8_inputs);
-  if (t_int8_inputs != nullptr && t_int8_inputs->bf16_weights != nullptr && t_int8_inputs->bf16_weights->contains(w.name))
-    quantized = round_bf16(x_in);
-  const Mat& x = quantized.rows > 0 ? quantized : x_in;
+  const Mat& x = linear_input(x_in, w.name, quantized);
   OG_CHECK(row_begin >= 0 && row_begin + n_rows <= w.shape[0]);
   Mat y(x.rows, n_rows);  // [T, n_rows]
   std::vector<double> wrow;
@@ -98,6 +108,31 @@ Mat linear(const Mat& x, const hf::TensorView& w, const hf::TensorView* bias) {
     OG_CHECK(bias->numel() == y.cols);
     for (int64_t t = 0; t < y.rows; ++t)
       for (int64_t o = 0; o < y.cols; ++o) y.at(t, o) += bias->get(o);
+  }
+  return y;
+}
+
+Mat conv1d(const Mat& x_in, const hf::TensorView& w, const hf::TensorView* bias, int64_t col_begin, int64_t n_cols) {
+  OG_CHECK(w.shape.size() == 2 && w.shape[0] == x_in.cols);
+  const int64_t out = w.shape[1];
+  if (n_cols < 0) n_cols = out - col_begin;
+  OG_CHECK(col_begin >= 0 && col_begin + n_cols <= out);
+  Mat quantized;
+  const Mat& x = linear_input(x_in, w.name, quantized);
+  Mat y(x.rows, n_cols);  // [T, n_cols]
+  std::vector<double> wrow;  // row i of W: input i's weight to every output
+  for (int64_t i = 0; i < x.cols; ++i) {
+    load_row(w, i, out, wrow);
+    for (int64_t t = 0; t < x.rows; ++t) {
+      const double xi = x.at(t, i);
+      double* yr = y.row(t);
+      for (int64_t o = 0; o < n_cols; ++o) yr[o] += xi * wrow[static_cast<size_t>(col_begin + o)];
+    }
+  }
+  if (bias != nullptr) {
+    OG_CHECK(bias->numel() == out);
+    for (int64_t t = 0; t < y.rows; ++t)
+      for (int64_t o = 0; o < n_cols; ++o) y.at(t, o) += bias->get(col_begin + o);
   }
   return y;
 }

@@ -58,6 +58,12 @@ void set_int8_linear_inputs(Int8Inputs* state);
 // The same on a slice of W's rows [row_begin, row_begin + n_rows): phi3's fused projections.
 Mat linear_rows(const Mat& x, const hf::TensorView& w, int64_t row_begin, int64_t n_rows);
 
+// y [T, n_cols] = x [T, in] · W[:, col_begin : col_begin + n_cols] + b[same], with W [in, out] as
+// transformers' Conv1D stores it (GPT-2); n_cols -1: to the last column. int8 / bf16 inputs as
+// linear() (keyed by W's name).
+Mat conv1d(const Mat& x, const hf::TensorView& w, const hf::TensorView* bias = nullptr, int64_t col_begin = 0,
+           int64_t n_cols = -1);
+
 // out[i] += in[i] (the residual adds).
 void add_inplace(Mat& out, const Mat& in);
 

@@ -61,7 +61,9 @@ void execute_step(const Model& m, std::span<EntryRows> entries, StepBuffers& b, 
     const auto op_start = b.op_times ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     switch (op.kind) {
       case OpKind::kEmbedding:
-        if (!op.remap_ids.empty()) {  // multimodal placeholders read the padding row
+        if (op.in[0] == m.positions()) {  // a learned position table (the validator: a row per position)
+          kernels::embedding(b.positions.data(), n, op.matrix, op.scalar, out);
+        } else if (!op.remap_ids.empty()) {  // multimodal placeholders read the padding row
           for (int64_t t = 0; t < n; ++t)
             b.remapped[static_cast<size_t>(t)] =
                 std::find(op.remap_ids.begin(), op.remap_ids.end(), ids[t]) != op.remap_ids.end() ? op.remap_to : ids[t];

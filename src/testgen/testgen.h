@@ -45,7 +45,9 @@ struct GenOptions {
   //    "model.language_model.*" and "lm_head.weight" (save_pretrained writes these too: it
   //    reverts the "llava" key mapping that transformers registers for gemma3);
   //  - gemma3n: kv-shared layers keep self_attn.k_proj/v_proj/k_norm (current transformers
-  //    creates none and ignores them on load).
+  //    creates none and ignores them on load);
+  //  - gpt2: the model's tensors at the top level (wte.weight, h.0.*), as openai-community/gpt2's
+  //    checkpoint has them, instead of under transformer.
   // Other families are unaffected.
   bool hub_layout = false;
   // Tensors of at least this many elements are all zeros, written as file holes (no disk,
