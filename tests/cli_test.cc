@@ -356,10 +356,11 @@ void expect_real_fields_match_reference(const std::string& family, const std::st
   EXPECT_LE(diff, 1e-4 * top) << family;
 }
 
-// gpt2-large (tests/data/configs): 36 full caches of 20 kv heads × 64 (1280 / 20, no head_dim),
-// and a tiny model with its activation, LayerNorm eps and 1024 learned positions run against the
-// reference through the command line.
-TEST(CliLayout, Gpt2RealConfig) {
+// gpt2-large and starcoderbase (tests/data/configs): 36 full caches of 20 kv heads × 64 (1280 /
+// 20, no head_dim) and 40 of one × 128, and tiny models with their activation, LayerNorm eps,
+// learned positions (1024, 8192) and StarCoder's switches run against the reference through the
+// command line.
+TEST(CliLayout, Gpt2AndStarCoderRealConfigs) {
   using V = std::vector<int>;
   const std::string file = "gpt2-large.json";
   auto layout = run_offgraph("layout --json " + kConfigs + file);
@@ -368,6 +369,15 @@ TEST(CliLayout, Gpt2RealConfig) {
   expect_real_fields_match_reference("gpt2", file,
                                      {"activation_function", "layer_norm_epsilon", "n_positions", "n_ctx", "summary_type",
                                       "task_specific_params"});
+  // StarCoderBase: multi-query, 40 caches of one kv head × 128 (6144 / 48).
+  const std::string star = "starcoderbase.json";
+  layout = run_offgraph("layout --json " + kConfigs + star);
+  ASSERT_EQ(layout.exit_code, 0) << layout.err;
+  expect_layout(nlohmann::json::parse(layout.out), {star, "gpt_bigcode", 40, iota(40), V(40, 1), V(40, 128), V(40, 0)}, star);
+  expect_real_fields_match_reference("gpt_bigcode", star,
+                                     {"activation_function", "layer_norm_epsilon", "multi_query", "n_positions",
+                                      "attention_softmax_in_fp32", "scale_attention_softmax_in_fp32", "scale_attn_weights",
+                                      "pre_allocate_kv_cache", "inference_runner"});
 }
 
 // Granite 3.3 and OLMo 2 (tests/data/configs): their layouts, and tiny models with their
@@ -728,11 +738,14 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   const Patches nemotron = {{{{"partial_rotary_factor", 0.1}}, "partial_rotary_factor"}, {{{"hidden_act", "xielu"}}, "hidden_act"}};
   // GPT-2: an activation offgraph has no kernel for, named as the file names it.
   const Patches gpt2 = {{{{"activation_function", "quick_gelu"}}, "activation_function"}};
+  // GPTBigCode: the same, and a multi_query that is not a boolean.
+  const Patches gpt_bigcode = {{{{"activation_function", "quick_gelu"}}, "activation_function"},
+                               {{{"multi_query", "yes"}}, "multi_query"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
            {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}, {"exaone4", exaone4},
-           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}, {"apertus", apertus}, {"gpt2", gpt2}}) {
+           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}, {"apertus", apertus}, {"gpt2", gpt2}, {"gpt_bigcode", gpt_bigcode}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

@@ -379,6 +379,11 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    {{"activation_function", nullptr}, {"layer_norm_epsilon", nullptr},
                                     {"n_positions", nullptr}, {"tie_word_embeddings", nullptr}},
                                    74);
+  // GPTBigCodeConfig: gelu_pytorch_tanh, multi_query, 4 n_embd inner, 1024 positions, tied.
+  expect_program_matches_reference("gpt_bigcode",
+                                   {{"activation_function", nullptr}, {"multi_query", nullptr}, {"n_inner", nullptr},
+                                    {"n_positions", nullptr}, {"tie_word_embeddings", nullptr}},
+                                   75);
   // Exaone4Config: eps 1e-5, rope_theta 1e4, untied, sliding_window 4096 with pattern 4 (layers
   // 0-2 sliding and rotated, layer 3 full without the rope).
   expect_program_matches_reference("exaone4_hybrid",

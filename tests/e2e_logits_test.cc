@@ -89,7 +89,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2", "arcee", "nemotron", "hunyuan_v1_dense", "apertus", "gpt2", "gpt2_untied_by_layer"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2", "arcee", "nemotron", "hunyuan_v1_dense", "apertus", "gpt2", "gpt2_untied_by_layer", "gpt_bigcode", "gpt_bigcode_per_head_untied"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -200,10 +200,12 @@ TEST_P(FamilyE2E, PublishedLayoutHasTheReferencesWindowsAndCacheOwners) {
   const int64_t head_dim = latent ? g->config.text.at("kv_lora_rank").get<int64_t>() +
                                         g->config.text.at("qk_rope_head_dim").get<int64_t>()
                                   : g->config.head_dim;
-  // The latent's v is its k (one copy kept); no other family's is.
+  // The latent's v is its k (one copy kept); no other family's is. GPTBigCode's multi_query
+  // (its default) is one kv head, whatever num_key_value_heads the config does not have.
   EXPECT_EQ(l.value_is_key, latent ? std::vector<uint8_t>(static_cast<size_t>(l.n_caches()), 1) : std::vector<uint8_t>{});
+  const bool multi_query = GetParam().family == "gpt_bigcode" && g->config.text.value("multi_query", true);
   for (int32_t c = 0; c < l.n_caches(); ++c) {
-    EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], latent ? 1 : g->config.num_key_value_heads) << "cache " << c;
+    EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], latent || multi_query ? 1 : g->config.num_key_value_heads) << "cache " << c;
     EXPECT_EQ(l.head_dims[static_cast<size_t>(c)], head_dim) << "cache " << c;
   }
   // One update_and_attend per attention layer, each on the cache its layer reads and writing
@@ -399,7 +401,14 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"gpt2", 91,
                                                       {{"scale_attn_by_inverse_layer_idx", true}, {"n_inner", 96},
                                                        {"activation_function", "gelu"}, {"tie_word_embeddings", false}},
-                                                      "gpt2_untied_by_layer"}),
+                                                      "gpt2_untied_by_layer"},
+                                           // GPTBigCode: GPT-2's block with nn.Linear and one kv head; and
+                                           // without multi_query, c_attn's rows per head, untied, gelu-tanh.
+                                           FamilyCase{"gpt_bigcode", 92},
+                                           FamilyCase{"gpt_bigcode", 93,
+                                                      {{"multi_query", false}, {"tie_word_embeddings", false},
+                                                       {"activation_function", "gelu_pytorch_tanh"}},
+                                                      "gpt_bigcode_per_head_untied"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool

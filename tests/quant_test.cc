@@ -897,7 +897,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"arcee", false, "8w", "", 32}, QCase{"nemotron", false, "4w", "", 32},
                                            QCase{"hunyuan_v1_dense", true, "4w", "", 64}, QCase{"apertus", false, "8w", "", 32},
                                            QCase{"exaone4_hybrid", false, "4w", "", 32},
-                                           QCase{"gpt2", true, "8w", "", 32}),
+                                           QCase{"gpt2", true, "8w", "", 32}, QCase{"gpt_bigcode", false, "4w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -11,21 +11,20 @@
 // f32 here anyway). A context longer than n_positions is refused at export: the position table
 // has no rows past it. Cross-attention (add_cross_attention) is an encoder-decoder's and left
 // unread, so a checkpoint with it is refused naming its first crossattention tensor.
-#include "export/decoder.h"
-#include "export/family.h"
+#include "export/families/gpt2.h"
+
 #include "hf/safetensors.h"
 
 namespace og::exporter {
-namespace {
 
-Status build(BuildContext& ctx) {
+Result<DecoderOptions> gpt2_decoder_options(const BuildContext& ctx, bool linear, const char* default_activation) {
   const hf::JsonFields t = ctx.config.text_fields();
   DecoderOptions o;
   o.embed_name = "wte";
   o.position_embed_name = "wpe";
   o.layers_name = "h";
   o.no_rope = true;
-  o.conv1d = true;
+  o.conv1d = !linear;
   o.layer_norm = true;
   o.input_norm_name = "ln_1";
   o.ff_norm_name = "ln_2";
@@ -39,15 +38,14 @@ Status build(BuildContext& ctx) {
   o.plain_mlp_down = "c_proj";
   OG_ASSIGN_OR_RETURN(const bool scaled, t.get_bool("scale_attn_weights", true));
   if (!scaled) o.attn_scale = 1.0f;
-  OG_ASSIGN_OR_RETURN(o.attn_scale_by_inverse_layer, t.get_bool("scale_attn_by_inverse_layer_idx", false));
+  if (!linear) { OG_ASSIGN_OR_RETURN(o.attn_scale_by_inverse_layer, t.get_bool("scale_attn_by_inverse_layer_idx", false)); }
   // Read under its own name, so that a refusal names the field the file has.
-  OG_ASSIGN_OR_RETURN(const std::string act, t.get_string("activation_function", "gelu_new"));
+  OG_ASSIGN_OR_RETURN(const std::string act, t.get_string("activation_function", default_activation));
   OG_ASSIGN_OR_RETURN(o.activation, activation_named(ctx.config, "activation_function", act));
-  return build_decoder(ctx, o);
+  return o;
 }
 
-// n_inner null (the usual) is 4 * n_embd, as GPT2MLP's inner_dim.
-Status derive_config(hf::Json& text, const std::string& path) {
+Status gpt2_derive_inner(hf::Json& text, const std::string& path) {
   if (text.contains("intermediate_size") && !text["intermediate_size"].is_null()) return Status::ok();
   const hf::JsonFields f(text, path);
   OG_ASSIGN_OR_RETURN(const int64_t hidden, f.get_int("hidden_size"));
@@ -55,17 +53,20 @@ Status derive_config(hf::Json& text, const std::string& path) {
   return Status::ok();
 }
 
-// GPT2LMHeadModel saved by transformers keeps the model under transformer.; the original
-// checkpoints (openai-community/gpt2's) have it at the top level.
-Result<std::string> find_prefix(const hf::Checkpoint& ckpt) {
+Result<std::string> gpt2_find_prefix(const hf::Checkpoint& ckpt) {
   for (const char* p : {"transformer.", ""})
     if (ckpt.find(std::string(p) + "wte.weight") != nullptr) return std::string(p);
   return bad_input("{}: no wte.weight at the top level or under transformer.", ckpt.dir());
 }
 
-// The attention's causal-mask buffers (attn.bias, attn.masked_bias) that older transformers
-// saved with the weights.
-bool is_buffer(const std::string& name) { return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias"); }
+bool gpt2_is_buffer(const std::string& name) { return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias"); }
+
+namespace {
+
+Status build(BuildContext& ctx) {
+  OG_ASSIGN_OR_RETURN(DecoderOptions o, gpt2_decoder_options(ctx, false, "gelu_new"));
+  return build_decoder(ctx, o);
+}
 
 }  // namespace
 
@@ -90,11 +91,11 @@ const Family& gpt2_family() {
                                            {"n_inner", "intermediate_size"},
                                            {"activation_function", "hidden_act"},
                                            {"layer_norm_epsilon", "rms_norm_eps"}},
-                        .derive_config = derive_config,
+                        .derive_config = gpt2_derive_inner,
                         .tie_word_embeddings_default = true,
                         .build = build,
-                        .find_prefix = find_prefix,
-                        .is_buffer = is_buffer};
+                        .find_prefix = gpt2_find_prefix,
+                        .is_buffer = gpt2_is_buffer};
   return f;
 }
 

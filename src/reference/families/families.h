@@ -88,6 +88,7 @@ extern const Family kCohere2Family;
 // llama_like.cc with GLM's switches: the fused gate_up_proj, the rope on interleaved pairs.
 extern const Family kGlmFamily;
 extern const Family kGlm4Family;
+extern const Family kGptBigCodeFamily;  // gpt_bigcode.cc: GPT-2's forward with nn.Linear and multi-query attention
 extern const Family kGpt2Family;     // gpt2.cc: its own forward (Conv1D projections, learned positions)
 extern const Family kGptNeoxFamily;  // gpt_neox.cc: its own forward (names, the per-head fused projection)
 extern const Family kErnie45Family;  // llama_like.cc with use_bias and the interleaved rope

@@ -3,17 +3,11 @@
 
 #include <fmt/format.h>
 
-#include "testgen/family.h"
+#include "testgen/families/gpt2.h"
 
 namespace og::testgen {
-namespace {
 
-// [transformer.]wte [V, n_embd], wpe [n_positions, n_embd], h.N.{ln_1, ln_2 (LayerNorms with
-// biases), attn.c_attn [n_embd, 3 n_embd], attn.c_proj [n_embd, n_embd], mlp.c_fc [n_embd,
-// inner], mlp.c_proj [inner, n_embd] (Conv1D: [in, out], each with a bias [out])}, ln_f, and
-// lm_head [V, n_embd] unless tied. Under transformer. as GPT2LMHeadModel saves it; at the top
-// level with GenOptions::hub_layout, as openai-community/gpt2's own checkpoint has them.
-Result<std::vector<TensorSpec>> gpt2_tensors(const Json& text, const FamilyContext& ctx) {
+Result<std::vector<TensorSpec>> gpt2_like_tensors(const Json& text, const FamilyContext& ctx, bool linear) {
   const hf::JsonFields f(text, ctx.what);
   OG_ASSIGN_OR_RETURN(const int64_t vocab, f.get_int("vocab_size"));
   OG_ASSIGN_OR_RETURN(const int64_t hidden, f.get_int("n_embd"));
@@ -26,14 +20,18 @@ Result<std::vector<TensorSpec>> gpt2_tensors(const Json& text, const FamilyConte
                         std::pair{"n_head", heads}, std::pair{"n_positions", positions}, std::pair{"n_inner", inner}})
     if (v <= 0) return f.invalid(key, "a positive integer");
   if (hidden % heads != 0) return f.invalid("n_embd", "a multiple of n_head");
+  bool multi_query = false;
+  if (linear) { OG_ASSIGN_OR_RETURN(multi_query, f.get_bool("multi_query", true)); }
+  const int64_t kv = multi_query ? hidden / heads : hidden;  // k's (and v's) width
   const std::string pre = ctx.hub_layout ? "" : "transformer.";
   SpecList s;
   auto layer_norm = [&](const std::string& prefix) {
     s.norm(prefix, hidden, kUnitNormInit);
     s.add(prefix + ".bias", {hidden}, kBiasInit);
   };
-  auto conv1d = [&](const std::string& prefix, int64_t in, int64_t out, double gain = 1.0) {
-    s.add(prefix + ".weight", {in, out}, linear_init(in, gain));
+  auto projection = [&](const std::string& prefix, int64_t in, int64_t out, double gain = 1.0) {
+    if (linear) return s.linear(prefix, out, in, true, gain);
+    s.add(prefix + ".weight", {in, out}, linear_init(in, gain));  // Conv1D
     s.add(prefix + ".bias", {out}, kBiasInit);
   };
   s.add(pre + "wte.weight", {vocab, hidden}, kEmbeddingInit);
@@ -41,15 +39,32 @@ Result<std::vector<TensorSpec>> gpt2_tensors(const Json& text, const FamilyConte
   for (int64_t i = 0; i < layers; ++i) {
     const std::string p = fmt::format("{}h.{}.", pre, i);
     layer_norm(p + "ln_1");
-    conv1d(p + "attn.c_attn", hidden, 3 * hidden, kQkGain);
-    conv1d(p + "attn.c_proj", hidden, hidden);
+    projection(p + "attn.c_attn", hidden, hidden + 2 * kv, kQkGain);
+    projection(p + "attn.c_proj", hidden, hidden);
     layer_norm(p + "ln_2");
-    conv1d(p + "mlp.c_fc", hidden, inner);
-    conv1d(p + "mlp.c_proj", inner, hidden);
+    projection(p + "mlp.c_fc", hidden, inner);
+    projection(p + "mlp.c_proj", inner, hidden);
   }
   layer_norm(pre + "ln_f");
   if (!tie) s.add("lm_head.weight", {vocab, hidden}, linear_init(hidden, kHeadGain));
   return s.take();
+}
+
+Status gpt2_like_derive(Json& text, const Json&, const FamilyContext&) {
+  for (auto [usual, own] : {std::pair{"hidden_size", "n_embd"}, std::pair{"num_hidden_layers", "n_layer"},
+                            std::pair{"num_attention_heads", "n_head"}, std::pair{"intermediate_size", "n_inner"},
+                            std::pair{"max_position_embeddings", "n_positions"}})
+    if (text.contains(usual)) {
+      text[own] = text[usual];
+      text.erase(usual);
+    }
+  return Status::ok();
+}
+
+namespace {
+
+Result<std::vector<TensorSpec>> gpt2_tensors(const Json& text, const FamilyContext& ctx) {
+  return gpt2_like_tensors(text, ctx, false);
 }
 
 // openai-community/gpt2's field set (gelu_new, layer_norm_epsilon 1e-5, n_inner absent, tied)
@@ -75,24 +90,11 @@ Json gpt2_config() {
   };
 }
 
-// Overrides given under the usual names (hidden_size, intermediate_size, ...: the tests that
-// patch every family alike) become GPT2Config's own, which is what its config.json holds.
-Status gpt2_derive(Json& text, const Json&, const FamilyContext&) {
-  for (auto [usual, own] : {std::pair{"hidden_size", "n_embd"}, std::pair{"num_hidden_layers", "n_layer"},
-                            std::pair{"num_attention_heads", "n_head"}, std::pair{"intermediate_size", "n_inner"},
-                            std::pair{"max_position_embeddings", "n_positions"}})
-    if (text.contains(usual)) {
-      text[own] = text[usual];
-      text.erase(usual);
-    }
-  return Status::ok();
-}
-
 }  // namespace
 
 std::vector<FamilyDef> gpt2_generators() {
   return {
-      {"gpt2", false, "torch_dtype", true, 0, 0, gpt2_config, gpt2_derive, gpt2_tensors},
+      {"gpt2", false, "torch_dtype", true, 0, 0, gpt2_config, gpt2_like_derive, gpt2_tensors},
   };
 }
 

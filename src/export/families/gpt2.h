@@ -1,0 +1,26 @@
+// GPT-2's decoder as GPT-2 (Conv1D projections) and GPTBigCode (nn.Linear projections,
+// multi-query attention) share it: the options, the config's derived fields, where the tensors
+// live and the buffers older checkpoints saved (families/gpt2.cc).
+#pragma once
+
+#include <string>
+
+#include "export/decoder.h"
+#include "export/family.h"
+
+namespace og::exporter {
+
+// The decoder options of GPT-2's names and block: `linear` for nn.Linear projections (else
+// Conv1D, read transposed, and scale_attn_by_inverse_layer_idx read); activation_function
+// defaulting to `default_activation`.
+Result<DecoderOptions> gpt2_decoder_options(const BuildContext& ctx, bool linear, const char* default_activation);
+// n_inner null (the usual) is 4 * n_embd, as the MLP's inner_dim.
+Status gpt2_derive_inner(hf::Json& text, const std::string& path);
+// The model under transformer. (saved by transformers) or at the top level (the original
+// GPT-2 checkpoints).
+Result<std::string> gpt2_find_prefix(const hf::Checkpoint& ckpt);
+// The attention's causal-mask buffers (attn.bias, attn.masked_bias) older transformers saved
+// with the weights.
+bool gpt2_is_buffer(const std::string& name);
+
+}  // namespace og::exporter
