@@ -52,45 +52,42 @@ TEST_F(CacheFileTest, RestoredSessionContinuesExactly) {
   }
 }
 
-// A version-2 file (before the per-cache copy count: K and V of every cache) still reads: the
-// same session's file rewritten in version 2's layout restores and continues alike.
-TEST_F(CacheFileTest, VersionTwoFilesStillRead) {
+// A file is the oldest version that expresses it: these caches keep K and V apart, so version 2
+// (no per-cache copy count), which builds before version 3 read too. The same file rewritten as
+// version 3 (a copy count of 2 after each cache's geometry) restores and continues alike; a copy
+// count other than 1 or 2 is refused.
+TEST_F(CacheFileTest, FilesAreTheOldestVersionThatExpressesThem) {
   auto saved = fed(17);
   const std::string path = gen_->dir.file("c.kv");
   ASSERT_TRUE(saved->save(path).is_ok());
-  const std::string v3 = read_file(path);
+  const std::string v2 = read_file(path);
   uint32_t version = 0, n = 0;
-  std::memcpy(&version, v3.data() + 8, 4);
-  std::memcpy(&n, v3.data() + 32, 4);
-  ASSERT_EQ(version, 3u);
-  // Header: magic 8, version 4, dtype 4, program 8, length 8, count 4; per cache 36 bytes in
-  // version 3 (slots, heads, dim, rows, window, copies), 32 in version 2.
-  std::string v2 = v3.substr(0, 36);
-  const uint32_t two = 2;
-  std::memcpy(v2.data() + 8, &two, 4);
-  for (uint32_t c = 0; c < n; ++c) {
-    uint32_t copies = 0;
-    std::memcpy(&copies, v3.data() + 36 + 36 * c + 32, 4);
-    EXPECT_EQ(copies, 2u);
-    v2 += v3.substr(36 + 36 * c, 32);
-  }
-  v2 += v3.substr(36 + 36 * n, v3.size() - 8 - (36 + 36 * n));
-  const uint64_t sum = XXH3_64bits(v2.data(), v2.size());
-  v2.append(reinterpret_cast<const char*>(&sum), 8);
-  write_file(gen_->dir.file("v2.kv"), v2);
+  std::memcpy(&version, v2.data() + 8, 4);
+  std::memcpy(&n, v2.data() + 32, 4);
+  ASSERT_EQ(version, 2u);
+  // Header: magic 8, version 4, dtype 4, program 8, length 8, count 4; per cache 32 bytes in
+  // version 2 (slots, heads, dim, rows, window), 36 in version 3 (and copies).
+  auto as_v3 = [&](uint32_t copies) {
+    std::string v3 = v2.substr(0, 36);
+    const uint32_t three = 3;
+    std::memcpy(v3.data() + 8, &three, 4);
+    for (uint32_t c = 0; c < n; ++c) {
+      v3 += v2.substr(36 + 32 * c, 32);
+      v3.append(reinterpret_cast<const char*>(&copies), 4);
+    }
+    v3 += v2.substr(36 + 32 * n, v2.size() - 8 - (36 + 32 * n));
+    const uint64_t sum = XXH3_64bits(v3.data(), v3.size());
+    v3.append(reinterpret_cast<const char*>(&sum), 8);
+    return v3;
+  };
+  write_file(gen_->dir.file("v3.kv"), as_v3(2));
   auto restored = runtime::Session::create(model_);
-  ASSERT_TRUE((*restored)->load(gen_->dir.file("v2.kv")).is_ok());
+  ASSERT_TRUE((*restored)->load(gen_->dir.file("v3.kv")).is_ok());
   const std::vector<int32_t> next(ids_.begin() + 17, ids_.begin() + 21);
   auto a = saved->append(next), b = (*restored)->append(next);
   ASSERT_TRUE(a.is_ok() && b.is_ok());
   EXPECT_EQ(std::vector<float>(a->begin(), a->end()), std::vector<float>(b->begin(), b->end()));
-  // A copy count other than 1 or 2 is refused.
-  std::string bad = v3.substr(0, v3.size() - 8);
-  const uint32_t three = 3;
-  std::memcpy(bad.data() + 36 + 32, &three, 4);
-  const uint64_t bad_sum = XXH3_64bits(bad.data(), bad.size());
-  bad.append(reinterpret_cast<const char*>(&bad_sum), 8);
-  write_file(gen_->dir.file("bad.kv"), bad);
+  write_file(gen_->dir.file("bad.kv"), as_v3(3));
   const Status s = (*restored)->load(gen_->dir.file("bad.kv"));
   EXPECT_NE(s.message().find("copies"), std::string::npos) << s.message();
 }

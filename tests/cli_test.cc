@@ -380,6 +380,24 @@ TEST(CliLayout, Gpt2AndStarCoderRealConfigs) {
                                       "pre_allocate_kv_cache", "inference_runner"});
 }
 
+// falcon-7b-instruct and falcon-40b (tests/data/configs): 32 caches of one kv head × 64
+// (multi-query; 4544 / 71) and 60 of 8 × 64 (the new architecture's num_kv_heads), and tiny
+// models with their block switches run against the reference through the command line.
+TEST(CliLayout, FalconRealConfigs) {
+  using V = std::vector<int>;
+  for (const auto& [file, layers, kv] : {std::tuple<std::string, int, int>{"falcon-7b-instruct.json", 32, 1},
+                                          {"falcon-40b.json", 60, 8}}) {
+    auto layout = run_offgraph("layout --json " + kConfigs + file);
+    ASSERT_EQ(layout.exit_code, 0) << layout.err;
+    expect_layout(nlohmann::json::parse(layout.out), {file, "falcon", layers, iota(layers), V(layers, kv), V(layers, 64), V(layers, 0)}, file);
+  }
+  expect_real_fields_match_reference("falcon", "falcon-7b-instruct.json",
+                                     {"alibi", "apply_residual_connection_post_layernorm", "bias", "layer_norm_epsilon",
+                                      "multi_query", "new_decoder_architecture", "parallel_attn", "attention_dropout"});
+  expect_real_fields_match_reference("falcon", "falcon-40b.json",
+                                     {"alibi", "bias", "new_decoder_architecture", "parallel_attn", "layer_norm_epsilon"});
+}
+
 // Granite 3.3 and OLMo 2 (tests/data/configs): their layouts, and tiny models with their
 // fields (Granite's four multipliers, OLMo 2's norms) exported and run against the float64
 // reference through the command line.
@@ -741,11 +759,15 @@ TEST(CliExport, FieldsOffgraphCannotHonourAreNamed) {
   // GPTBigCode: the same, and a multi_query that is not a boolean.
   const Patches gpt_bigcode = {{{{"activation_function", "quick_gelu"}}, "activation_function"},
                                {{{"multi_query", "yes"}}, "multi_query"}};
+  // Falcon: ALiBi (Falcon-RW), the new architecture without its parallel block, another activation.
+  const Patches falcon = {{{{"alibi", true}}, "alibi"},
+                          {{{"new_decoder_architecture", true}, {"parallel_attn", false}}, "parallel_attn"},
+                          {{{"activation", "quick_gelu"}}, "activation"}};
   for (const auto& [family, patches] : std::vector<std::pair<std::string, Patches>>{
            {"qwen3_moe", qwen}, {"qwen2_moe", qwen2}, {"mixtral", mixtral}, {"cohere", cohere}, {"cohere2", cohere2},
            {"olmoe", olmoe}, {"granitemoe", granitemoe}, {"glm4_moe", glm4_moe}, {"ernie4_5_moe", ernie4_5_moe},
            {"deepseek_v3", deepseek_v3}, {"deepseek_v2", deepseek_v2}, {"glm4_moe_lite", glm4_moe_lite}, {"minimax_m2", minimax_m2}, {"dots1", dots1}, {"exaone4", exaone4},
-           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}, {"apertus", apertus}, {"gpt2", gpt2}, {"gpt_bigcode", gpt_bigcode}}) {
+           {"arcee", arcee}, {"nemotron", nemotron}, {"hunyuan_v1_dense", hunyuan}, {"apertus", apertus}, {"gpt2", gpt2}, {"gpt_bigcode", gpt_bigcode}, {"falcon", falcon}}) {
     TempDir d;
     ASSERT_EQ(run_offgraph("gen-model --family " + family + " --out " + d.file("m")).exit_code, 0);
     const std::string config = read_file(d.file("m") + "/config.json");

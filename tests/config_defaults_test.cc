@@ -384,6 +384,12 @@ TEST(ConfigDefaults, Qwen3MoeSavedByTransformers5MatchesReference) {
                                    {{"activation_function", nullptr}, {"multi_query", nullptr}, {"n_inner", nullptr},
                                     {"n_positions", nullptr}, {"tie_word_embeddings", nullptr}},
                                    75);
+  // FalconConfig: eps 1e-5, multi_query, parallel_attn, no biases, gelu, 4 hidden inner, tied.
+  expect_program_matches_reference("falcon",
+                                   {{"layer_norm_epsilon", nullptr}, {"multi_query", nullptr}, {"parallel_attn", nullptr},
+                                    {"bias", nullptr}, {"alibi", nullptr}, {"new_decoder_architecture", nullptr},
+                                    {"tie_word_embeddings", nullptr}},
+                                   76);
   // Exaone4Config: eps 1e-5, rope_theta 1e4, untied, sliding_window 4096 with pattern 4 (layers
   // 0-2 sliding and rotated, layer 3 full without the rope).
   expect_program_matches_reference("exaone4_hybrid",

@@ -89,7 +89,7 @@ TEST_P(FamilyE2E, Fp32ProgramsMatchReferenceForEveryStepAndChunkSize) {
   const int64_t w = smallest_window(g->config);
   // Families without sliding layers (the Qwen MoE families refuse use_sliding_window: see
   // export/families/qwen_moe.h).
-  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2", "arcee", "nemotron", "hunyuan_v1_dense", "apertus", "gpt2", "gpt2_untied_by_layer", "gpt_bigcode", "gpt_bigcode_per_head_untied"};
+  static const std::set<std::string> kFullOnly = {"llama", "smollm", "smollm3", "qwen3_moe", "qwen2_moe", "granite", "olmo2", "gemma", "phi", "stablelm", "cohere", "glm", "glm4", "ernie4_5", "gpt_neox", "olmoe", "granitemoe", "granitemoeshared", "glm4_moe", "ernie4_5_moe", "deepseek_v3", "moonlight", "deepseek_v2", "deepseek_v2_grouped", "glm4_moe_lite", "glm4_moe_lite_layer_types", "minimax_m2", "seed_oss", "exaone4", "kimi_k2", "arcee", "nemotron", "hunyuan_v1_dense", "apertus", "gpt2", "gpt2_untied_by_layer", "gpt_bigcode", "gpt_bigcode_per_head_untied", "falcon", "falcon_new_architecture", "falcon_sequential_per_head"};
   if (!kFullOnly.contains(GetParam().family)) {
     EXPECT_GT(w, 0) << "family tests need a sliding layer";
   }
@@ -200,12 +200,17 @@ TEST_P(FamilyE2E, PublishedLayoutHasTheReferencesWindowsAndCacheOwners) {
   const int64_t head_dim = latent ? g->config.text.at("kv_lora_rank").get<int64_t>() +
                                         g->config.text.at("qk_rope_head_dim").get<int64_t>()
                                   : g->config.head_dim;
-  // The latent's v is its k (one copy kept); no other family's is. GPTBigCode's multi_query
-  // (its default) is one kv head, whatever num_key_value_heads the config does not have.
+  // The latent's v is its k (one copy kept); no other family's is. GPTBigCode's and Falcon's
+  // multi_query (their default; Falcon's without new_decoder_architecture) is one kv head, and
+  // Falcon's others num_kv_heads, whatever num_key_value_heads the config does not have.
   EXPECT_EQ(l.value_is_key, latent ? std::vector<uint8_t>(static_cast<size_t>(l.n_caches()), 1) : std::vector<uint8_t>{});
-  const bool multi_query = GetParam().family == "gpt_bigcode" && g->config.text.value("multi_query", true);
+  const bool multi_query = (GetParam().family == "gpt_bigcode" ||
+                            (GetParam().family == "falcon" && !g->config.text.value("new_decoder_architecture", false))) &&
+                           g->config.text.value("multi_query", true);
+  const int64_t kv_heads = GetParam().family == "falcon" && !multi_query ? g->config.text.value("num_kv_heads", g->config.num_attention_heads)
+                                                                          : g->config.num_key_value_heads;
   for (int32_t c = 0; c < l.n_caches(); ++c) {
-    EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], latent || multi_query ? 1 : g->config.num_key_value_heads) << "cache " << c;
+    EXPECT_EQ(l.kv_heads[static_cast<size_t>(c)], latent || multi_query ? 1 : kv_heads) << "cache " << c;
     EXPECT_EQ(l.head_dims[static_cast<size_t>(c)], head_dim) << "cache " << c;
   }
   // One update_and_attend per attention layer, each on the cache its layer reads and writing
@@ -408,7 +413,18 @@ INSTANTIATE_TEST_SUITE_P(Families, FamilyE2E,
                                            FamilyCase{"gpt_bigcode", 93,
                                                       {{"multi_query", false}, {"tie_word_embeddings", false},
                                                        {"activation_function", "gelu_pytorch_tanh"}},
-                                                      "gpt_bigcode_per_head_untied"}),
+                                                      "gpt_bigcode_per_head_untied"},
+                                           // Falcon: Falcon-7B's multi-query parallel block; the new
+                                           // architecture (2 kv groups, ln_attn / ln_mlp, untied); and the
+                                           // sequential block with per-head q, k, v rows and biases.
+                                           FamilyCase{"falcon", 94},
+                                           FamilyCase{"falcon", 95,
+                                                      {{"new_decoder_architecture", true}, {"num_kv_heads", 2},
+                                                       {"tie_word_embeddings", false}},
+                                                      "falcon_new_architecture"},
+                                           FamilyCase{"falcon", 96,
+                                                      {{"multi_query", false}, {"parallel_attn", false}, {"bias", true}},
+                                                      "falcon_sequential_per_head"}),
                          [](const auto& info) { return info.param.name.empty() ? info.param.family : info.param.name; });
 
 // Old GPT-NeoX checkpoints saved each attention's causal-mask buffers (attention.bias, a bool
@@ -479,6 +495,12 @@ TEST(E2E, Gpt2PositionsComeFromItsTableWithinNPositions) {
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.status().message().find("learned positions (transformer.wpe.weight)"), std::string::npos) << s.status().message();
   EXPECT_FALSE(std::filesystem::exists(o.output));
+  // Nor does a session take a longer context than the table holds (the program's is at most that).
+  auto longer = runtime::Session::create(*m, {.max_ctx_len = g->config.max_position_embeddings + 1});
+  ASSERT_FALSE(longer.is_ok());
+  EXPECT_NE(longer.status().message().find("exceeds the 4096 positions of the program's learned position table"),
+            std::string::npos) << longer.status().message();
+  EXPECT_TRUE(runtime::Session::create(*m, {.max_ctx_len = g->config.max_position_embeddings}).is_ok());
   // The validator wants the table to cover max_ctx_len, and no remap of positions.
   for (const bool remap : {false, true}) {
     fb::ProgramT p;

@@ -701,7 +701,8 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
     for (const auto& [norm, layer] : {std::pair{"layers.0.input_layernorm.weight", "layers.0."},
                                       std::pair{"layers.0.post_attention_layernorm.weight", "layers.0."},
                                       std::pair{"layers.0.attention_layernorm.weight", "layers.0."},
-                                      std::pair{"h.0.ln_1.weight", "h.0."}})
+                                      std::pair{"h.0.ln_1.weight", "h.0."},
+                                      std::pair{"h.0.input_layernorm.weight", "h.0."}})
       if (name.ends_with(norm)) {
         text = name.substr(0, name.size() - std::string(norm).size());
         p = text + layer;
@@ -736,7 +737,7 @@ TEST_P(QuantE2E, ProgramEqualsTheReferenceOnTheStoredValuesAndDecodeEqualsPrefil
                                                                      : "post_attention_layernorm.weight";
   EXPECT_EQ(dt.at(p + norm), fb::DType::F32);
   std::string embed = text + "embed_tokens.weight";
-  for (const char* name : {"embed_in.weight", "wte.weight"})
+  for (const char* name : {"embed_in.weight", "wte.weight", "word_embeddings.weight"})
     if (dt.contains(text + name)) embed = text + name;
   const std::string head_name = dt.contains("embed_out.weight") ? "embed_out" : "lm_head";
   const fb::DType head = std::string(c.qhead) == "4w" ? fb::DType::Q4 : fb::DType::Q8;
@@ -897,7 +898,8 @@ INSTANTIATE_TEST_SUITE_P(Cases, QuantE2E,
                                            QCase{"arcee", false, "8w", "", 32}, QCase{"nemotron", false, "4w", "", 32},
                                            QCase{"hunyuan_v1_dense", true, "4w", "", 64}, QCase{"apertus", false, "8w", "", 32},
                                            QCase{"exaone4_hybrid", false, "4w", "", 32},
-                                           QCase{"gpt2", true, "8w", "", 32}, QCase{"gpt_bigcode", false, "4w", "", 32}),
+                                           QCase{"gpt2", true, "8w", "", 32}, QCase{"gpt_bigcode", false, "4w", "", 32},
+                                           QCase{"falcon", true, "8w", "", 32}),
                          [](const auto& info) {
                            return std::string(info.param.family) + "_" + info.param.qlinear + "_" +
                                   (info.param.qembedding[0] ? info.param.qembedding : "none") + "_g" +

@@ -2,6 +2,7 @@
 // a session unchanged when it refuses a step.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 
 #include "e2e_support.h"
@@ -195,6 +196,9 @@ TEST(ValueIsKey, LatentCachesKeepOneCopyAndRestoreSaveAndBatchExactly) {
     ASSERT_TRUE(stored.is_ok()) << stored.status().message();
     EXPECT_EQ(stored->state.bytes(), state->bytes());
     EXPECT_LT(stored->file_bytes, state->bytes() + 1024);
+    uint32_t version = 0;  // version 3: these caches keep one copy (cache_file.h)
+    std::memcpy(&version, read_file(dir.file("p.cache")).data() + 8, 4);
+    EXPECT_EQ(version, 3u);
     auto e = make();
     ASSERT_TRUE(e->restore_prefix(stored->state).is_ok());
     EXPECT_EQ(feed(*e, std::span<const int32_t>(ids.data() + 12, 8)), std::vector<float>(want.begin() + 12 * V, want.end()));

@@ -195,6 +195,11 @@ int64_t expected_tensor_count(const std::string& family, const hf::ModelConfig& 
   if (family == "stablelm")  // q k v o (+ q/k/v biases), gate up down, 2 LayerNorms (1 when parallel) (+ a weight per q and k head)
     return 1 + L * (4 + (flag("use_qkv_bias", false) ? 3 : 0) + 3 + (flag("use_parallel_residual", false) ? 2 : 4) +
                     (flag("qk_layernorm", false) ? c.num_attention_heads + c.num_key_value_heads : 0)) + 2 + head;
+  if (family == "falcon") {  // qkv dense up down (+ a bias each), the block's LayerNorms (w + b); ln_f w + b
+    const bool new_arch = flag("new_decoder_architecture", false), parallel = flag("parallel_attn", true);
+    const int64_t norms = new_arch || !parallel ? 2 : 1;
+    return 1 + L * (4 + (flag("bias", false) ? 4 : 0) + 2 * norms) + 2 + head;
+  }
   if (family == "gpt2" || family == "gpt_bigcode")  // wte, wpe; ln_1 ln_2, c_attn, attn.c_proj, c_fc, mlp.c_proj (all w + b); ln_f w + b
     return 2 + L * (4 + 4 + 4) + 2 + head;
   if (family == "gpt_neox")  // 2 LayerNorms, query_key_value, dense, 2 MLP projections (all w + b), final norm w + b
@@ -285,6 +290,16 @@ TEST_P(EveryFamily, ReadsBackWithTheTensorsTheConfigImplies) {
     EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.mlp.c_fc.weight"), (Shape{H, I}));
     EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.mlp.c_proj.weight"), (Shape{I, H}));
     EXPECT_EQ(shape_of(m.checkpoint, "transformer.ln_f.bias"), (Shape{H}));
+    return;
+  }
+  if (family == "falcon") {  // its own names; Falcon-7B's multi-query fused projection
+    const int64_t H = c.hidden_size, D = c.head_dim;
+    EXPECT_EQ(c.num_key_value_heads, 1);
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.word_embeddings.weight"), (Shape{c.vocab_size, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.self_attention.query_key_value.weight"), (Shape{H + 2 * D, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.input_layernorm.bias"), (Shape{H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.h.0.mlp.dense_h_to_4h.weight"), (Shape{4 * H, H}));
+    EXPECT_EQ(shape_of(m.checkpoint, "transformer.ln_f.weight"), (Shape{H}));
     return;
   }
   if (family == "gpt_bigcode") {  // GPT-2's names, nn.Linear weights [out, in], one kv head (multi_query)
@@ -525,7 +540,8 @@ TEST(TestGen, ConfigsMapToTheExpectedModelTypes) {
                         Case{"apertus", "apertus", "apertus", "apertus"},
                         Case{"exaone4", "exaone4", "exaone4", "exaone4"},
                         Case{"exaone4_hybrid", "exaone4", "exaone4", "exaone4"}, Case{"gpt2", "gpt2", "gpt2", "gpt2"},
-                        Case{"gpt_bigcode", "gpt_bigcode", "gpt_bigcode", "gpt_bigcode"}}) {
+                        Case{"gpt_bigcode", "gpt_bigcode", "gpt_bigcode", "gpt_bigcode"},
+                        Case{"falcon", "falcon", "falcon", "falcon"}}) {
     auto tiny = tiny_config(k.family);
     ASSERT_TRUE(tiny.is_ok());
     auto c = exporter::parse_model_config(tiny->dump(), k.family);
@@ -546,7 +562,7 @@ TEST(TestGen, UsualTyingPerFamily) {
            {"granitemoeshared", true}, {"glm4_moe", false}, {"ernie4_5_moe", true},
            {"deepseek_v3", false}, {"moonlight", false}, {"kimi_k2", false}, {"deepseek_v2", false}, {"deepseek_v2_grouped", false},
            {"glm4_moe_lite", false}, {"glm4_moe_lite_layer_types", false}, {"minimax_m2", false}, {"dots1", false}, {"seed_oss", false},
-           {"arcee", false}, {"nemotron", false}, {"hunyuan_v1_dense", true}, {"apertus", false}, {"exaone4", true}, {"exaone4_hybrid", false}, {"gpt2", true}, {"gpt_bigcode", true}}) {
+           {"arcee", false}, {"nemotron", false}, {"hunyuan_v1_dense", true}, {"apertus", false}, {"exaone4", true}, {"exaone4_hybrid", false}, {"gpt2", true}, {"gpt_bigcode", true}, {"falcon", true}}) {
     auto c = exporter::parse_model_config(tiny_config(family)->dump(), family);
     ASSERT_TRUE(c.is_ok());
     EXPECT_EQ(c->tie_word_embeddings, tied) << family;

@@ -212,10 +212,15 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
         // other, or interleaved per head (one run of D rows each every 3D rows).
         if (o.fused_qkv_per_head && Hkv != Hq)
           return unsupported("{}: a per-head fused query_key_value needs as many kv heads as heads ({} vs {})", c.path, Hkv, Hq);
+        OG_CHECK(!(o.fused_qkv_per_head && o.fused_qkv_grouped));
+        const int64_t per_kv = Hq / Hkv, group_rows = (per_kv + 2) * D;  // a kv group's q heads, k and v
         auto rows_of = [&](int64_t part) {  // part 0: q, 1: k, 2: v
           WeightOptions wo = part < 2 ? qk_rows : WeightOptions{};
           if (o.fused_qkv_per_head) {
             wo.row_begin = part * D, wo.row_end = 3 * Hq * D, wo.row_step = 3 * D, wo.row_run = D;
+          } else if (o.fused_qkv_grouped) {
+            wo.row_begin = part == 0 ? 0 : (per_kv + part - 1) * D, wo.row_end = Hkv * group_rows;
+            wo.row_step = group_rows, wo.row_run = part == 0 ? per_kv * D : D;
           } else {
             wo.row_begin = part == 0 ? 0 : (Hq + (part - 1) * Hkv) * D;
             wo.row_end = wo.row_begin + (part == 0 ? Hq : Hkv) * D;
@@ -293,7 +298,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
     }
     if (o.residual_scale != 1.0f) attn_out = g.scale(attn_out, o.residual_scale);
     if (o.parallel) {  // x + attn(h) + mlp(h), summed in transformers' order
-      if (o.parallel_two_norms) { OG_ASSIGN_OR_RETURN(h, norm(x, p + "post_attention_layernorm", H)); }
+      if (o.parallel_two_norms) { OG_ASSIGN_OR_RETURN(h, norm(x, p + o.ff_norm_name, H)); }
       OG_ASSIGN_OR_RETURN(ValueId m, mlp_block(ctx, o, p, h, I));
       x = g.add(g.add(attn_out, m), x);
       continue;

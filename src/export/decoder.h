@@ -47,7 +47,7 @@ struct DecoderOptions {
   // Attention and MLP both read input_layernorm's output and join the residual together,
   // x + attn(n) + mlp(n) (no post_attention_layernorm).
   bool parallel = false;
-  // With parallel: the MLP reads post_attention_layernorm(x) instead, x + attn(n1) + mlp(n2).
+  // With parallel: the MLP reads ff_norm_name(x) instead, x + attn(n1) + mlp(n2).
   bool parallel_two_norms = false;
   bool qkv_bias = false;           // biases on q, k, v projections
   bool o_bias = false;
@@ -57,6 +57,9 @@ struct DecoderOptions {
   // With fused_qkv: the rows are per head, [q_h; k_h; v_h] for h = 0, 1, ... (no GQA), as a
   // view(..., heads, 3 * head_dim) splits them; with qkv_bias its bias is split alike.
   bool fused_qkv_per_head = false;
+  // With fused_qkv: the rows are per kv head, [q of its Hq / Hkv heads; k; v] for each kv head in
+  // turn (Falcon's new_decoder_architecture); with qkv_bias its bias is split alike.
+  bool fused_qkv_grouped = false;
   bool fused_gate_up = false;      // one gate_up_proj (gate first)
   // A plain MLP, mlp.DOWN(act(mlp.UP(h))), when both are set (their biases with mlp_bias);
   // else the gated one, down_proj(act(gate_proj h) * up_proj h).

@@ -124,6 +124,7 @@ class Checker {
     if (width(p_.input_ids()) != 1 || dtype(p_.input_ids()) != fb::DType::I32 || width(p_.positions()) != 1 ||
         dtype(p_.positions()) != fb::DType::I32)
       return bad_input("program: input_ids and positions must be int32 of width 1");
+    if (p_.input_ids() == p_.positions()) return bad_input("program: input_ids and positions are one value");
     if (width(p_.logits()) != p_.vocab_size() || dtype(p_.logits()) != fb::DType::F32)
       return bad_input("program: logits width {} differs from vocab_size {}", width(p_.logits()), p_.vocab_size());
     return Status::ok();

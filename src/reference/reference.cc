@@ -14,7 +14,7 @@ namespace og::reference {
 namespace {
 constexpr const Family* kFamilies[] = {
     &kLlamaFamily, &kMistralFamily, &kMixtralFamily, &kQwen2Family, &kQwen3Family, &kQwen3MoeFamily, &kQwen2MoeFamily, &kGraniteFamily, &kGraniteMoeFamily, &kGraniteMoeSharedFamily, &kOlmo2Family, &kOlmo3Family, &kOlmoeFamily, &kPhi3Family, &kGemmaFamily, &kGemma2Family, &kGemma3Family,
-    &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family, &kGptOssFamily, &kStarcoder2Family, &kPhiFamily, &kStableLmFamily, &kCohereFamily, &kCohere2Family, &kGlmFamily, &kGlm4Family, &kGlm4MoeFamily, &kErnie45Family, &kErnie45MoeFamily, &kDeepseekV3Family, &kDeepseekV2Family, &kGlm4MoeLiteFamily, &kMiniMaxM2Family, &kDots1Family, &kSeedOssFamily, &kArceeFamily, &kNemotronFamily, &kHunYuanDenseFamily, &kApertusFamily, &kExaone4Family, &kGptNeoxFamily, &kGpt2Family, &kGptBigCodeFamily,
+    &kGemma4Family, &kGemma3nFamily, &kSmolLM3Family, &kGptOssFamily, &kStarcoder2Family, &kPhiFamily, &kStableLmFamily, &kCohereFamily, &kCohere2Family, &kGlmFamily, &kGlm4Family, &kGlm4MoeFamily, &kErnie45Family, &kErnie45MoeFamily, &kDeepseekV3Family, &kDeepseekV2Family, &kGlm4MoeLiteFamily, &kMiniMaxM2Family, &kDots1Family, &kSeedOssFamily, &kArceeFamily, &kNemotronFamily, &kHunYuanDenseFamily, &kApertusFamily, &kExaone4Family, &kGptNeoxFamily, &kGpt2Family, &kGptBigCodeFamily, &kFalconFamily,
 };
 }  // namespace
 

@@ -23,12 +23,13 @@ thread_local Int8Inputs* t_int8_inputs = nullptr;
 // x with each token's groups of `group` values replaced by their int8 quantization.
 Mat quantize_int8(const Mat& x, int64_t group, Int8Inputs& s) {
   OG_CHECK(group > 0 && x.cols % group == 0);
-  if (x.v != s.last_x || group != s.last_group) {
-    s.last_x = x.v;
-    s.last_group = group;
-    s.last_base = s.counter;
+  auto it = std::find_if(s.seen.begin(), s.seen.end(), [&](const Int8Inputs::Seen& e) { return e.group == group && e.x == x.v; });
+  if (it == s.seen.end()) {
+    s.seen.push_back({.x = x.v, .group = group, .base = s.counter});
     s.counter += static_cast<int64_t>(x.v.size());
+    it = s.seen.end() - 1;
   }
+  const int64_t base = it->base;
   Mat y = x;
   for (int64_t t = 0; t < x.rows; ++t)
     for (int64_t g0 = 0; g0 < x.cols; g0 += group) {
@@ -38,7 +39,7 @@ Mat quantize_int8(const Mat& x, int64_t group, Int8Inputs& s) {
       for (int64_t i = g0; i < g0 + group; ++i) {
         const double v = x.at(t, i) * id;
         double q = std::nearbyint(v);
-        const int64_t k = s.last_base + t * x.cols + i;
+        const int64_t k = base + t * x.cols + i;
         const double distance = std::fabs(std::fabs(v - std::trunc(v)) - 0.5);
         if (s.near_ties != nullptr && distance < s.tie_window && (s.near_ties->empty() || s.near_ties->back().element < k))
           s.near_ties->push_back({.element = k, .token = static_cast<int32_t>(t), .distance = distance});

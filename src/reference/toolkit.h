@@ -48,11 +48,14 @@ struct Int8Inputs {
   const std::vector<int64_t>* round_other_way = nullptr;  // sorted
   const std::set<std::string>* bf16_weights = nullptr;    // ForwardOptions::bf16_linear_inputs
   int64_t counter = 0;  // elements numbered so far
-  // The last input quantized and its first number: an input that feeds several linears
-  // (q, k and v; gate and up) is one set of elements, as the program quantizes the same
-  // values the same way for each.
-  std::vector<double> last_x;
-  int64_t last_group = 0, last_base = 0;
+  // Every input quantized and its first number: an input that feeds several linears (q, k and
+  // v; gate and up; a parallel block's attention and MLP, with another input between them) is
+  // one set of elements, as the program quantizes one value once for all its linears.
+  struct Seen {
+    std::vector<double> x;
+    int64_t group = 0, base = 0;
+  };
+  std::vector<Seen> seen;
 };
 void set_int8_linear_inputs(Int8Inputs* state);
 // The same on a slice of W's rows [row_begin, row_begin + n_rows): phi3's fused projections.

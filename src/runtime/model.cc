@@ -33,6 +33,8 @@ Status Model::bind(MathMode math) {
     if (bind == nullptr) return bad_input("op kind {} has no binder", program::op_name(op->attrs_type()));
     OG_TRY(bind(*op, ctx, b));
     if (b.kind == OpKind::kAttend) last_attend = ops_.size();
+    if (b.kind == OpKind::kEmbedding && b.in[0] == p.positions())  // a learned position table: its rows bound the context
+      position_rows_ = position_rows_ > 0 ? std::min(position_rows_, b.matrix.rows) : b.matrix.rows;
     if (b.kind == OpKind::kLinear && b.xquant == kernels::XQuant::kBF16) fast_math_ = true;
     ops_.push_back(std::move(b));
   }

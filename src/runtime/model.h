@@ -83,6 +83,9 @@ class Model {
   // Ops from this index on act row by row after the last attention: with only the last
   // row's logits wanted, they run on that row alone.
   size_t row_suffix_begin() const { return row_suffix_begin_; }
+  // Positions a learned position table holds (its rows; the smallest table's), 0 when the
+  // program has none: a session's context may not exceed it (a position past it has no row).
+  int64_t position_rows() const { return position_rows_; }
 
   // Memory plan: activation value -> slot; slot widths (elements per token row).
   int32_t slot_of(int32_t value) const { return slot_of_[value]; }
@@ -112,6 +115,7 @@ class Model {
   std::vector<int32_t> slot_widths_;    // [n_slots] elements per token row
   std::vector<int64_t> int8_row_bytes_; // [n_int8_buffers] bytes per token row
   size_t row_suffix_begin_ = 0;
+  int64_t position_rows_ = 0;
   bool fast_math_ = false;
 };
 

@@ -21,6 +21,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
   const Model& m = *model;
   const int64_t max_ctx = o.max_ctx_len > 0 ? o.max_ctx_len : m.max_ctx_len();
   if (o.max_ctx_len < 0 || max_ctx > (1ll << 30)) return usage_error("max_ctx_len {} is out of range", o.max_ctx_len);
+  if (m.position_rows() > 0 && max_ctx > m.position_rows())
+    return usage_error("max_ctx_len {} exceeds the {} positions of the program's learned position table", max_ctx,
+                       m.position_rows());
   std::shared_ptr<ThreadPool> owned;
   OG_ASSIGN_OR_RETURN(ThreadPool * pool, resolve_pool(o.threads, o.pool, owned));
   OG_ASSIGN_OR_RETURN(CacheSet caches,

@@ -36,6 +36,7 @@ const Family& ernie4_5_family();
 const Family& gpt_neox_family();
 const Family& gpt2_family();
 const Family& gpt_bigcode_family();
+const Family& falcon_family();
 const Family& olmoe_family();
 const Family& glm4_moe_family();
 const Family& ernie4_5_moe_family();
@@ -59,7 +60,7 @@ std::span<const Family* const> all_families() {
       &gemma2_family(),  &gemma3_family(),  &gemma3n_family(), &gemma4_family(),  &smollm3_family(),   &gpt_oss_family(),
       &mixtral_family(), &qwen2_moe_family(), &granite_family(), &olmo2_family(), &olmo3_family(), &gemma_family(),
       &starcoder2_family(), &phi_family(), &stablelm_family(), &cohere_family(), &cohere2_family(), &glm_family(), &glm4_family(), &ernie4_5_family(), &gpt_neox_family(), &olmoe_family(), &granitemoe_family(), &granitemoeshared_family(), &glm4_moe_family(), &ernie4_5_moe_family(), &deepseek_v3_family(),
-      &deepseek_v2_family(), &glm4_moe_lite_family(), &minimax_m2_family(), &dots1_family(), &seed_oss_family(), &arcee_family(), &nemotron_family(), &hunyuan_v1_dense_family(), &apertus_family(), &exaone4_family(), &gpt2_family(), &gpt_bigcode_family(),
+      &deepseek_v2_family(), &glm4_moe_lite_family(), &minimax_m2_family(), &dots1_family(), &seed_oss_family(), &arcee_family(), &nemotron_family(), &hunyuan_v1_dense_family(), &apertus_family(), &exaone4_family(), &gpt2_family(), &gpt_bigcode_family(), &falcon_family(),
   });
   return kFamilies;
 }

@@ -89,7 +89,8 @@ extern const Family kCohere2Family;
 extern const Family kGlmFamily;
 extern const Family kGlm4Family;
 extern const Family kGptBigCodeFamily;  // gpt_bigcode.cc: GPT-2's forward with nn.Linear and multi-query attention
-extern const Family kGpt2Family;     // gpt2.cc: its own forward (Conv1D projections, learned positions)
+extern const Family kGpt2Family;
+extern const Family kFalconFamily;  // falcon.cc: its own forward (three fused-projection layouts, the parallel blocks)     // gpt2.cc: its own forward (Conv1D projections, learned positions)
 extern const Family kGptNeoxFamily;  // gpt_neox.cc: its own forward (names, the per-head fused projection)
 extern const Family kErnie45Family;  // llama_like.cc with use_bias and the interleaved rope
 

@@ -124,8 +124,12 @@ Result<StorageType> kv_type_of_disk_code(uint32_t code) {
 Status write_cache_file(const std::string& path, const CacheImage& img) {
   const uint32_t code = kv_disk_code(img.kv_type);
   if (code == UINT32_MAX) return unsupported("{}: this kv dtype has no cache-file code yet", path);
+  // The oldest version that expresses the image: 3 only where a cache keeps one copy, so that
+  // files of other programs stay readable by builds that know version 2.
+  const bool one_copy = std::any_of(img.caches.begin(), img.caches.end(), [](const kernels::KvStorage& kv) { return kv.v == kv.k; });
+  const uint32_t version = one_copy ? kCacheFileVersion : 2;
   std::string out(kMagic, 8);
-  put<uint32_t>(out, kCacheFileVersion);
+  put<uint32_t>(out, version);
   put<uint32_t>(out, code);
   put<uint64_t>(out, img.program_checksum);
   put<uint64_t>(out, static_cast<uint64_t>(img.length));
@@ -137,7 +141,7 @@ Status write_cache_file(const std::string& path, const CacheImage& img) {
     put<uint32_t>(out, static_cast<uint32_t>(kv.head_dim));
     put<uint64_t>(out, static_cast<uint64_t>(used_rows(kv, img.length)));
     put<uint64_t>(out, static_cast<uint64_t>(img.windows.empty() ? 0 : img.windows[c]));
-    put<uint32_t>(out, kv.v == kv.k ? 1u : 2u);
+    if (version >= 3) put<uint32_t>(out, kv.v == kv.k ? 1u : 2u);
   }
   put<uint64_t>(out, img.tokens.size());
   out.append(reinterpret_cast<const char*>(img.tokens.data()), img.tokens.size_bytes());

@@ -11,7 +11,8 @@
 //   from slot 0 | XXH3-64 of all before
 //
 // A cache whose V is K's memory (layout value_is_key: a latent attention cache) is written once,
-// copies 1; read into a cache with two copies, its rows go to both. Version 1 files (no windows,
+// copies 1; read into a cache with two copies, its rows go to both. A file is written as the
+// oldest version that expresses it: version 2 where every cache keeps two copies. Version 1 files (no windows,
 // no tokens) and version 2 files (two copies of every cache) are still read.
 #pragma once
 
