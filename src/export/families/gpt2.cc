@@ -61,6 +61,22 @@ Result<std::string> gpt2_find_prefix(const hf::Checkpoint& ckpt) {
 
 bool gpt2_is_buffer(const std::string& name) { return name.ends_with(".attn.bias") || name.ends_with(".attn.masked_bias"); }
 
+hf::Json gpt2_config_defaults(const char* activation) {
+  return {{"vocab_size", 50257},       {"max_position_embeddings", 1024}, {"hidden_size", 768},
+          {"num_hidden_layers", 12},   {"num_attention_heads", 12},       {"intermediate_size", nullptr},
+          {"hidden_act", activation},  {"rms_norm_eps", 1e-5}};
+}
+
+hf::Json gpt2_config_aliases() {
+  return {{"n_embd", "hidden_size"},
+          {"n_layer", "num_hidden_layers"},
+          {"n_head", "num_attention_heads"},
+          {"n_positions", "max_position_embeddings"},
+          {"n_inner", "intermediate_size"},
+          {"activation_function", "hidden_act"},
+          {"layer_norm_epsilon", "rms_norm_eps"}};
+}
+
 namespace {
 
 Status build(BuildContext& ctx) {
@@ -72,25 +88,10 @@ Status build(BuildContext& ctx) {
 
 const Family& gpt2_family() {
   static constexpr ModelType kTypes[] = {{"gpt2", false}};
-  // GPT2Config: its attribute_map names n_embd hidden_size, n_layer num_hidden_layers, n_head
-  // num_attention_heads and n_positions max_position_embeddings; defaults as its __init__.
   static const Family f{.name = "gpt2",
                         .model_types = kTypes,
-                        .config_defaults = {{"vocab_size", 50257},
-                                            {"max_position_embeddings", 1024},
-                                            {"hidden_size", 768},
-                                            {"num_hidden_layers", 12},
-                                            {"num_attention_heads", 12},
-                                            {"intermediate_size", nullptr},
-                                            {"hidden_act", "gelu_new"},
-                                            {"rms_norm_eps", 1e-5}},
-                        .config_aliases = {{"n_embd", "hidden_size"},
-                                           {"n_layer", "num_hidden_layers"},
-                                           {"n_head", "num_attention_heads"},
-                                           {"n_positions", "max_position_embeddings"},
-                                           {"n_inner", "intermediate_size"},
-                                           {"activation_function", "hidden_act"},
-                                           {"layer_norm_epsilon", "rms_norm_eps"}},
+                        .config_defaults = gpt2_config_defaults("gelu_new"),
+                        .config_aliases = gpt2_config_aliases(),
                         .derive_config = gpt2_derive_inner,
                         .tie_word_embeddings_default = true,
                         .build = build,

@@ -22,5 +22,10 @@ Result<std::string> gpt2_find_prefix(const hf::Checkpoint& ckpt);
 // The attention's causal-mask buffers (attn.bias, attn.masked_bias) older transformers saved
 // with the weights.
 bool gpt2_is_buffer(const std::string& name);
+// GPT2Config's defaults as its __init__ has them (activation_function `activation`), and its
+// attribute_map (n_embd is hidden_size, n_layer num_hidden_layers, n_head num_attention_heads,
+// n_positions max_position_embeddings) with the fields read under the shared readers' names.
+hf::Json gpt2_config_defaults(const char* activation);
+hf::Json gpt2_config_aliases();
 
 }  // namespace og::exporter
