@@ -73,13 +73,17 @@ Result<WeightId> optional_bias(const BuildContext& ctx, bool want, const std::st
   return ctx.weight(name, {n}, options);
 }
 
-// A linear's weight NAME [out, in] as nn.Linear stores it, or [in, out] read transposed where
-// the family's linears are Conv1D (DecoderOptions::conv1d).
+// A linear's weight as the checkpoint stores it: [out, in] as nn.Linear, or [in, out] where the
+// family's linears are Conv1D (DecoderOptions::conv1d, read transposed).
+std::vector<int64_t> stored_shape(const DecoderOptions& o, int64_t out, int64_t in) {
+  return o.conv1d ? std::vector<int64_t>{in, out} : std::vector<int64_t>{out, in};
+}
+
+// A linear's weight NAME, [out, in] once read.
 Result<WeightId> linear_weight(const BuildContext& ctx, const DecoderOptions& o, const std::string& name, int64_t out,
                                int64_t in, WeightOptions options = {}) {
-  if (!o.conv1d) return ctx.weight(name, {out, in}, options);
-  options.transpose = true;
-  return ctx.weight(name, {in, out}, options);
+  options.transpose = o.conv1d;
+  return ctx.weight(name, stored_shape(o, out, in), options);
 }
 
 // down(act(gate h) * up h) with the layer's mlp.* weights (prefix p), or the plain
@@ -130,6 +134,7 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
   OG_CHECK(!o.qk_norm_whole || o.qk_norm);
   OG_CHECK(!(o.parallel && (o.sandwich_norms || o.post_norms_only || o.residual_scale != 1.0f || o.mlp)));
   OG_CHECK(!o.parallel_two_norms || o.parallel);
+  OG_CHECK(!(o.fused_qkv_per_head && o.fused_qkv_grouped));
   OG_CHECK(!o.qk_norm_per_head || (o.qk_norm && o.layer_norm && !o.qk_norm_whole));
   // A LayerNorm per head whose weights are tensors of their own, NAME.LIST.{h}.weight [dim]:
   // gathered into one [groups * dim] f32 weight (the layer_norm op's per-group form); no bias
@@ -212,7 +217,6 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
         // other, or interleaved per head (one run of D rows each every 3D rows).
         if (o.fused_qkv_per_head && Hkv != Hq)
           return unsupported("{}: a per-head fused query_key_value needs as many kv heads as heads ({} vs {})", c.path, Hkv, Hq);
-        OG_CHECK(!(o.fused_qkv_per_head && o.fused_qkv_grouped));
         const int64_t per_kv = Hq / Hkv, group_rows = (per_kv + 2) * D;  // a kv group's q heads, k and v
         auto rows_of = [&](int64_t part) {  // part 0: q, 1: k, 2: v
           WeightOptions wo = part < 2 ? qk_rows : WeightOptions{};
@@ -229,10 +233,9 @@ Status build_decoder(BuildContext& ctx, const DecoderOptions& o) {
         };
         const std::string fused = at + o.fused_qkv_name;
         const int64_t fused_rows = (Hq + 2 * Hkv) * D;
-        OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(fused + ".weight", o.conv1d ? std::vector<int64_t>{H, fused_rows}
-                                                                                               : std::vector<int64_t>{fused_rows, H}));
+        OG_ASSIGN_OR_RETURN(const hf::TensorView* qkv, ctx.tensor(fused + ".weight", stored_shape(o, fused_rows, H)));
         const hf::TensorView* qkv_bias = nullptr;  // [(Hq + 2 Hkv) D]
-        if (o.qkv_bias) { OG_ASSIGN_OR_RETURN(qkv_bias, ctx.tensor(fused + ".bias", {(Hq + 2 * Hkv) * D})); }
+        if (o.qkv_bias) { OG_ASSIGN_OR_RETURN(qkv_bias, ctx.tensor(fused + ".bias", {fused_rows})); }
         else if (ctx.has(fused + ".bias"))
           return unsupported("{}: checkpoint has '{}{}.bias' but the config implies no bias", c.path, ctx.prefix, fused);
         std::array<ValueId, 3> parts{};

@@ -70,4 +70,11 @@ Result<KvGeometry> config_kv_geometry(const hf::ModelConfig& c, int64_t, const s
 
 Result<int64_t> config_sliding_window(const hf::ModelConfig& c) { return c.sliding_window.value_or(0); }
 
+Status default_mlp_width(hf::Json& text, const std::string& path) {
+  if (text.contains("intermediate_size") && !text["intermediate_size"].is_null()) return Status::ok();
+  OG_ASSIGN_OR_RETURN(const int64_t hidden, hf::JsonFields(text, path).get_int("hidden_size"));
+  text["intermediate_size"] = 4 * hidden;
+  return Status::ok();
+}
+
 }  // namespace og::exporter

@@ -43,6 +43,9 @@ Result<std::vector<std::string>> sliding_everywhere_if_set(const hf::ModelConfig
 void keep_layer_types(std::vector<std::string>& types);
 Result<KvGeometry> config_kv_geometry(const hf::ModelConfig& c, int64_t layer, const std::string& type);
 Result<int64_t> config_sliding_window(const hf::ModelConfig& c);
+// For a config `derive`: intermediate_size absent or null is 4 × hidden_size (GPT-2's n_inner,
+// Falcon's ffn_hidden_size, read under that name through the family's aliases).
+Status default_mlp_width(hf::Json& text, const std::string& path);
 
 // A family is data plus its build function (as reference::Family is); the members left out
 // of a family's initializer take the config's rules above.

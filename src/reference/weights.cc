@@ -60,6 +60,18 @@ Result<std::vector<bool>> sliding_flags_from_layer_types(const hf::ModelConfig& 
   return sliding;
 }
 
+Status mlp_width_from(hf::Json& text, const std::string& path, const std::string& width_key, const std::string& hidden_key) {
+  if (text.contains("intermediate_size") && !text["intermediate_size"].is_null()) return Status::ok();
+  const hf::JsonFields f(text, path);
+  if (f.has(width_key)) {
+    text["intermediate_size"] = text[width_key];
+    return Status::ok();
+  }
+  OG_ASSIGN_OR_RETURN(const int64_t hidden, f.get_int(hidden_key));
+  text["intermediate_size"] = 4 * hidden;
+  return Status::ok();
+}
+
 Status require_causal(const hf::ModelConfig& config) {
   const hf::JsonFields t = config.text_fields();
   OG_ASSIGN_OR_RETURN(bool bidirectional, t.get_bool("use_bidirectional_attention", false));

@@ -43,6 +43,10 @@ Result<std::optional<double>> number_or_null(const hf::ModelConfig& config, cons
 // Only full_attention and sliding_attention are honoured; others are unsupported.
 Result<std::vector<bool>> sliding_flags_from_layer_types(const hf::ModelConfig& config);
 
+// For a config `derive`: intermediate_size, unless the config has it, is the field `width_key`
+// (GPT-2's n_inner, Falcon's ffn_hidden_size) or, where that is absent or null, 4 × `hidden_key`.
+Status mlp_width_from(hf::Json& text, const std::string& path, const std::string& width_key, const std::string& hidden_key);
+
 // Rejects configs asking for non-causal attention (gemma3's use_bidirectional_attention,
 // the generic is_causal = false), which the reference does not implement.
 Status require_causal(const hf::ModelConfig& config);

@@ -73,7 +73,7 @@ Status build(BuildContext& ctx) {
 }
 
 // The kv heads as FalconAttention counts them: num_kv_heads (default num_attention_heads) with
-// the new architecture or without multi_query, else one.
+// the new architecture or without multi_query, else one; ffn_hidden_size null is 4 hidden.
 Status derive_config(hf::Json& text, const std::string& path) {
   const hf::JsonFields f(text, path);
   OG_ASSIGN_OR_RETURN(const bool new_arch, f.get_bool("new_decoder_architecture", false));
@@ -81,11 +81,7 @@ Status derive_config(hf::Json& text, const std::string& path) {
   OG_ASSIGN_OR_RETURN(const int64_t heads, f.get_int("num_attention_heads"));
   OG_ASSIGN_OR_RETURN(const int64_t kv, f.get_int("num_kv_heads", heads));
   text["num_key_value_heads"] = new_arch || !multi_query ? kv : 1;
-  if (!text.contains("intermediate_size") || text["intermediate_size"].is_null()) {
-    OG_ASSIGN_OR_RETURN(const int64_t hidden, f.get_int("hidden_size"));
-    text["intermediate_size"] = 4 * hidden;
-  }
-  return Status::ok();
+  return default_mlp_width(text, path);
 }
 
 }  // namespace

@@ -45,14 +45,6 @@ Result<DecoderOptions> gpt2_decoder_options(const BuildContext& ctx, bool linear
   return o;
 }
 
-Status gpt2_derive_inner(hf::Json& text, const std::string& path) {
-  if (text.contains("intermediate_size") && !text["intermediate_size"].is_null()) return Status::ok();
-  const hf::JsonFields f(text, path);
-  OG_ASSIGN_OR_RETURN(const int64_t hidden, f.get_int("hidden_size"));
-  text["intermediate_size"] = 4 * hidden;
-  return Status::ok();
-}
-
 Result<std::string> gpt2_find_prefix(const hf::Checkpoint& ckpt) {
   for (const char* p : {"transformer.", ""})
     if (ckpt.find(std::string(p) + "wte.weight") != nullptr) return std::string(p);
@@ -92,7 +84,7 @@ const Family& gpt2_family() {
                         .model_types = kTypes,
                         .config_defaults = gpt2_config_defaults("gelu_new"),
                         .config_aliases = gpt2_config_aliases(),
-                        .derive_config = gpt2_derive_inner,
+                        .derive_config = default_mlp_width,
                         .tie_word_embeddings_default = true,
                         .build = build,
                         .find_prefix = gpt2_find_prefix,

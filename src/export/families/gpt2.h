@@ -14,8 +14,6 @@ namespace og::exporter {
 // Conv1D, read transposed, and scale_attn_by_inverse_layer_idx read); activation_function
 // defaulting to `default_activation`.
 Result<DecoderOptions> gpt2_decoder_options(const BuildContext& ctx, bool linear, const char* default_activation);
-// n_inner null (the usual) is 4 * n_embd, as the MLP's inner_dim.
-Status gpt2_derive_inner(hf::Json& text, const std::string& path);
 // The model under transformer. (saved by transformers) or at the top level (the original
 // GPT-2 checkpoints).
 Result<std::string> gpt2_find_prefix(const hf::Checkpoint& ckpt);

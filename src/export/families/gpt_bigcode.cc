@@ -19,7 +19,7 @@ Status build(BuildContext& ctx) {
 
 // n_inner as GPT-2's; one kv head under multi_query (GPTBigCodeAttention's kv_heads).
 Status derive_config(hf::Json& text, const std::string& path) {
-  OG_TRY(gpt2_derive_inner(text, path));
+  OG_TRY(default_mlp_width(text, path));
   const hf::JsonFields f(text, path);
   OG_ASSIGN_OR_RETURN(const bool multi_query, f.get_bool("multi_query", true));
   if (multi_query) {

@@ -52,8 +52,6 @@ Result<std::vector<double>> falcon_forward(const hf::ModelConfig& c, const hf::C
   if (kv_heads <= 0 || heads % kv_heads != 0) return unsupported("{}: {} heads in {} kv groups", c.path, heads, kv_heads);
   if (!new_arch && !multi_query && kv_heads != heads) return unsupported("{}: per-head q, k, v with {} kv heads", c.path, kv_heads);
   if (new_arch && !parallel) return unsupported("{}: new_decoder_architecture without parallel_attn", c.path);
-  int64_t inner = 4 * H;
-  if (t.has("ffn_hidden_size")) { OG_ASSIGN_OR_RETURN(inner, t.get_int("ffn_hidden_size")); }
   OG_ASSIGN_OR_RETURN(RopeSpec rope, parse_uniform_rope(c, 10000.0));
   OG_TRY(check_rope_width(rope, D, c.path));
   if (!rope_long_inv_freq(rope, D).empty()) return unsupported("{}: rope type '{}' is not supported for falcon", c.path, rope.type);
@@ -78,6 +76,7 @@ Result<std::vector<double>> falcon_forward(const hf::ModelConfig& c, const hf::C
 
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const std::string b = "h." + std::to_string(l) + ".";
+    const int64_t inner = c.intermediate_size[static_cast<size_t>(l)];  // ffn_hidden_size (falcon_derive)
     OG_ASSIGN_OR_RETURN(const hf::TensorView* wqkv, tensor(b + "self_attention.query_key_value.weight", {fused, H}));
     OG_ASSIGN_OR_RETURN(const hf::TensorView* bqkv, optional(b + "self_attention.query_key_value.bias", fused));
     OG_ASSIGN_OR_RETURN(const hf::TensorView* wo, tensor(b + "self_attention.dense.weight", {H, H}));
@@ -142,17 +141,7 @@ Result<std::vector<double>> falcon_forward(const hf::ModelConfig& c, const hf::C
 }
 
 // ffn_hidden_size null: 4 hidden (FalconConfig), as intermediate_size for the shared readers.
-Status falcon_derive(hf::Json& text, const std::string& path) {
-  if (text.contains("intermediate_size") && !text["intermediate_size"].is_null()) return Status::ok();
-  const hf::JsonFields f(text, path);
-  if (f.has("ffn_hidden_size")) {
-    text["intermediate_size"] = text["ffn_hidden_size"];
-    return Status::ok();
-  }
-  OG_ASSIGN_OR_RETURN(const int64_t hidden, f.get_int("hidden_size"));
-  text["intermediate_size"] = 4 * hidden;
-  return Status::ok();
-}
+Status falcon_derive(hf::Json& text, const std::string& path) { return mlp_width_from(text, path, "ffn_hidden_size", "hidden_size"); }
 
 constexpr ModelType kTypes[] = {{"falcon", false}};
 

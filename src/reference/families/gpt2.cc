@@ -53,8 +53,6 @@ Result<std::vector<double>> gpt2_like_forward(const hf::ModelConfig& c, const hf
   }
   const int64_t kv_heads = multi_query ? 1 : heads, KV = kv_heads * D;
   OG_ASSIGN_OR_RETURN(const int64_t n_positions, t.get_int("n_positions", 1024));
-  int64_t inner = 4 * H;
-  if (t.has("n_inner")) { OG_ASSIGN_OR_RETURN(inner, t.get_int("n_inner")); }
   if (T > n_positions) return bad_input("{}: {} tokens but wpe holds {} positions (n_positions)", c.path, T, n_positions);
 
   // transformer. (GPT2LMHeadModel saved by transformers) or the top level (the original files).
@@ -74,6 +72,7 @@ Result<std::vector<double>> gpt2_like_forward(const hf::ModelConfig& c, const hf
 
   for (int64_t l = 0; l < c.num_hidden_layers; ++l) {
     const std::string b = "h." + std::to_string(l) + ".";
+    const int64_t inner = c.intermediate_size[static_cast<size_t>(l)];  // n_inner (gpt2_like_derive)
     OG_ASSIGN_OR_RETURN(Ln ln1, layer_norm_of(b + "ln_1"));
     OG_ASSIGN_OR_RETURN(Ln ln2, layer_norm_of(b + "ln_2"));
     // A projection's weight, [in, out] (Conv1D) or [out, in] (nn.Linear), and x through it.
@@ -120,17 +119,7 @@ Result<std::vector<double>> gpt2_like_forward(const hf::ModelConfig& c, const hf
   return linear(layer_norm(x, final_norm.w, final_norm.b, eps, H), *head).v;
 }
 
-Status gpt2_like_derive(hf::Json& text, const std::string& path) {
-  if (text.contains("intermediate_size") && !text["intermediate_size"].is_null()) return Status::ok();
-  if (text.contains("n_inner") && !text["n_inner"].is_null()) {
-    text["intermediate_size"] = text["n_inner"];
-    return Status::ok();
-  }
-  const hf::JsonFields f(text, path);
-  OG_ASSIGN_OR_RETURN(const int64_t hidden, f.get_int("n_embd"));
-  text["intermediate_size"] = 4 * hidden;
-  return Status::ok();
-}
+Status gpt2_like_derive(hf::Json& text, const std::string& path) { return mlp_width_from(text, path, "n_inner", "n_embd"); }
 
 namespace {
 
